@@ -1,0 +1,73 @@
+"""Build mxc's Cython extensions.
+
+Every ``mxc/**/*.pyx`` is an extension (one module per file, so adding an operator family is
+adding a file). Flags: ``-O3`` and OpenMP when ``-fopenmp`` compiles and links here
+(``MXC_NO_OPENMP=1`` opts out); ``MXC_DEBUG=1`` turns Cython's bounds checks back on;
+``MXC_BUILD_ONLY=pattern[,pattern]`` builds only the modules whose dotted name contains a
+pattern (handy while working on one module).
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def openmp_flags():
+    """Return (compile, link) flags for OpenMP, or empty lists when the compiler lacks it."""
+    if os.environ.get("MXC_NO_OPENMP") == "1":
+        return [], []
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = cc.split()[0]
+    if shutil.which(cc) is None:
+        return [], []
+    src = "#include <omp.h>\nint main(void){int n=0;\n#pragma omp parallel reduction(+:n)\nn+=1;\nreturn n>0?0:1;}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        c = os.path.join(tmp, "probe.c")
+        with open(c, "w") as f:
+            f.write(src)
+        ok = subprocess.call([cc, "-fopenmp", c, "-o", os.path.join(tmp, "probe")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+    return (["-fopenmp"], ["-fopenmp"]) if ok else ([], [])
+
+
+def extensions():
+    omp_c, omp_l = openmp_flags()
+    only = [p for p in os.environ.get("MXC_BUILD_ONLY", "").split(",") if p]
+    exts = []
+    for path in sorted(glob.glob(os.path.join("mxc", "**", "*.pyx"), recursive=True)):
+        name = path[:-4].replace(os.sep, ".")
+        if only and not any(p in name for p in only):
+            continue
+        exts.append(Extension(
+            name, [path],
+            include_dirs=[numpy.get_include(), os.path.join(HERE, "csrc")],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            extra_compile_args=["-O3", "-Wno-unused-function"] + omp_c,
+            extra_link_args=omp_l,
+        ))
+    debug = os.environ.get("MXC_DEBUG") == "1"
+    return cythonize(
+        exts,
+        nthreads=int(os.environ.get("MXC_BUILD_JOBS", os.cpu_count() or 1)),
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": debug,
+            "wraparound": debug,
+            "cdivision": not debug,
+            "initializedcheck": debug,
+            "embedsignature": True,
+        },
+        compile_time_env={"MXC_HAVE_OPENMP": bool(omp_c)},
+    )
+
+
+setup(ext_modules=extensions())
