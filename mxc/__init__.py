@@ -1,1 +1,11 @@
-from .base import MXNetError  # noqa: F401  (the package surface grows in mxc/__init__ as modules land)
+"""mxc: Apache MXNet 1.x's programming model for today's Python. ``import mxc as mx``."""
+__version__ = "0.1.0"
+
+from .base import MXNetError  # noqa: F401
+from . import base  # noqa: F401
+from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: F401
+from . import context  # noqa: F401
+from . import ndarray  # noqa: F401
+from . import ndarray as nd  # noqa: F401
+from .ndarray import NDArray  # noqa: F401
+from ._core import engine, storage  # noqa: F401

@@ -1,0 +1,12 @@
+"""``mx.nd``: NDArray, creation functions and one function per registered operator."""
+from .. import ops as _ops  # noqa: F401  registers every operator family
+from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye,  # noqa: F401
+                      zeros_like, ones_like, waitall, from_numpy, from_dlpack, concatenate,
+                      moveaxis)
+from .ufunc import *  # noqa: F401,F403
+from .serialize_nd import save, load, load_frombuffer  # noqa: F401
+from . import register as _register
+from . import methods as _methods
+
+_register.populate(globals())
+_methods.attach(NDArray)

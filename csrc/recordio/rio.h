@@ -1,0 +1,469 @@
+/* dmlc RecordIO framing, a prefetching reader thread and the writer's encoder.
+ *
+ * File format (little endian, as written by MXNet 1.x / dmlc-core):
+ *   record := part+ ; part := [u32 magic 0xced7230a][u32 (cflag << 29) | len][len bytes][pad to 4]
+ * A payload that contains the magic word at a 4-byte aligned offset is cut there: the magic is
+ * dropped and the pieces become parts with cflag 1 (first), 2 (middle), 3 (last); cflag 0 is a
+ * record in one part.  The reader puts the magic back between the pieces.
+ *
+ * Everything here runs without the GIL and never calls into Python: the prefetch thread is a plain
+ * pthread, so it can be stopped and joined from a destructor, and it does not keep the process alive.
+ * Header-only (static functions) because setup.py compiles one .pyx per extension.
+ */
+#ifndef MXC_RECORDIO_RIO_H_
+#define MXC_RECORDIO_RIO_H_
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define RIO_MAGIC 0xced7230aU
+#define RIO_LEN_MASK ((1U << 29) - 1U)
+#define RIO_NSLOT 4                 /* batches in flight: one held by the reader, three ahead */
+#define RIO_MAX_RECS 16384          /* records per batch, bounds the per-batch record table */
+
+/* rio_frame results */
+enum { RIO_OK = 0, RIO_MORE = 1, RIO_BAD_MAGIC = 2, RIO_BAD_FLAG = 3 };
+/* batch / read status */
+enum { RIO_ST_MORE = 0, RIO_ST_EOF = 1, RIO_ST_ERR = 2 };
+/* error kinds reported to Python */
+enum {
+  RIO_E_NONE = 0, RIO_E_MAGIC = 1, RIO_E_FLAG = 2, RIO_E_TRUNC_HEADER = 3,
+  RIO_E_TRUNC_PAYLOAD = 4, RIO_E_IO = 5, RIO_E_NOMEM = 6
+};
+
+typedef struct {
+  int kind;       /* RIO_E_* */
+  int64_t off;    /* file offset of the offending header (or of the failed read) */
+  int64_t a;      /* MAGIC: the word found; FLAG: the cflag; TRUNC_*: bytes needed from off */
+  int64_t b;      /* TRUNC_*: bytes present from off to the end of the file */
+  int err_no;     /* IO: errno */
+} rio_err;
+
+static inline uint32_t rio_ld32(const unsigned char *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline void rio_st32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+}
+static inline int64_t rio_align4(int64_t n) { return (n + 3) & ~(int64_t)3; }
+
+/* Look at the record whose first header starts at buf[0], `avail` bytes being present.
+ * RIO_OK: complete; the payload is reassembled in place at buf + 8 (length *plen) and the record
+ *   occupies *consumed bytes of the file.
+ * RIO_MORE: incomplete; at least *need bytes (counted from buf) are required to make progress.
+ * RIO_BAD_MAGIC / RIO_BAD_FLAG: the header at buf + *bad_at is wrong (*bad_word: what was there).
+ * Nothing is modified unless the whole record is present, so a caller may read more and retry. */
+static int rio_frame(unsigned char *buf, int64_t avail, int64_t *consumed, int64_t *plen,
+                     int64_t *need, int64_t *bad_at, int64_t *bad_word) {
+  int64_t p = 0, end;
+  int first = 1;
+  for (;;) {
+    if (avail - p < 8) { *need = p + 8; return RIO_MORE; }
+    uint32_t magic = rio_ld32(buf + p);
+    if (magic != RIO_MAGIC) { *bad_at = p; *bad_word = magic; return RIO_BAD_MAGIC; }
+    uint32_t lrec = rio_ld32(buf + p + 4);
+    uint32_t cflag = lrec >> 29, len = lrec & RIO_LEN_MASK;
+    /* a record starts with cflag 0 or 1; a continuation carries 2 or 3 */
+    if (first ? (cflag >= 2) : (cflag <= 1)) { *bad_at = p; *bad_word = cflag; return RIO_BAD_FLAG; }
+    end = p + 8 + rio_align4(len);
+    if (cflag == 0 || cflag == 3) {
+      if (avail < end) { *need = end; return RIO_MORE; }
+      break;
+    }
+    if (avail < end + 8) { *need = end + 8; return RIO_MORE; }
+    p = end;
+    first = 0;
+  }
+  /* all parts present: join them, putting the magic back between pieces.  The write cursor w never
+   * passes the header being read (each header is 8 bytes, the re-inserted magic only 4), and each
+   * length is read before the move that may overwrite it. */
+  int64_t q = 0, w = 8;
+  for (;;) {
+    uint32_t lrec = rio_ld32(buf + q + 4);
+    uint32_t cflag = lrec >> 29, len = lrec & RIO_LEN_MASK;
+    if (q == 0) {
+      w = 8 + (int64_t)len;
+    } else {
+      rio_st32(buf + w, RIO_MAGIC);
+      memmove(buf + w + 4, buf + q + 8, len);
+      w += 4 + (int64_t)len;
+    }
+    q += 8 + rio_align4(len);
+    if (cflag == 0 || cflag == 3) break;
+  }
+  *consumed = end;
+  *plen = w - 8;
+  return RIO_OK;
+}
+
+/* pread until n bytes or end of file; returns bytes read or -1 (errno set). */
+static int64_t rio_pread_full(int fd, unsigned char *dst, int64_t n, int64_t off) {
+  int64_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, dst + got, (size_t)(n - got), (off_t)(off + got));
+    if (r < 0) { if (errno == EINTR) continue; return -1; }
+    if (r == 0) break;
+    got += r;
+  }
+  return got;
+}
+
+static int64_t rio_file_size(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return -1;
+  return (int64_t)st.st_size;
+}
+
+static int rio_reserve(unsigned char **buf, int64_t *cap, int64_t want) {
+  if (want <= *cap) return 0;
+  int64_t ncap = *cap > 0 ? *cap : 4096;
+  while (ncap < want) ncap *= 2;
+  unsigned char *nb = (unsigned char *)realloc(*buf, (size_t)ncap);
+  if (!nb) return -1;
+  *buf = nb;
+  *cap = ncap;
+  return 0;
+}
+
+/* Turn an incomplete record at file offset `off` (with `have` bytes before the end of the file) into
+ * the matching truncation error. */
+static void rio_trunc_err(rio_err *e, int64_t off, int64_t need, int64_t have) {
+  e->kind = have < 8 ? RIO_E_TRUNC_HEADER : RIO_E_TRUNC_PAYLOAD;
+  e->off = off; e->a = need; e->b = have;
+}
+
+static void rio_frame_err(rio_err *e, int r, int64_t off, int64_t bad_at, int64_t bad_word) {
+  e->kind = r == RIO_BAD_MAGIC ? RIO_E_MAGIC : RIO_E_FLAG;
+  e->off = off + bad_at; e->a = bad_word;
+}
+
+/* ---------------------------------------------------------------- synchronous read at an offset */
+
+/* Read the record at `pos` into *buf (grown as needed).  `hint` is how many bytes to read first (the
+ * distance to the next known record start), 0 when unknown.  Returns RIO_ST_OK-like 0 with the
+ * payload at *buf + 8, RIO_ST_EOF when pos is exactly the end of the file, RIO_ST_ERR otherwise. */
+static int rio_read_at(int fd, int64_t pos, int64_t hint, unsigned char **buf, int64_t *cap,
+                       int64_t *plen, int64_t *next, rio_err *e) {
+  int64_t filled = 0, amt = hint > 8 ? hint : 4096, consumed, need, bad_at, bad_word;
+  int eof = 0;
+  if (amt > (1 << 22)) amt = 1 << 22;   /* a sparse index must not make us read megabytes ahead */
+  for (;;) {
+    if (rio_reserve(buf, cap, filled + amt) != 0) { e->kind = RIO_E_NOMEM; e->off = pos; e->a = filled + amt; return RIO_ST_ERR; }
+    int64_t got = rio_pread_full(fd, *buf + filled, amt, pos + filled);
+    if (got < 0) { e->kind = RIO_E_IO; e->off = pos + filled; e->err_no = errno; return RIO_ST_ERR; }
+    if (got < amt) eof = 1;
+    filled += got;
+    int r = rio_frame(*buf, filled, &consumed, plen, &need, &bad_at, &bad_word);
+    if (r == RIO_OK) { *next = pos + consumed; return 0; }
+    if (r != RIO_MORE) { rio_frame_err(e, r, pos, bad_at, bad_word); return RIO_ST_ERR; }
+    if (eof) {
+      if (filled == 0) return RIO_ST_EOF;
+      rio_trunc_err(e, pos, need, filled);
+      return RIO_ST_ERR;
+    }
+    /* a corrupt length must not become a huge allocation: check it against the file first */
+    if (need - filled > (1 << 20)) {
+      int64_t size = rio_file_size(fd);
+      if (size >= 0 && pos + need > size) { rio_trunc_err(e, pos, need, size - pos); return RIO_ST_ERR; }
+    }
+    amt = need - filled;
+  }
+}
+
+/* ---------------------------------------------------------------- batches and the prefetch thread */
+
+typedef struct {
+  unsigned char *buf;
+  int64_t cap;
+  int64_t *recs;       /* per record: payload offset in buf, payload length, file offset after it */
+  int64_t nrec, rcap;
+  int64_t start;       /* file offset of buf[0] */
+  int64_t next;        /* file offset where the following batch starts */
+  int status;          /* RIO_ST_MORE: more batches follow; RIO_ST_EOF; RIO_ST_ERR (see err) */
+  rio_err err;
+} rio_batch;
+
+static int rio_batch_push(rio_batch *b, int64_t off, int64_t len, int64_t end) {
+  if (b->nrec == b->rcap) {
+    int64_t nc = b->rcap ? b->rcap * 2 : 256;
+    int64_t *nr = (int64_t *)realloc(b->recs, (size_t)nc * 3 * sizeof(int64_t));
+    if (!nr) return -1;
+    b->recs = nr;
+    b->rcap = nc;
+  }
+  b->recs[3 * b->nrec] = off;
+  b->recs[3 * b->nrec + 1] = len;
+  b->recs[3 * b->nrec + 2] = end;
+  b->nrec++;
+  return 0;
+}
+
+/* Fill batch b with the records starting at file offset pos.  *big is the producer's sticky guess
+ * that records are large relative to the buffer: then reads go header to header (the rest of this
+ * record plus the next header) so no bytes are read twice; otherwise the buffer is filled whole. */
+static void rio_fill(int fd, rio_batch *b, int64_t pos, int64_t chunk, int *big) {
+  int64_t filled = 0, p = 0, consumed, plen, need = 8, bad_at, bad_word;
+  int eof = 0, r;
+  b->start = pos; b->nrec = 0; b->status = RIO_ST_MORE; b->next = pos;
+  b->err.kind = RIO_E_NONE;
+  if (rio_reserve(&b->buf, &b->cap, chunk) != 0) goto nomem;
+  for (;;) {
+    while ((r = rio_frame(b->buf + p, filled - p, &consumed, &plen, &need, &bad_at, &bad_word)) == RIO_OK) {
+      if (rio_batch_push(b, p + 8, plen, pos + p + consumed) != 0) goto nomem;
+      p += consumed;
+      *big = consumed > b->cap / 8;
+      if (b->nrec >= RIO_MAX_RECS) { b->next = pos + p; return; }
+    }
+    if (r != RIO_MORE) {
+      rio_frame_err(&b->err, r, pos + p, bad_at, bad_word);
+      b->status = RIO_ST_ERR; b->next = pos + p;
+      return;
+    }
+    if (eof) {
+      b->next = pos + p;
+      if (filled == p) { b->status = RIO_ST_EOF; return; }
+      rio_trunc_err(&b->err, pos + p, need, filled - p);
+      b->status = RIO_ST_ERR;
+      return;
+    }
+    int64_t want = p + need;
+    if (want > b->cap) {
+      if (b->nrec > 0) { b->next = pos + p; return; }   /* the next batch starts with this record */
+      int64_t size = rio_file_size(fd);
+      if (size >= 0 && pos + want > size) {
+        rio_trunc_err(&b->err, pos + p, need, size - pos - p);
+        b->status = RIO_ST_ERR; b->next = pos + p;
+        return;
+      }
+      if (rio_reserve(&b->buf, &b->cap, want + 8) != 0) goto nomem;
+    }
+    int64_t amt;
+    if (*big || need > b->cap / 8) {
+      int64_t until = want + 8 < b->cap ? want + 8 : b->cap;
+      amt = until - filled;
+    } else {
+      amt = b->cap - filled;
+    }
+    int64_t got = rio_pread_full(fd, b->buf + filled, amt, pos + filled);
+    if (got < 0) {
+      b->err.kind = RIO_E_IO; b->err.off = pos + filled; b->err.err_no = errno;
+      b->status = RIO_ST_ERR; b->next = pos + p;
+      return;
+    }
+    if (got < amt) eof = 1;
+    filled += got;
+  }
+nomem:
+  b->err.kind = RIO_E_NOMEM; b->err.off = pos + p; b->err.a = need;
+  b->status = RIO_ST_ERR; b->next = pos + p;
+}
+
+typedef struct {
+  int fd;
+  int64_t chunk;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_prod, cv_cons;
+  pthread_t th;
+  int started, stop;
+  uint64_t gen, done_gen;     /* producer works while done_gen != gen */
+  int64_t gen_pos;            /* where generation `gen` starts reading */
+  rio_batch slots[RIO_NSLOT];
+  int freel[RIO_NSLOT], nfree;
+  int ready[RIO_NSLOT], rhead, nready;
+} rio_prefetch;
+
+static void *rio_producer(void *arg) {
+  rio_prefetch *s = (rio_prefetch *)arg;
+  uint64_t mygen = 0;
+  int64_t pos = 0;
+  int big = 0;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->stop && (s->done_gen == s->gen || s->nfree == 0)) pthread_cond_wait(&s->cv_prod, &s->mu);
+    if (s->stop) break;
+    if (s->gen != mygen) { mygen = s->gen; pos = s->gen_pos; }
+    int slot = s->freel[--s->nfree];
+    pthread_mutex_unlock(&s->mu);
+    rio_fill(s->fd, &s->slots[slot], pos, s->chunk, &big);
+    pthread_mutex_lock(&s->mu);
+    if (s->gen != mygen) {            /* the reader seeked meanwhile: drop this batch */
+      s->freel[s->nfree++] = slot;
+      continue;
+    }
+    s->ready[(s->rhead + s->nready) % RIO_NSLOT] = slot;
+    s->nready++;
+    if (s->slots[slot].status != RIO_ST_MORE) s->done_gen = mygen;
+    else pos = s->slots[slot].next;
+    pthread_cond_signal(&s->cv_cons);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Allocate the shared state; the thread starts with rio_pf_start. */
+static rio_prefetch *rio_pf_new(int fd, int64_t chunk) {
+  rio_prefetch *s = (rio_prefetch *)calloc(1, sizeof(rio_prefetch));
+  if (!s) return NULL;
+  s->fd = fd;
+  s->chunk = chunk;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv_prod, NULL);
+  pthread_cond_init(&s->cv_cons, NULL);
+  for (int i = 0; i < RIO_NSLOT; i++) s->freel[i] = i;
+  s->nfree = RIO_NSLOT;
+  s->done_gen = s->gen = 0;
+  return s;
+}
+
+/* Start (or restart) reading at pos.  `held` is the slot the reader gives back (-1 for none). */
+static int rio_pf_restart(rio_prefetch *s, int64_t pos, int held) {
+  pthread_mutex_lock(&s->mu);
+  s->gen++;
+  s->gen_pos = pos;
+  while (s->nready > 0) {
+    s->freel[s->nfree++] = s->ready[s->rhead];
+    s->rhead = (s->rhead + 1) % RIO_NSLOT;
+    s->nready--;
+  }
+  if (held >= 0) s->freel[s->nfree++] = held;
+  int rc = 0;
+  if (!s->started) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    rc = pthread_create(&s->th, &attr, rio_producer, s);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) s->started = 1;
+  }
+  pthread_cond_signal(&s->cv_prod);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+/* Hand back `held` (-1 for none) and wait for the next batch; returns its slot. */
+static int rio_pf_next(rio_prefetch *s, int held) {
+  pthread_mutex_lock(&s->mu);
+  if (held >= 0) { s->freel[s->nfree++] = held; pthread_cond_signal(&s->cv_prod); }
+  while (s->nready == 0) pthread_cond_wait(&s->cv_cons, &s->mu);
+  int slot = s->ready[s->rhead];
+  s->rhead = (s->rhead + 1) % RIO_NSLOT;
+  s->nready--;
+  pthread_mutex_unlock(&s->mu);
+  return slot;
+}
+
+/* Stop and join the thread, free everything.  `foreign` is set in a forked child: the thread does
+ * not exist there and the mutex may have been copied locked, so only memory is released. */
+static void rio_pf_free(rio_prefetch *s, int foreign) {
+  if (!s) return;
+  if (!foreign) {
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv_prod);
+    pthread_mutex_unlock(&s->mu);
+    if (s->started) pthread_join(s->th, NULL);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv_prod);
+    pthread_cond_destroy(&s->cv_cons);
+  }
+  for (int i = 0; i < RIO_NSLOT; i++) { free(s->slots[i].buf); free(s->slots[i].recs); }
+  free(s);
+}
+
+/* ---------------------------------------------------------------- index scan */
+
+/* Walk the file from offset 0 and store each record's start offset into *offs (grown as needed).
+ * Returns RIO_ST_EOF on a clean end, RIO_ST_ERR with e set otherwise.  Reads only what it needs
+ * for headers: payloads larger than the window are skipped, not read. */
+static int rio_scan(int fd, int64_t **offs, int64_t *n, int64_t *ncap, rio_err *e) {
+  const int64_t W = 1 << 20;
+  unsigned char *win = (unsigned char *)malloc((size_t)W);
+  int64_t wstart = 0, wlen = 0, pos = 0, size = rio_file_size(fd);
+  if (!win) { e->kind = RIO_E_NOMEM; e->off = 0; e->a = W; return RIO_ST_ERR; }
+  if (size < 0) { e->kind = RIO_E_IO; e->off = 0; e->err_no = errno; free(win); return RIO_ST_ERR; }
+  *n = 0;
+  for (;;) {
+    if (pos == size) { free(win); return RIO_ST_EOF; }
+    int64_t rec = pos;
+    int first = 1;
+    for (;;) {
+      if (size - pos < 8) { rio_trunc_err(e, rec, pos - rec + 8, size - rec); free(win); return RIO_ST_ERR; }
+      if (pos < wstart || pos + 8 > wstart + wlen) {
+        int64_t got = rio_pread_full(fd, win, W, pos);
+        if (got < 0) { e->kind = RIO_E_IO; e->off = pos; e->err_no = errno; free(win); return RIO_ST_ERR; }
+        wstart = pos; wlen = got;
+        if (wlen < 8) { rio_trunc_err(e, rec, pos - rec + 8, pos + wlen - rec); free(win); return RIO_ST_ERR; }
+      }
+      const unsigned char *h = win + (pos - wstart);
+      uint32_t magic = rio_ld32(h), lrec = rio_ld32(h + 4);
+      uint32_t cflag = lrec >> 29, len = lrec & RIO_LEN_MASK;
+      if (magic != RIO_MAGIC) { e->kind = RIO_E_MAGIC; e->off = pos; e->a = magic; free(win); return RIO_ST_ERR; }
+      if (first ? (cflag >= 2) : (cflag <= 1)) { e->kind = RIO_E_FLAG; e->off = pos; e->a = cflag; free(win); return RIO_ST_ERR; }
+      int64_t end = pos + 8 + rio_align4(len);
+      if (end > size) { rio_trunc_err(e, rec, end - rec, size - rec); free(win); return RIO_ST_ERR; }
+      pos = end;
+      first = 0;
+      if (cflag == 0 || cflag == 3) break;
+    }
+    if (*n == *ncap) {
+      int64_t nc = *ncap ? *ncap * 2 : 1024;
+      int64_t *no = (int64_t *)realloc(*offs, (size_t)nc * sizeof(int64_t));
+      if (!no) { e->kind = RIO_E_NOMEM; e->off = rec; e->a = nc; free(win); return RIO_ST_ERR; }
+      *offs = no; *ncap = nc;
+    }
+    (*offs)[(*n)++] = rec;
+  }
+}
+
+/* ---------------------------------------------------------------- writer */
+
+/* Bytes rio_encode produces for a payload of len bytes. */
+static int64_t rio_encoded_size(const unsigned char *data, int64_t len) {
+  int64_t lower = len & ~(int64_t)3, nsplit = 0;
+  for (int64_t i = 0; i < lower; i += 4)
+    if (rio_ld32(data + i) == RIO_MAGIC) nsplit++;
+  /* each cut drops 4 magic bytes and adds an 8-byte header */
+  return 8 + rio_align4(len) + 4 * nsplit;
+}
+
+/* Frame one record exactly as dmlc::RecordIOWriter::WriteRecord does; returns bytes written. */
+static int64_t rio_encode(const unsigned char *data, int64_t len, unsigned char *out) {
+  int64_t lower = len & ~(int64_t)3, dptr = 0, o = 0;
+  for (int64_t i = 0; i < lower; i += 4) {
+    if (rio_ld32(data + i) == RIO_MAGIC) {
+      rio_st32(out + o, RIO_MAGIC);
+      rio_st32(out + o + 4, ((dptr == 0 ? 1U : 2U) << 29) | (uint32_t)(i - dptr));
+      o += 8;
+      memcpy(out + o, data + dptr, (size_t)(i - dptr));
+      o += i - dptr;
+      dptr = i + 4;
+    }
+  }
+  rio_st32(out + o, RIO_MAGIC);
+  rio_st32(out + o + 4, ((dptr != 0 ? 3U : 0U) << 29) | (uint32_t)(len - dptr));
+  o += 8;
+  memcpy(out + o, data + dptr, (size_t)(len - dptr));
+  o += len - dptr;
+  while (o & 3) out[o++] = 0;
+  return o;
+}
+
+/* write(2) all of buf; returns 0 or -1 with errno set. */
+static int rio_write_all(int fd, const unsigned char *buf, int64_t n) {
+  while (n > 0) {
+    ssize_t r = write(fd, buf, (size_t)n);
+    if (r < 0) { if (errno == EINTR) continue; return -1; }
+    buf += r;
+    n -= r;
+  }
+  return 0;
+}
+
+#endif  /* MXC_RECORDIO_RIO_H_ */

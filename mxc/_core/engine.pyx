@@ -1,0 +1,1233 @@
+"""mxc's dependency engine: MXNet's ThreadedEngine contract on pthreads that run without the GIL.
+
+An operation reads some vars and writes others. Operations on one var run in push order: reads
+may overlap, a write is exclusive (each var keeps a FIFO; the head is granted when compatible
+with what runs). Independent operations run in parallel on worker threads. Errors travel on the
+vars an operation writes and are raised by whoever waits on them. See docs/engine.md.
+
+Scheduling state lives under one mutex (2 cores: contention is cheap, and one lock makes the
+grant logic easy to trust); nothing under that mutex ever takes the GIL, so a thread holding the
+GIL may take the mutex. Each operation is one malloc (block + var list + FIFO entries + name).
+"""
+import atexit
+import os
+
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.string cimport memcpy, strlen
+
+from mxc.base import MXNetError, env_int, env_str
+
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    ctypedef struct pthread_mutexattr_t:
+        pass
+    ctypedef struct pthread_condattr_t:
+        pass
+    ctypedef struct pthread_attr_t:
+        pass
+    ctypedef unsigned long pthread_t
+    int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+    int pthread_mutex_lock(pthread_mutex_t *m)
+    int pthread_mutex_unlock(pthread_mutex_t *m)
+    int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+    int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+    int pthread_cond_signal(pthread_cond_t *c)
+    int pthread_cond_broadcast(pthread_cond_t *c)
+    int pthread_create(pthread_t *t, const pthread_attr_t *a,
+                       void *(*start)(void *) noexcept nogil, void *arg)
+    int pthread_join(pthread_t t, void **ret)
+
+
+cdef extern from *:
+    """
+    #include <time.h>
+    /* Thread-local: the operation this thread is running (NULL outside one), and whether the
+       thread is an engine worker. Used to refuse waits that would deadlock and to exempt
+       pushes made from inside an operation from back-pressure. */
+    static __thread void *mxc_engine_tls_op = 0;
+    static __thread int mxc_engine_tls_worker = 0;
+    static inline void *mxc_engine_cur_op(void) { return mxc_engine_tls_op; }
+    static inline void mxc_engine_set_op(void *p) { mxc_engine_tls_op = p; }
+    static inline int mxc_engine_is_worker(void) { return mxc_engine_tls_worker; }
+    static inline void mxc_engine_set_worker(int w) { mxc_engine_tls_worker = w; }
+    static inline int mxc_atomic_inc(int *p) { return __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
+    static inline int mxc_atomic_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
+    static inline long long mxc_atomic_load_ll(long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    static inline void mxc_atomic_add_ll(long long *p, long long d) { __atomic_add_fetch(p, d, __ATOMIC_RELAXED); }
+    static inline int mxc_atomic_load_i(int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void mxc_atomic_store_i(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline long long mxc_now_ns(void) {
+        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    static inline void mxc_sleep_us(long long us) {
+        struct timespec ts; ts.tv_sec = us / 1000000; ts.tv_nsec = (us % 1000000) * 1000;
+        nanosleep(&ts, 0);
+    }
+    """
+    void *mxc_engine_cur_op() noexcept nogil
+    void mxc_engine_set_op(void *p) noexcept nogil
+    int mxc_engine_is_worker() noexcept nogil
+    void mxc_engine_set_worker(int w) noexcept nogil
+    int mxc_atomic_inc(int *p) noexcept nogil
+    int mxc_atomic_dec(int *p) noexcept nogil
+    long long mxc_atomic_load_ll(long long *p) noexcept nogil
+    void mxc_atomic_add_ll(long long *p, long long d) noexcept nogil
+    int mxc_atomic_load_i(int *p) noexcept nogil
+    void mxc_atomic_store_i(int *p, int v) noexcept nogil
+    long long mxc_now_ns() noexcept nogil
+    void mxc_sleep_us(long long us) noexcept nogil
+
+
+cdef enum:
+    ERRBUF = 1024          # bytes an exec_fn may write into err
+    SMALL = 16             # var lists up to this size live on the stack
+
+# ---------------------------------------------------------------------------------------------
+# configuration (read once, at import)
+
+_KINDS = ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
+_engine_type = env_str("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice")
+if _engine_type not in _KINDS:
+    raise ValueError(
+        f"environment variable MXNET_ENGINE_TYPE={_engine_type!r} names no engine mxc has; "
+        f"use one of {', '.join(_KINDS)}")
+_cfg_workers = env_int("MXNET_CPU_WORKER_NTHREADS", 1)
+if _cfg_workers < 1:
+    raise ValueError(f"environment variable MXNET_CPU_WORKER_NTHREADS={_cfg_workers} must be >= 1")
+_cfg_max_pending = env_int("MXC_ENGINE_MAX_PENDING", 8192)
+if _cfg_max_pending < 1:
+    raise ValueError(f"environment variable MXC_ENGINE_MAX_PENDING={_cfg_max_pending} must be >= 1")
+
+# ---------------------------------------------------------------------------------------------
+# engine state; everything but the atomics is guarded by g_mu
+
+cdef pthread_mutex_t g_mu
+cdef pthread_cond_t g_work_cond      # idle workers sleep here
+cdef pthread_cond_t g_wait_cond      # waiters (wait_var, wait_for_all, back-pressure) sleep here
+cdef OpBlock **g_heap = NULL         # ready ops: binary heap, priority desc then seq asc
+cdef int g_heap_n = 0
+cdef int g_heap_cap = 0
+cdef uint64_t g_seq = 0
+cdef long long g_pending = 0         # pushed, not completed (atomic reads outside the lock)
+cdef long long g_max_pending = _cfg_max_pending
+cdef int g_naive = _engine_type == "NaiveEngine"
+cdef int g_inline = g_naive          # run ops inside push: naive engine, or after shutdown
+cdef int g_nworkers = 0 if g_naive else _cfg_workers
+cdef int g_nstarted = 0
+cdef pthread_t *g_threads = NULL
+cdef int g_stop = 0
+cdef int g_nidle = 0                 # workers asleep on g_work_cond
+cdef int g_nsignaled = 0             # wake-ups sent to them and not yet consumed
+cdef int g_nsleepers = 0             # waiters asleep on g_wait_cond
+cdef int g_nwait_all = 0
+cdef int g_nbp = 0                   # pushers blocked by back-pressure
+cdef ErrRec **g_errs = NULL          # errors stored since the last wait_for_all
+cdef int g_nerrs = 0
+cdef int g_errcap = 0
+cdef ErrRec g_oom_err                # used when even an error record cannot be allocated
+cdef char *g_oom_msg = b"mxc engine: out of memory recording an operator error"
+
+
+cdef void _init_sync() noexcept nogil:
+    pthread_mutex_init(&g_mu, NULL)
+    pthread_cond_init(&g_work_cond, NULL)
+    pthread_cond_init(&g_wait_cond, NULL)
+
+
+_init_sync()
+g_oom_err.refcount = 1 << 30
+g_oom_err.msg = g_oom_msg
+
+
+cdef inline void _lock() noexcept nogil:
+    pthread_mutex_lock(&g_mu)
+
+
+cdef inline void _unlock() noexcept nogil:
+    pthread_mutex_unlock(&g_mu)
+
+# ---------------------------------------------------------------------------------------------
+# vars and error records
+
+
+cdef VarC* var_new() noexcept nogil:
+    cdef VarC *v = <VarC*>calloc(1, sizeof(VarC))
+    if v != NULL:
+        v.refcount = 1
+    return v
+
+
+cdef void var_incref(VarC *v) noexcept nogil:
+    mxc_atomic_inc(&v.refcount)
+
+
+cdef void _err_decref(ErrRec *e) noexcept nogil:   # lock held
+    e.refcount -= 1
+    if e.refcount == 0:
+        free(e)
+
+
+cdef void var_decref(VarC *v) noexcept nogil:
+    if mxc_atomic_dec(&v.refcount) != 0:
+        return
+    # No op holds a ref, so none is pending on v: only the error record needs the lock.
+    if v.release_payload != NULL:
+        v.release_payload(v.payload)
+    if v.err != NULL:
+        _lock()
+        _err_decref(v.err)
+        _unlock()
+    free(v)
+
+
+cdef inline ErrRec* _var_err(VarC *v) noexcept nogil:   # lock held
+    cdef ErrRec *e = v.err
+    if e != NULL and e.cleared:
+        _err_decref(e)
+        v.err = NULL
+        return NULL
+    return e
+
+
+cdef ErrRec* _new_err(const char *opname, const char *msg) noexcept nogil:
+    cdef size_t a = strlen(opname)
+    cdef size_t b = strlen(msg)
+    cdef ErrRec *e = <ErrRec*>malloc(sizeof(ErrRec) + a + b + 3)
+    if e == NULL:
+        return &g_oom_err
+    e.refcount = 1
+    e.delivered = 0
+    e.cleared = 0
+    e.recorded = 0
+    e.msg = <char*>e + sizeof(ErrRec)
+    memcpy(e.msg, opname, a)
+    e.msg[a] = b':'
+    e.msg[a + 1] = b' '
+    memcpy(e.msg + a + 2, msg, b)
+    e.msg[a + 2 + b] = 0
+    return e
+
+
+cdef void _record(ErrRec *e) noexcept nogil:   # lock held
+    cdef int i, j
+    cdef ErrRec **grown
+    if g_nerrs == g_errcap:
+        # drop records some wait already delivered, then grow
+        j = 0
+        for i in range(g_nerrs):
+            if g_errs[i].delivered or g_errs[i].cleared:
+                g_errs[i].recorded = 0
+                _err_decref(g_errs[i])
+            else:
+                g_errs[j] = g_errs[i]
+                j += 1
+        _set_nerrs(j)
+    if g_nerrs == g_errcap:
+        grown = <ErrRec**>realloc(g_errs, sizeof(ErrRec*) * (g_errcap * 2 + 8))
+        if grown == NULL:
+            return          # the error still sits on its vars; only wait_for_all misses it
+        _set_errs(grown, g_errcap * 2 + 8)
+    e.recorded = 1
+    e.refcount += 1
+    g_errs[g_nerrs] = e
+    _set_nerrs(g_nerrs + 1)
+
+
+# Cython treats a module-level cdef assigned inside a function as local without `global`;
+# these setters keep the nogil helpers short.
+cdef inline void _set_nerrs(int n) noexcept nogil:
+    global g_nerrs
+    g_nerrs = n
+
+
+cdef inline void _set_errs(ErrRec **p, int cap) noexcept nogil:
+    global g_errs, g_errcap
+    g_errs = p
+    g_errcap = cap
+
+# ---------------------------------------------------------------------------------------------
+# ready heap (lock held)
+
+
+cdef inline bint _before(OpBlock *a, OpBlock *b) noexcept nogil:
+    return a.priority > b.priority or (a.priority == b.priority and a.seq < b.seq)
+
+
+cdef void _heap_push(OpBlock *op) noexcept nogil:
+    global g_heap_n
+    cdef int i = g_heap_n
+    cdef int p
+    g_heap_n += 1
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _before(op, g_heap[p]):
+            break
+        g_heap[i] = g_heap[p]
+        i = p
+    g_heap[i] = op
+
+
+cdef OpBlock* _heap_pop() noexcept nogil:
+    global g_heap_n
+    cdef OpBlock *top = g_heap[0]
+    cdef OpBlock *last
+    cdef int i = 0
+    cdef int c
+    g_heap_n -= 1
+    if g_heap_n == 0:
+        return top
+    last = g_heap[g_heap_n]
+    while True:
+        c = 2 * i + 1
+        if c >= g_heap_n:
+            break
+        if c + 1 < g_heap_n and _before(g_heap[c + 1], g_heap[c]):
+            c += 1
+        if not _before(g_heap[c], last):
+            break
+        g_heap[i] = g_heap[c]
+        i = c
+    g_heap[i] = last
+    return top
+
+
+cdef int _reserve_heap() noexcept nogil:   # lock held; the heap never holds more than pending ops
+    global g_heap, g_heap_cap
+    cdef int cap
+    cdef OpBlock **grown
+    if g_heap_cap > g_pending:
+        return 0
+    cap = g_heap_cap * 2 + 64
+    grown = <OpBlock**>realloc(g_heap, sizeof(OpBlock*) * cap)
+    if grown == NULL:
+        return -1
+    g_heap = grown
+    g_heap_cap = cap
+    return 0
+
+# ---------------------------------------------------------------------------------------------
+# dependency bookkeeping (lock held)
+
+
+cdef inline void _make_ready(OpBlock *op) noexcept nogil:
+    global g_nsignaled
+    _heap_push(op)
+    if g_nidle > g_nsignaled:
+        g_nsignaled += 1
+        pthread_cond_signal(&g_work_cond)
+    elif g_nsleepers > 0:
+        # every worker is busy: a sleeping waiter can run it (the waiter helps)
+        pthread_cond_signal(&g_wait_cond)
+
+
+cdef inline void _dec_wait(OpBlock *op) noexcept nogil:
+    op.wait -= 1
+    if op.wait == 0:
+        _make_ready(op)
+
+
+cdef void _grant(VarC *v) noexcept nogil:
+    """Grant the head of v's FIFO while it is compatible with what runs on v."""
+    cdef DepEntry *e = v.head
+    while e != NULL:
+        if e.write:
+            if v.running_write or v.running_reads:
+                break
+            v.running_write = 1
+            e = e.next
+            _dec_wait(v.head.op)
+            v.head = e
+            break
+        if v.running_write:
+            break
+        v.running_reads += 1
+        e = e.next
+        _dec_wait(v.head.op)
+        v.head = e
+    if v.head == NULL:
+        v.tail = NULL
+
+
+cdef void _register(OpBlock *op) noexcept nogil:
+    global g_seq
+    cdef int i
+    cdef VarC *v
+    cdef DepEntry *e
+    op.seq = g_seq
+    g_seq += 1
+    op.wait = op.nvars + 1
+    mxc_atomic_add_ll(&g_pending, 1)
+    for i in range(op.nvars):
+        v = op.vars[i]
+        e = &op.entries[i]
+        e.op = op
+        e.next = NULL
+        e.write = i < op.nmut
+        v.nops += 1
+        if v.tail != NULL:
+            v.tail.next = e
+        else:
+            v.head = e
+        v.tail = e
+        _grant(v)
+    _dec_wait(op)
+
+
+cdef OpBlock* _take() noexcept nogil:
+    """Pop the best ready op; if one of its inputs holds an error it will skip, carrying it."""
+    cdef OpBlock *op = _heap_pop()
+    cdef ErrRec *e
+    cdef int i
+    for i in range(op.nvars):
+        e = _var_err(op.vars[i])
+        if e != NULL:
+            e.refcount += 1
+            op.err = e
+            break
+    return op
+
+
+cdef void _complete(OpBlock *op) noexcept nogil:
+    cdef ErrRec *e = op.err
+    cdef VarC *v
+    cdef int i
+    cdef bint wake = False
+    if e != NULL and not e.recorded:
+        _record(e)
+    for i in range(op.nvars):
+        v = op.vars[i]
+        if i < op.nmut:
+            # the write leaves its outcome on v: the error, or none (a success clears it)
+            if v.err != e:
+                if v.err != NULL:
+                    _err_decref(v.err)
+                v.err = e
+                if e != NULL:
+                    e.refcount += 1
+            v.running_write = 0
+        else:
+            v.running_reads -= 1
+        _grant(v)
+        v.nops -= 1
+        if v.nops == 0 and v.nwaiters > 0:
+            wake = True
+    if e != NULL:
+        _err_decref(e)
+        op.err = NULL
+    mxc_atomic_add_ll(&g_pending, -1)
+    if g_pending == 0 and g_nwait_all > 0:
+        wake = True
+    if g_nbp > 0 and g_pending < g_max_pending:
+        wake = True
+    if wake:
+        pthread_cond_broadcast(&g_wait_cond)
+
+# ---------------------------------------------------------------------------------------------
+# running ops (lock NOT held)
+
+
+cdef void _execute(OpBlock *op) noexcept nogil:
+    cdef char buf[ERRBUF]
+    cdef void *outer = mxc_engine_cur_op()
+    cdef int rc
+    if op.err == NULL:
+        buf[0] = 0
+        mxc_engine_set_op(op)
+        rc = op.fn(op.arg, buf, ERRBUF)
+        mxc_engine_set_op(outer)
+        if rc != 0:
+            buf[ERRBUF - 1] = 0
+            if buf[0] == 0:
+                op.err = _new_err(op.opname, <const char*>"operation failed")
+            else:
+                op.err = _new_err(op.opname, buf)
+    if op.free_arg != NULL:
+        op.free_arg(op.arg)
+
+
+cdef void _release(OpBlock *op) noexcept nogil:
+    cdef int i
+    for i in range(op.nvars):
+        var_decref(op.vars[i])
+    free(op)
+
+
+cdef inline void _run_taken(OpBlock *op) noexcept nogil:
+    """Lock held on entry and exit: run an op popped by _take and finish it."""
+    _unlock()
+    _execute(op)
+    _lock()
+    _complete(op)
+    _unlock()
+    _release(op)
+    _lock()
+
+
+cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
+    """Lock held. Block until: kind 0 -> v has no pending op; 1 -> nothing is pending;
+    2 -> pending is under the back-pressure limit. Runs ready ops meanwhile (the waiter helps).
+    Returns -1 when nothing can ever make progress (an engine without workers)."""
+    global g_nsleepers
+    cdef bint done
+    while True:
+        if kind == 0:
+            done = v.nops == 0
+        elif kind == 1:
+            done = g_pending == 0
+        else:
+            done = g_pending < g_max_pending
+        if done:
+            return 0
+        if g_heap_n > 0:
+            _run_taken(_take())
+            continue
+        if g_inline:
+            return -1
+        g_nsleepers += 1
+        pthread_cond_wait(&g_wait_cond, &g_mu)
+        g_nsleepers -= 1
+
+
+cdef void* _worker_main(void *unused) noexcept nogil:
+    global g_nidle, g_nsignaled
+    cdef OpBlock *op
+    cdef OpBlock *nxt
+    mxc_engine_set_worker(1)
+    _lock()
+    while True:
+        while g_heap_n == 0 and not g_stop:
+            g_nidle += 1
+            pthread_cond_wait(&g_work_cond, &g_mu)
+            g_nidle -= 1
+            if g_nsignaled > 0:
+                g_nsignaled -= 1
+        if g_heap_n == 0:
+            break
+        op = _take()
+        _unlock()
+        while op != NULL:
+            _execute(op)
+            _lock()
+            _complete(op)
+            # take the next one in the same critical section: one lock round per op
+            nxt = _take() if g_heap_n > 0 else NULL
+            _unlock()
+            _release(op)
+            op = nxt
+        _lock()
+    _unlock()
+    return NULL
+
+
+cdef void _drain_inline() noexcept nogil:
+    _lock()
+    while g_heap_n > 0:
+        _run_taken(_take())
+    _unlock()
+
+
+cdef int _start_workers() except -1:
+    global g_threads, g_nstarted
+    cdef int i
+    if g_threads == NULL:
+        g_threads = <pthread_t*>calloc(g_nworkers, sizeof(pthread_t))
+        if g_threads == NULL:
+            raise MemoryError("mxc engine: out of memory starting workers")
+    for i in range(g_nstarted, g_nworkers):
+        if pthread_create(&g_threads[i], NULL, _worker_main, NULL) != 0:
+            if g_nstarted == 0:
+                raise MXNetError("mxc engine: could not start a worker thread")
+            break
+        g_nstarted += 1
+    return 0
+
+# ---------------------------------------------------------------------------------------------
+# the C-level API
+
+
+cdef int _ptr_cmp(const void *a, const void *b) noexcept nogil:
+    cdef size_t x = <size_t>(<VarC**>a)[0]
+    cdef size_t y = <size_t>(<VarC**>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef int _dedupe(VarC **dst, VarC **mut, int nmut, VarC **cst, int nconst,
+                 int *out_nmut) noexcept nogil:
+    """Write the distinct vars to dst, mutable first (a var in both lists is mutable)."""
+    cdef int n = 0, i, j, k, m
+    cdef VarC *v
+    cdef VarC **tmp
+    if nmut + nconst <= 4 * SMALL:
+        for i in range(nmut + nconst):
+            v = mut[i] if i < nmut else cst[i - nmut]
+            for j in range(n):
+                if dst[j] == v:
+                    break
+            else:
+                dst[n] = v
+                n += 1
+            if i == nmut - 1:
+                out_nmut[0] = n
+        if nmut == 0:
+            out_nmut[0] = 0
+        return n
+    # large lists: sort copies, then merge
+    tmp = <VarC**>malloc(sizeof(VarC*) * (nmut + nconst))
+    if tmp == NULL:
+        return -1
+    memcpy(tmp, mut, sizeof(VarC*) * nmut)
+    memcpy(tmp + nmut, cst, sizeof(VarC*) * nconst)
+    qsort(tmp, nmut, sizeof(VarC*), _ptr_cmp)
+    qsort(tmp + nmut, nconst, sizeof(VarC*), _ptr_cmp)
+    for i in range(nmut):
+        if i == 0 or tmp[i] != tmp[i - 1]:
+            dst[n] = tmp[i]
+            n += 1
+    m = n
+    out_nmut[0] = m
+    k = 0
+    for i in range(nmut, nmut + nconst):
+        v = tmp[i]
+        if i > nmut and v == tmp[i - 1]:
+            continue
+        while k < m and <size_t>dst[k] < <size_t>v:
+            k += 1
+        if k < m and dst[k] == v:
+            continue
+        dst[n] = v
+        n += 1
+    free(tmp)
+    return n
+
+
+cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
+                     VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                     int priority, const char *opname) except -1:
+    """Queue fn(arg) reading const_vars and writing mutable_vars. Holding the GIL.
+
+    On success the engine owns arg: free_arg(arg) runs (no GIL) once the op ran or skipped.
+    When this raises, nothing was queued and the caller still owns arg.
+    """
+    cdef int i, n, nm = 0
+    cdef size_t name_len
+    cdef size_t total
+    cdef OpBlock *op
+    cdef char *p
+    cdef bint block
+    if fn == NULL:
+        raise ValueError("mxc engine: push_native needs an exec function")
+    if nconst < 0 or nmut < 0 or (nconst > 0 and const_vars == NULL) or \
+            (nmut > 0 and mutable_vars == NULL):
+        raise ValueError("mxc engine: bad var list passed to push_native")
+    for i in range(nconst):
+        if const_vars[i] == NULL:
+            raise ValueError("mxc engine: NULL var in const_vars")
+    for i in range(nmut):
+        if mutable_vars[i] == NULL:
+            raise ValueError("mxc engine: NULL var in mutable_vars")
+    if opname == NULL:
+        opname = b"operator"
+    name_len = strlen(opname)
+    n = nconst + nmut
+    total = sizeof(OpBlock) + <size_t>n * (sizeof(VarC*) + sizeof(DepEntry)) + name_len + 1
+    op = <OpBlock*>malloc(total)
+    if op == NULL:
+        raise MemoryError("mxc engine: out of memory queueing an operation")
+    p = <char*>op + sizeof(OpBlock)
+    op.entries = <DepEntry*>p
+    op.vars = <VarC**>(p + <size_t>n * sizeof(DepEntry))
+    op.opname = <char*>(p + <size_t>n * (sizeof(VarC*) + sizeof(DepEntry)))
+    memcpy(op.opname, opname, name_len + 1)
+    n = _dedupe(op.vars, mutable_vars, nmut, const_vars, nconst, &nm)
+    if n < 0:
+        free(op)
+        raise MemoryError("mxc engine: out of memory queueing an operation")
+    op.nvars = n
+    op.nmut = nm
+    op.fn = fn
+    op.arg = arg
+    op.free_arg = free_arg
+    op.priority = priority
+    op.err = NULL
+    if not g_inline and g_nstarted < g_nworkers:
+        try:
+            _start_workers()
+        except BaseException:
+            free(op)
+            raise
+    for i in range(n):
+        var_incref(op.vars[i])
+
+    # Pushes from inside an operation never block: what they would wait for may need them.
+    block = (not g_inline and mxc_atomic_load_ll(&g_pending) >= g_max_pending
+             and mxc_engine_cur_op() == NULL and not mxc_engine_is_worker())
+    if block:
+        with nogil:
+            _lock()
+            _set_nbp(1)
+            _wait_locked(NULL, 2)
+            _set_nbp(-1)
+            i = _reserve_heap()
+            if i == 0:
+                _register(op)
+            _unlock()
+    else:
+        _lock()
+        i = _reserve_heap()
+        if i == 0:
+            _register(op)
+        _unlock()
+    if i != 0:
+        for i in range(n):
+            var_decref(op.vars[i])
+        free(op)
+        raise MemoryError("mxc engine: out of memory queueing an operation")
+    if g_inline:
+        with nogil:
+            _drain_inline()
+    return 0
+
+
+cdef inline void _set_nbp(int d) noexcept nogil:
+    global g_nbp
+    g_nbp += d
+
+
+cdef bint _op_uses(OpBlock *op, VarC *v) noexcept nogil:
+    cdef int i
+    for i in range(op.nvars):
+        if op.vars[i] == v:
+            return True
+    return False
+
+
+cdef int wait_var(VarC *v) except -1:
+    """Block (GIL released) until every op pushed on v is done; raise the error v holds."""
+    cdef OpBlock *cur = <OpBlock*>mxc_engine_cur_op()
+    cdef ErrRec *e = NULL
+    cdef int rc = 0
+    if v == NULL:
+        raise ValueError("mxc engine: wait_var on a NULL var")
+    if cur != NULL and _op_uses(cur, v):
+        raise MXNetError(
+            f"{cur.opname.decode('utf-8', 'replace')}: an operation waited on a variable it "
+            "reads or writes itself; that can never finish")
+    _lock()
+    if v.nops == 0 and _var_err(v) == NULL:
+        _unlock()
+        return 0
+    _unlock()
+    with nogil:
+        _lock()
+        v.nwaiters += 1
+        rc = _wait_locked(v, 0)
+        v.nwaiters -= 1
+        if rc == 0:
+            e = _var_err(v)
+            if e != NULL:
+                v.err = NULL          # delivered: v's reference moves to us
+                e.delivered = 1
+        _unlock()
+    if rc != 0:
+        raise MXNetError("mxc engine: wait on a variable whose operations wait for the running "
+                         "one (NaiveEngine) can never finish")
+    if e != NULL:
+        msg = e.msg.decode("utf-8", "replace")
+        _lock()
+        _err_decref(e)
+        _unlock()
+        raise MXNetError(msg)
+    return 0
+
+# ---------------------------------------------------------------------------------------------
+# Python API
+
+
+cdef class Var:
+    """An engine variable: operations that read or write it are ordered through it.
+
+    ``Var()`` makes a fresh var and owns one reference to it, dropped when the object dies
+    (the var itself lives on while queued operations still use it).
+    """
+
+    def __cinit__(self):
+        self.c = var_new()
+        if self.c == NULL:
+            raise MemoryError("mxc engine: out of memory creating a var")
+
+    def __dealloc__(self):
+        if self.c != NULL:
+            var_decref(self.c)
+            self.c = NULL
+
+    def wait(self):
+        """Block until every operation pushed on this var is done.
+
+        Raises
+        ------
+        MXNetError
+            If the last operation writing the var failed (or skipped because its own inputs
+            had failed); the error is then cleared from the var.
+        """
+        wait_var(self.c)
+
+    def __repr__(self):
+        return f"<mxc.engine.Var at 0x{<size_t>self.c:x}>"
+
+
+cdef int _py_call(object fn, char *err, size_t errlen) noexcept:
+    cdef bytes msg
+    cdef size_t k
+    try:
+        fn()
+        return 0
+    except BaseException as exc:
+        try:
+            text = f"{type(exc).__name__}: {exc}"
+        except BaseException:
+            text = type(exc).__name__
+        msg = text.encode("utf-8", "replace")
+        k = min(<size_t>len(msg), errlen - 1)
+        memcpy(err, <char*>msg, k)
+        err[k] = 0
+        return -1
+
+
+cdef int _py_exec(void *arg, char *err, size_t errlen) noexcept nogil:
+    with gil:
+        return _py_call(<object>arg, err, errlen)
+
+
+cdef void _py_free(void *arg) noexcept nogil:
+    with gil:
+        Py_XDECREF(<PyObject*>arg)
+
+
+cdef int _gather(object seq, VarC **stack, VarC ***out, const char *what) except -1:
+    """Fill a VarC* array from a sequence of Var (stack storage when short)."""
+    cdef Py_ssize_t n = len(seq), i
+    cdef VarC **arr = stack
+    if n > SMALL:
+        arr = <VarC**>malloc(sizeof(VarC*) * n)
+        if arr == NULL:
+            raise MemoryError("mxc engine: out of memory")
+    for i, v in enumerate(seq):
+        if not isinstance(v, Var):
+            if arr != stack:
+                free(arr)
+            raise TypeError(f"push: {what.decode()} must hold engine Vars, got {type(v).__name__}")
+        arr[i] = (<Var>v).c
+    out[0] = arr
+    return 0
+
+
+def push(fn, const_vars=(), mutable_vars=(), int priority=0, name=None):
+    """Queue a Python callable as an engine operation.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no arguments on a worker thread (holding the GIL) once every earlier
+        operation writing ``const_vars`` and every earlier one touching ``mutable_vars`` is done.
+    const_vars : sequence of Var
+        Vars the operation reads.
+    mutable_vars : sequence of Var
+        Vars the operation writes (a var in both lists counts as written).
+    priority : int
+        Among ready operations, higher runs first; ties run in push order.
+    name : str, optional
+        Operation name used in error messages; defaults to ``fn.__name__``.
+
+    Notes
+    -----
+    An exception raised by ``fn`` is stored on ``mutable_vars`` as
+    ``"<name>: <ExceptionType>: <message>"`` and raised as ``MXNetError`` by the next wait.
+    """
+    cdef VarC *cst_stack[SMALL]
+    cdef VarC *mut_stack[SMALL]
+    cdef VarC **cst = NULL
+    cdef VarC **mut = NULL
+    if not callable(fn):
+        raise TypeError(f"push: fn must be callable, got {type(fn).__name__}")
+    const_vars = tuple(const_vars)
+    mutable_vars = tuple(mutable_vars)
+    if name is None:
+        name = getattr(fn, "__name__", None) or "python_op"
+    bname = str(name).encode("utf-8", "replace")
+    _gather(const_vars, cst_stack, &cst, b"const_vars")
+    try:
+        _gather(mutable_vars, mut_stack, &mut, b"mutable_vars")
+        Py_INCREF(fn)
+        try:
+            push_native(_py_exec, <void*>fn, _py_free, cst, len(const_vars),
+                        mut, len(mutable_vars), priority, bname)
+        except BaseException:
+            Py_XDECREF(<PyObject*>fn)
+            raise
+    finally:
+        if cst != cst_stack:
+            free(cst)
+        if mut != NULL and mut != mut_stack:
+            free(mut)
+
+
+def wait_for_var(Var var):
+    """Block until every operation pushed on ``var`` is done; raise its stored error.
+
+    Raises
+    ------
+    MXNetError
+        ``"<opname>: <message>"`` of the failure the var holds; the error is then cleared.
+    """
+    wait_var(var.c)
+
+
+def wait_for_all():
+    """Block until every pushed operation is done.
+
+    Raises
+    ------
+    MXNetError
+        The first error stored since the previous ``wait_for_all`` that no wait has raised
+        yet. All errors stored so far are then cleared, from the vars too (as in MXNet).
+    """
+    cdef int rc, i
+    cdef char *first = NULL
+    cdef char *copy = NULL
+    cdef size_t k
+    if mxc_engine_cur_op() != NULL:
+        raise MXNetError("mxc engine: wait_for_all inside an operation can never finish "
+                         "(the operation itself is pending)")
+    with nogil:
+        _lock()
+        _add_wait_all(1)
+        rc = _wait_locked(NULL, 1)
+        _add_wait_all(-1)
+        _unlock()
+    if rc != 0:
+        raise MXNetError("mxc engine: wait_for_all can never finish (NaiveEngine)")
+    _lock()
+    for i in range(g_nerrs):
+        if first == NULL and not g_errs[i].delivered and not g_errs[i].cleared:
+            first = g_errs[i].msg
+            # a C copy: no Python object may be made under the lock (GC could free a Var,
+            # whose release takes the lock)
+            k = strlen(first)
+            copy = <char*>malloc(k + 1)
+            if copy != NULL:
+                memcpy(copy, first, k + 1)
+        g_errs[i].cleared = 1
+        g_errs[i].recorded = 0
+        _err_decref(g_errs[i])
+    _set_nerrs(0)
+    _unlock()
+    if first != NULL:
+        if copy == NULL:
+            raise MXNetError("mxc engine: an operation failed (out of memory copying its error)")
+        try:
+            msg = copy.decode("utf-8", "replace")
+        finally:
+            free(copy)
+        raise MXNetError(msg)
+
+
+cdef inline void _add_wait_all(int d) noexcept nogil:
+    global g_nwait_all
+    g_nwait_all += d
+
+
+def engine_type():
+    """Name of the engine kind in use (``MXNET_ENGINE_TYPE``, default ThreadedEnginePerDevice)."""
+    return _engine_type
+
+
+def num_workers():
+    """Number of worker threads (``MXNET_CPU_WORKER_NTHREADS``; 0 for NaiveEngine)."""
+    return g_nworkers
+
+
+def pending():
+    """Number of operations queued or running."""
+    return mxc_atomic_load_ll(&g_pending)
+
+
+def max_pending():
+    """Back-pressure limit (``MXC_ENGINE_MAX_PENDING``): pushes block beyond it."""
+    return g_max_pending
+
+
+def _shutdown():
+    """atexit: finish queued work, then stop and join the workers; later pushes run inline."""
+    global g_inline, g_stop, g_nstarted
+    cdef int i, n
+    if g_inline and g_nstarted == 0:
+        return
+    if mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
+        return
+    with nogil:
+        _lock()
+        _add_wait_all(1)
+        _wait_locked(NULL, 1)
+        _add_wait_all(-1)
+        g_inline = 1
+        g_stop = 1
+        pthread_cond_broadcast(&g_work_cond)
+        n = g_nstarted
+        _unlock()
+        for i in range(n):
+            pthread_join(g_threads[i], NULL)
+    g_nstarted = 0
+    # anything pushed meanwhile by another thread is in the heap: run it here
+    with nogil:
+        _drain_inline()
+
+
+def _before_fork():
+    # Finish queued work so the child inherits a consistent, idle engine (MXNet stops its engine
+    # around fork for the same reason). Skipped inside an operation, where it could not finish.
+    if g_inline or mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
+        return
+    with nogil:
+        _lock()
+        _add_wait_all(1)
+        _wait_locked(NULL, 1)
+        _add_wait_all(-1)
+        _unlock()
+
+
+def _after_fork_child():
+    # Threads do not survive fork: fresh locks, no workers (started again by the next push).
+    global g_nstarted, g_nidle, g_nsignaled, g_nsleepers, g_nwait_all, g_nbp, g_stop, g_threads
+    _init_sync()
+    g_nstarted = 0
+    g_nidle = 0
+    g_nsignaled = 0
+    g_nsleepers = 0
+    g_nwait_all = 0
+    g_nbp = 0
+    g_stop = 0
+    free(g_threads)
+    g_threads = NULL
+    mxc_engine_set_worker(0)
+
+
+atexit.register(_shutdown)
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_child)
+
+# ---------------------------------------------------------------------------------------------
+# test-only native operations (tests/_core/test_engine.py): they run without the GIL so the
+# tests exercise real parallel workers. Not part of the API.
+
+cdef enum:
+    MAXIDX = 16
+
+cdef struct _AffineArg:
+    uint64_t *data
+    int nin
+    int nout
+    int idx[MAXIDX]
+    uint64_t k
+
+
+cdef int _affine_exec(void *arg, char *err, size_t errlen) noexcept nogil:
+    # data[o_j] = data[o_j] * 31 + sum(data[inputs]) + k + j   (uint64 wrap-around)
+    cdef _AffineArg *a = <_AffineArg*>arg
+    cdef uint64_t s = 0
+    cdef int j
+    for j in range(a.nin):
+        s += a.data[a.idx[j]]
+    for j in range(a.nout):
+        a.data[a.idx[a.nin + j]] = a.data[a.idx[a.nin + j]] * 31 + s + a.k + <uint64_t>j
+    return 0
+
+
+cdef struct _RecArg:
+    long long *rec
+    int slot
+    long long usec
+    int gate
+
+
+cdef int g_test_gate = 0
+cdef int g_test_order = 0
+
+
+cdef int _rec_exec(void *arg, char *err, size_t errlen) noexcept nogil:
+    # rec[3*slot] = begin ns, rec[3*slot+1] = end ns, rec[3*slot+2] = start order
+    cdef _RecArg *a = <_RecArg*>arg
+    a.rec[3 * a.slot] = mxc_now_ns()
+    a.rec[3 * a.slot + 2] = mxc_atomic_inc(&g_test_order)
+    if a.gate:
+        while mxc_atomic_load_i(&g_test_gate) == 0:
+            mxc_sleep_us(50)
+    elif a.usec > 0:
+        mxc_sleep_us(a.usec)
+    a.rec[3 * a.slot + 1] = mxc_now_ns()
+    return 0
+
+
+cdef int _fail_exec(void *arg, char *err, size_t errlen) noexcept nogil:
+    cdef const char *msg = <const char*>arg
+    cdef size_t k = strlen(msg)
+    if k > errlen - 1:
+        k = errlen - 1
+    memcpy(err, msg, k)
+    err[k] = 0
+    return -1
+
+
+cdef int _noop_exec(void *arg, char *err, size_t errlen) noexcept nogil:
+    return 0
+
+
+cdef class _Int64Buffer:
+    """Test-only int64 array that native test ops read and write (wait before reading it)."""
+    cdef long long *data
+    cdef Py_ssize_t n
+
+    def __cinit__(self, Py_ssize_t n):
+        self.data = <long long*>calloc(max(n, 1), sizeof(long long))
+        if self.data == NULL:
+            raise MemoryError()
+        self.n = n
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, Py_ssize_t i):
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.data[i]
+
+    def __setitem__(self, Py_ssize_t i, long long x):
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        self.data[i] = x
+
+    def tolist(self):
+        return [self.data[i] for i in range(self.n)]
+
+    def tolist_u64(self):
+        return [<uint64_t>self.data[i] for i in range(self.n)]
+
+
+cdef int _push_test(exec_fn fn, void *arg, free_fn fr, reads, writes, int priority,
+                    str name) except -1:
+    cdef VarC *cs[SMALL]
+    cdef VarC *ms[SMALL]
+    cdef VarC **c = NULL
+    cdef VarC **m = NULL
+    _gather(reads, cs, &c, b"reads")
+    try:
+        _gather(writes, ms, &m, b"writes")
+        push_native(fn, arg, fr, c, len(reads), m, len(writes), priority, name.encode())
+    finally:
+        if c != cs:
+            free(c)
+        if m != NULL and m != ms:
+            free(m)
+    return 0
+
+
+def _push_affine(_Int64Buffer buf, vars, outs, ins, uint64_t k, int priority=0,
+                 str name="affine"):
+    """Test: buf[o_j] = buf[o_j]*31 + sum(buf[ins]) + k + j as a native op on vars[ins]/vars[outs]."""
+    if len(ins) + len(outs) > MAXIDX:
+        raise ValueError("_push_affine: too many indices")
+    for i in list(ins) + list(outs):
+        if not 0 <= i < buf.n:
+            raise IndexError(i)
+    cdef _AffineArg *a = <_AffineArg*>malloc(sizeof(_AffineArg))
+    if a == NULL:
+        raise MemoryError()
+    a.data = <uint64_t*>buf.data
+    a.nin = len(ins)
+    a.nout = len(outs)
+    for j, i in enumerate(list(ins) + list(outs)):
+        a.idx[j] = i
+    a.k = k
+    try:
+        _push_test(_affine_exec, a, free, [vars[i] for i in ins], [vars[o] for o in outs],
+                   priority, name)
+    except BaseException:
+        free(a)
+        raise
+
+
+def _push_record(_Int64Buffer rec, int slot, reads=(), writes=(), long long usec=0,
+                 bint gate=False, int priority=0, str name="record"):
+    """Test: record begin/end ns and start order in rec[3*slot:3*slot+3]; sleep usec or wait
+    for _test_gate(1)."""
+    if not 0 <= 3 * slot + 2 < rec.n:
+        raise IndexError(slot)
+    cdef _RecArg *a = <_RecArg*>malloc(sizeof(_RecArg))
+    if a == NULL:
+        raise MemoryError()
+    a.rec = rec.data
+    a.slot = slot
+    a.usec = usec
+    a.gate = gate
+    try:
+        _push_test(_rec_exec, a, free, tuple(reads), tuple(writes), priority, name)
+    except BaseException:
+        free(a)
+        raise
+
+
+def _push_fail(reads=(), writes=(), str message="failed", str name="fail"):
+    """Test: a native op that fails with ``message``."""
+    cdef bytes m = message.encode()
+    cdef char *s = <char*>malloc(len(m) + 1)
+    if s == NULL:
+        raise MemoryError()
+    memcpy(s, <char*>m, len(m) + 1)
+    try:
+        _push_test(_fail_exec, s, free, tuple(reads), tuple(writes), 0, name)
+    except BaseException:
+        free(s)
+        raise
+
+
+def _test_gate(int value):
+    """Test: open (1) or close (0) the gate that gated _push_record ops wait on."""
+    mxc_atomic_store_i(&g_test_gate, value)
+
+
+def _test_order_reset():
+    mxc_atomic_store_i(&g_test_order, 0)
+
+
+def _bench_native(int nchain=1000, int nsingle=1000):
+    """Measure engine overhead with a no-op native exec_fn, entirely from C.
+
+    Returns
+    -------
+    dict
+        ``chain_us_per_op``: push of ``nchain`` ops writing one var, then one wait, per op;
+        ``single_us``: one push then its wait, averaged over ``nsingle`` rounds.
+    """
+    cdef Var v = Var()
+    cdef VarC *c = v.c
+    cdef long long t0, t1, t2
+    cdef int i
+    wait_for_all()
+    t0 = mxc_now_ns()
+    for i in range(nchain):
+        push_native(_noop_exec, NULL, NULL, NULL, 0, &c, 1, 0, b"noop")
+    wait_var(c)
+    t1 = mxc_now_ns()
+    for i in range(nsingle):
+        push_native(_noop_exec, NULL, NULL, NULL, 0, &c, 1, 0, b"noop")
+        wait_var(c)
+    t2 = mxc_now_ns()
+    return {"chain_us_per_op": (t1 - t0) / 1e3 / nchain, "single_us": (t2 - t1) / 1e3 / nsingle}

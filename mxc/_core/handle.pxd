@@ -1,0 +1,23 @@
+from libc.stdint cimport int64_t
+from mxc._core.engine cimport Var, VarC
+from mxc._core.storage cimport Block
+
+cdef class Chunk(Var):
+    """A storage block owned by an engine var: the unit that views share and the engine orders."""
+    cdef void *base         # start of the memory (block ptr, or external memory)
+    cdef size_t nbytes
+    cdef int dev_type
+    cdef int dev_id
+
+cdef class NDArrayBase:
+    cdef readonly Chunk _chunk
+    cdef readonly Py_ssize_t _offset      # bytes from chunk.base
+    cdef readonly tuple _shape
+    cdef readonly object _dtype           # numpy dtype
+    cdef readonly int _dcode              # MXNet type flag
+    cdef readonly int64_t _size
+    cdef readonly object _ctx
+    cdef public object _ag                # autograd state (later issue); None when not recorded
+    cdef object __weakref__
+    cdef inline void* data_ptr(self):
+        return <char*>self._chunk.base + self._offset

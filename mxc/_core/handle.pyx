@@ -1,0 +1,245 @@
+"""NDArray handles: chunks of storage owned by engine vars, array views on them, and the push of
+kernels and Python bodies onto the engine. The NDArray class (mxc/ndarray/ndarray.py) subclasses
+NDArrayBase; everything on the per-operator hot path lives here, in C."""
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
+from libc.stdint cimport int64_t, uintptr_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+cimport numpy as cnp
+import numpy as np
+
+from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
+from mxc._core.engine cimport Var, VarC, push_native, wait_var, free_fn
+from mxc._core.storage cimport Block, storage_alloc, storage_free
+from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
+from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
+from mxc._core import engine as _engine
+from mxc.base import MXNetError
+
+cnp.import_array()
+
+cdef enum:
+    MAX_STACK_VARS = 16
+
+
+cdef void _release_block(void *b) noexcept nogil:
+    storage_free(<Block*>b)
+
+
+cdef void _release_pyobj(void *o) noexcept nogil:
+    # external memory (numpy / DLPack producer): drop the owner's reference; workers hold no GIL
+    with gil:
+        Py_DECREF(<object>o)
+
+
+cdef class Chunk(Var):
+    def __repr__(self):
+        return f"<Chunk {self.nbytes} bytes @{self.dev_type}:{self.dev_id}>"
+
+
+cdef Chunk alloc_chunk(size_t nbytes, int dev_type, int dev_id):
+    cdef Block *b = storage_alloc(nbytes, dev_type, dev_id)
+    if b == NULL:
+        if dev_type == 2:
+            raise MXNetError("gpu: the CUDA backend is not part of this release of mxc yet")
+        raise MemoryError(f"mxc: cannot allocate {nbytes} bytes")
+    cdef Chunk c = Chunk()
+    c.c.payload = b
+    c.c.release_payload = _release_block
+    c.base = b.ptr
+    c.nbytes = nbytes
+    c.dev_type = dev_type
+    c.dev_id = dev_id
+    return c
+
+
+cdef Chunk external_chunk(object owner, void *ptr, size_t nbytes):
+    """A chunk over memory someone else owns (a numpy array, a DLPack tensor): no copy."""
+    cdef Chunk c = Chunk()
+    Py_INCREF(owner)
+    c.c.payload = <void*><PyObject*>owner
+    c.c.release_payload = _release_pyobj
+    c.base = ptr
+    c.nbytes = nbytes
+    c.dev_type = 1
+    c.dev_id = 0
+    return c
+
+
+cdef inline int64_t _prod(tuple shape) except -1:
+    cdef int64_t n = 1
+    cdef object d
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"negative dimension in shape {shape}")
+        n *= <int64_t>d
+    return n
+
+
+cdef class NDArrayBase:
+    """Shape, dtype, context and a byte offset into a chunk; the chunk's var orders every access."""
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def size(self):
+        return self._size
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    @property
+    def ctx(self):
+        return self._ctx
+
+    @property
+    def dtype(self):
+        return self._dtype.type
+
+    @property
+    def handle(self):
+        return self._chunk
+
+    def _same_memory(self, NDArrayBase other):
+        return self._chunk is other._chunk
+
+    def wait_to_read(self):
+        """Block until every pending operation on this array's storage is done; raise its error."""
+        wait_var(self._chunk.c)
+
+    def _numpy_view(self):
+        """A numpy array sharing this array's memory (the caller waited first). Keeps it alive."""
+        cdef cnp.npy_intp dims[MXC_MAX_NDIM]
+        cdef int i, nd = len(self._shape)
+        for i in range(nd):
+            dims[i] = self._shape[i]
+        arr = cnp.PyArray_SimpleNewFromData(nd, dims, self._dtype.num, self.data_ptr())
+        cnp.set_array_base(arr, self)
+        return arr
+
+    def asnumpy(self):
+        """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
+        wait_var(self._chunk.c)
+        out = np.empty(self._shape, self._dtype)
+        cdef size_t n = <size_t>self._size * self._dtype.itemsize
+        cdef void *dst = cnp.PyArray_DATA(out)
+        cdef void *src = self.data_ptr()
+        if n >= 1 << 20:
+            with nogil:
+                memcpy(dst, src, n)
+        else:
+            memcpy(dst, src, n)
+        return out
+
+
+cpdef NDArrayBase make_array(type cls, Chunk chunk, Py_ssize_t offset, tuple shape, object dtype, object ctx):
+    """Wrap (chunk, offset) as an instance of `cls` (NDArray); checks the view fits the chunk."""
+    cdef NDArrayBase a = cls.__new__(cls)
+    dtype = np.dtype(dtype)
+    cdef int64_t size = _prod(shape)
+    if len(shape) > MXC_MAX_NDIM:
+        raise ValueError(f"mxc arrays have at most {MXC_MAX_NDIM} dimensions, got shape {shape}")
+    if offset < 0 or <size_t>(offset + size * dtype.itemsize) > chunk.nbytes:
+        raise ValueError(f"view of {size} x {dtype} at byte {offset} overruns a chunk of {chunk.nbytes} bytes")
+    a._chunk = chunk
+    a._offset = offset
+    a._shape = shape
+    a._dtype = dtype
+    a._dcode = DTYPE_CODE[dtype]
+    a._size = size
+    a._ctx = ctx
+    a._ag = None
+    return a
+
+
+cpdef NDArrayBase empty(type cls, tuple shape, object dtype, object ctx):
+    """A new array with fresh (uninitialised) pooled storage."""
+    dtype = np.dtype(dtype)
+    if dtype not in DTYPE_CODE:
+        raise TypeError(f"mxc does not support dtype {dtype}")
+    cdef int64_t size = _prod(shape)
+    cdef Chunk c = alloc_chunk(<size_t>size * dtype.itemsize, ctx.device_typeid, ctx.device_id)
+    return make_array(cls, c, 0, shape, dtype, ctx)
+
+
+def from_numpy(type cls, src, ctx, dtype=None):
+    """A new array holding a copy of numpy array `src` (converted to `dtype`)."""
+    cdef cnp.ndarray a = np.ascontiguousarray(src, dtype=dtype)
+    cdef NDArrayBase out = empty(cls, (<object>a).shape, a.dtype, ctx)
+    cdef size_t n = a.nbytes
+    cdef void *dst = out.data_ptr()
+    cdef void *s = cnp.PyArray_DATA(a)
+    with nogil:
+        memcpy(dst, s, n)
+    return out
+
+
+def wrap_numpy(type cls, cnp.ndarray a, ctx):
+    """Share a C-contiguous numpy array's memory (no copy); the array stays alive with the chunk."""
+    if not a.flags.c_contiguous:
+        raise ValueError("wrap_numpy needs a C-contiguous array")
+    cdef Chunk c = external_chunk(a, cnp.PyArray_DATA(a), a.nbytes)
+    return make_array(cls, c, 0, (<object>a).shape, a.dtype, ctx)
+
+
+cdef inline int _set_tensor(mxc_tensor *t, NDArrayBase a) except -1:
+    cdef int i, nd = len(a._shape)
+    t.data = a.data_ptr()
+    t.dtype = a._dcode
+    t.ndim = nd
+    t.size = a._size
+    for i in range(nd):
+        t.shape[i] = a._shape[i]
+    return 0
+
+
+def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes name,
+                int nthreads=1, int req=1):
+    """Queue `kernel` on the engine: it reads `inputs` and writes `outputs` (NDArrayBase lists).
+
+    Shapes and dtypes were checked by the operator's inference; this only builds the call."""
+    cdef int nin = len(inputs), nout = len(outputs), i
+    cdef mxc_opcall *call = new_call(<mxc_kernel>kernel, nin, nout)
+    cdef VarC *stack_vars[MAX_STACK_VARS]
+    cdef VarC **vars = stack_vars
+    cdef NDArrayBase a
+    try:
+        if nin + nout > MAX_STACK_VARS:
+            vars = <VarC**>malloc(sizeof(VarC*) * (nin + nout))
+            if vars == NULL:
+                raise MemoryError()
+        for i in range(nin):
+            a = <NDArrayBase?>inputs[i]
+            _set_tensor(&call.inp[i], a)
+            vars[i] = a._chunk.c
+        for i in range(nout):
+            a = <NDArrayBase?>outputs[i]
+            _set_tensor(&call.out[i], a)
+            vars[nin + i] = a._chunk.c
+        if iattr or fattr:
+            fill_attrs(call, iattr, fattr)
+        call.req = req
+        call.nthreads = nthreads
+    except BaseException:
+        free_call(call)
+        if vars != stack_vars:
+            free(vars)
+        raise
+    try:
+        push_native(run_call, call, free_call, vars, nin, vars + nin, nout, 0, name)
+    finally:
+        if vars != stack_vars:
+            free(vars)
+
+
+def push_python(fn, list reads, list writes, name):
+    """Queue a Python body (composite or host-side op) ordered like a kernel on these arrays."""
+    _engine.push(fn, [(<NDArrayBase?>a)._chunk for a in reads],
+                 [(<NDArrayBase?>a)._chunk for a in writes], 0, name)

@@ -1,0 +1,176 @@
+"""NDArray ``__getitem__`` / ``__setitem__`` with MXNet 1.x semantics.
+
+Basic indexing (ints, slices, None, Ellipsis) returns a view sharing storage when the selected
+region is contiguous in memory and a copy (the ``slice`` operator) otherwise; integer indices
+drop their axis, but a result with no axes left has shape (1,), as MXNet 1.x has no 0-d arrays.
+An integer array (NDArray, numpy array or list) selects rows along axis 0 (``take``)."""
+import numbers
+
+import numpy as np
+
+from .ndarray import NDArray, array
+
+
+def _nd():
+    from .. import ndarray as nd
+    return nd
+
+
+def _is_int(k):
+    return isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _expand_key(arr, key):
+    """(per-axis list of int/slice, positions of None in the output) for basic keys, or None."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis) for k in key):
+        return None
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > arr.ndim:
+        raise IndexError(f"too many indices ({n_real}) for array with {arr.ndim} dimensions")
+    full = []
+    for k in key:
+        if k is Ellipsis:
+            full.extend([slice(None)] * (arr.ndim - n_real))
+        else:
+            full.append(k)
+    if Ellipsis not in key:
+        full.extend([slice(None)] * (arr.ndim - n_real))
+    per_axis, new_axes, out_pos = [], [], 0
+    for k in full:
+        if k is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+            continue
+        per_axis.append(k)
+        if not _is_int(k):
+            out_pos += 1
+    return per_axis, new_axes
+
+
+def _plan(arr, per_axis):
+    """begin/step/length per axis and the axes indexed by an int."""
+    starts, steps, lens, int_axes = [], [], [], []
+    for ax, (k, d) in enumerate(zip(per_axis, arr.shape)):
+        if _is_int(k):
+            if not -d <= k < d:
+                raise IndexError(f"index {k} is out of bounds for axis {ax} with size {d}")
+            starts.append(int(k) % d); steps.append(1); lens.append(1); int_axes.append(ax)
+        else:
+            r = range(d)[k]
+            starts.append(r.start if len(r) else 0); steps.append(r.step); lens.append(len(r))
+    return starts, steps, lens, int_axes
+
+
+def _contiguous(shape, starts, steps, lens):
+    """Whether the selected region is one contiguous run of memory (then a view is possible)."""
+    partial = [ax for ax in range(len(shape)) if not (lens[ax] == shape[ax] and starts[ax] == 0
+                                                      and (steps[ax] == 1 or shape[ax] <= 1))]
+    if not partial:
+        return True
+    last = partial[-1]
+    if lens[last] > 1 and steps[last] != 1:
+        return False
+    return all(lens[ax] == 1 for ax in range(last))
+
+
+def _final_shape(lens, int_axes, new_axes):
+    shape = [n for ax, n in enumerate(lens) if ax not in int_axes]
+    for pos in new_axes:
+        shape.insert(pos, 1)
+    return tuple(shape) if shape else (1,)
+
+
+def _ends(starts, steps, lens):
+    """Exclusive slice ends; None where a negative step runs past index 0."""
+    ends = (s + (n - 1) * st + (1 if st > 0 else -1) if n else s
+            for s, st, n in zip(starts, steps, lens))
+    return tuple(None if e < 0 else e for e in ends)
+
+
+def _index_array(key, arr):
+    if isinstance(key, NDArray):
+        return key
+    a = np.asarray(key)
+    if a.dtype == np.bool_:
+        raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
+    if not np.issubdtype(a.dtype, np.integer):
+        raise IndexError(f"only integers, slices, None, Ellipsis and integer arrays are valid "
+                         f"indices, got {key!r}")
+    return array(a, ctx=arr.context, dtype=np.int64)
+
+
+def getitem(arr, key):
+    exp = _expand_key(arr, key)
+    if exp is None:
+        if isinstance(key, tuple):
+            raise IndexError("advanced indexing with a tuple of arrays is not supported yet; "
+                             "index one axis with an integer array (rows along axis 0)")
+        return _nd().take(arr, _index_array(key, arr), axis=0, mode="raise")
+    per_axis, new_axes = exp
+    starts, steps, lens, int_axes = _plan(arr, per_axis)
+    shape = _final_shape(lens, int_axes, new_axes)
+    if _contiguous(arr.shape, starts, steps, lens):
+        begin = 0
+        stride = 1
+        for ax in range(arr.ndim - 1, -1, -1):
+            begin += starts[ax] * stride
+            stride *= arr.shape[ax]
+        return arr._flat_view(begin, begin + int(np.prod(lens, dtype=np.int64)), shape)
+    sliced = _nd().slice(arr, begin=tuple(starts), end=_ends(starts, steps, lens), step=tuple(steps))
+    return sliced.reshape(shape)
+
+
+def _value_array(arr, value, shape):
+    """`value` as an NDArray of arr's dtype broadcast to `shape`."""
+    nd = _nd()
+    if isinstance(value, NDArray):
+        v = value if value.dtype == arr.dtype else value.astype(arr.dtype)
+    else:
+        v = array(np.asarray(value, dtype=arr._dtype), ctx=arr.context, dtype=arr._dtype)
+    if v.shape != tuple(shape):
+        if int(np.prod(v.shape)) == int(np.prod(shape)) and v.ndim != len(shape):
+            v = v.reshape(shape)
+        else:
+            v = nd.broadcast_to(v, shape=tuple(shape))
+    return v
+
+
+def setitem(arr, key, value):
+    nd = _nd()
+    exp = _expand_key(arr, key)
+    if exp is None:
+        idx = _index_array(key, arr)
+        if isinstance(value, (numbers.Number, np.generic)):
+            v = nd.full(idx.shape + arr.shape[1:], value, ctx=arr.context, dtype=arr._dtype)
+        else:
+            v = _value_array(arr, value, idx.shape + arr.shape[1:])
+        nd._scatter_set_rows(arr, idx, v, out=arr)
+        return
+    per_axis, new_axes = exp
+    starts, steps, lens, int_axes = _plan(arr, per_axis)
+    if 0 in lens:
+        return
+    if _contiguous(arr.shape, starts, steps, lens):
+        view = getitem(arr, key) if key is not Ellipsis else arr
+        flat_shape = view.shape
+        if isinstance(value, (numbers.Number, np.generic)):
+            nd._full(shape=flat_shape, value=float(value), dtype=arr._dtype.name, out=view)
+        else:
+            v = _value_array(arr, value, flat_shape) if not (
+                isinstance(value, NDArray) and value.shape != flat_shape and value.size == view.size
+            ) else _value_array(arr, value.reshape(flat_shape), flat_shape)
+            if v._chunk is view._chunk and v._offset == view._offset:
+                return
+            nd._copyto(v, out=view)
+        return
+    ends = _ends(starts, steps, lens)
+    if isinstance(value, (numbers.Number, np.generic)):
+        nd._slice_assign_scalar(arr, scalar=float(value), begin=tuple(starts), end=ends,
+                                step=tuple(steps), out=arr)
+    else:
+        v = _value_array(arr, value, tuple(lens))
+        nd._slice_assign(arr, v, begin=tuple(starts), end=ends, step=tuple(steps), out=arr)

@@ -1,0 +1,335 @@
+"""NDArray: MXNet's asynchronous n-dimensional array.
+
+Every operation is queued on the dependency engine and returns at once; reading values
+(`asnumpy`, `asscalar`, `wait_to_read`, printing) waits for the work that writes them.
+Basic slicing returns views that share storage wherever the selected region is contiguous
+(as MXNet 1.x); writes through a view are ordered by the engine like any other write.
+"""
+import numbers
+
+import numpy as np
+
+from .._core import handle as _h
+from .._core.handle import NDArrayBase
+from ..base import MXNetError
+from ..context import Context, current_context, check_available
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
+           "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis"]
+
+_DEFAULT_DTYPE = np.dtype(np.float32)
+
+
+def _ctx(ctx):
+    ctx = current_context() if ctx is None else (ctx if isinstance(ctx, Context) else Context(ctx))
+    check_available(ctx)
+    return ctx
+
+
+def _dtype(dtype, default=_DEFAULT_DTYPE):
+    if dtype is None:
+        return default
+    dt = np.dtype(dtype)
+    if dt not in _h.DTYPE_CODE:
+        raise TypeError(f"mxc does not support dtype {dt}")
+    return dt
+
+
+def _shape(shape):
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+class NDArray(NDArrayBase):
+    """An array on a device whose values are produced asynchronously by the engine."""
+
+    __slots__ = ()
+    # numpy defers to NDArray's reflected operators (np_array + nd -> NDArray)
+    __array_priority__ = 1000.0
+
+    # ---- description -------------------------------------------------------------------
+    @property
+    def stype(self):
+        return "default"
+
+    @property
+    def T(self):
+        if self.ndim < 2:
+            return self
+        return _nd().transpose(self)
+
+    @property
+    def writable(self):
+        return True
+
+    def __repr__(self):
+        shape_info = "x".join(str(d) for d in self.shape)
+        return f"\n{self.asnumpy()}\n<{type(self).__name__} {shape_info} @{self.context}>"
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self):
+        if self.size == 0:
+            return False
+        if self.size == 1:
+            return bool(self.asnumpy().reshape(-1)[0])
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self):
+        raise TypeError("NDArray is not picklable; use mx.nd.save / mx.nd.load "
+                        "(mxc never pickles array files)")
+
+    # ---- values --------------------------------------------------------------------------
+    def asscalar(self):
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(())[()]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def wait_to_write(self):
+        self.wait_to_read()
+
+    # ---- copies and conversions ----------------------------------------------------------
+    def copy(self):
+        return self.copyto(self.context)
+
+    def copyto(self, other):
+        """Copy into `other` (an NDArray of the same shape) or onto a new array on a Context."""
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            if other.shape != self.shape:
+                raise ValueError(f"copyto: shape mismatch {self.shape} vs {other.shape}")
+            return _nd()._copyto(self, out=other)
+        if isinstance(other, Context):
+            check_available(other)
+            out = _h.empty(NDArray, self.shape, self._dtype, other)
+            return _nd()._copyto(self, out=out)
+        raise TypeError(f"copyto does not take {type(other).__name__}")
+
+    def as_in_context(self, context):
+        return self if context == self.context else self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def astype(self, dtype, copy=True):
+        dtype = np.dtype(dtype)
+        if not copy and dtype == self._dtype:
+            return self
+        return _nd().cast(self, dtype=dtype.name)
+
+    def reshape(self, *shape, **kwargs):
+        """A view with a new shape; MXNet's codes 0, -1, -2, -3, -4 and ``reverse=True``."""
+        from ..ops.shape import infer_reshape
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        shape = kwargs.pop("shape", shape)
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise TypeError(f"reshape: unknown arguments {sorted(kwargs)}")
+        new = infer_reshape(self.shape, tuple(shape), reverse)
+        return _h.make_array(NDArray, self._chunk, self._offset, new, self._dtype, self.context)
+
+    def reshape_like(self, other):
+        return self.reshape(other.shape)
+
+    def _flat_view(self, begin, end, shape):
+        """A view over elements [begin, end) of this (contiguous) array, with `shape`."""
+        return _h.make_array(NDArray, self._chunk, self._offset + begin * self._dtype.itemsize,
+                             shape, self._dtype, self.context)
+
+    # ---- DLPack --------------------------------------------------------------------------
+    def to_dlpack_for_read(self):
+        """A DLPack capsule sharing this array's memory, after pending writes finished."""
+        self.wait_to_read()
+        return self._numpy_view().__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule for writing: waits for every pending read and write first."""
+        self.wait_to_read()
+        return self._numpy_view().__dlpack__()
+
+    def __dlpack__(self, stream=None, **kwargs):
+        self.wait_to_read()
+        return self._numpy_view().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    # ---- indexing -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        from . import indexing
+        return indexing.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from . import indexing
+        indexing.setitem(self, key, value)
+
+    # ---- arithmetic ------------------------------------------------------------------------
+    def __neg__(self):
+        return _nd().negative(self)
+
+    def __abs__(self):
+        return _nd().abs(self)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        return _nd().logical_not(self)
+
+
+def _nd():
+    from .. import ndarray as nd
+    return nd
+
+
+# Python operators, forward, reflected and in place, from one table.
+def _binary_method(fname, reflected=False, inplace=False):
+    def method(self, other):
+        f = getattr(_nd(), fname)
+        if inplace:
+            return f(self, other, out=self)
+        return f(other, self) if reflected else f(self, other)
+    method.__name__ = fname
+    return method
+
+
+for _py, _f in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                ("floordiv", "floor_divide"), ("mod", "modulo"), ("pow", "power")]:
+    setattr(NDArray, f"__{_py}__", _binary_method(_f))
+    setattr(NDArray, f"__r{_py}__", _binary_method(_f, reflected=True))
+    setattr(NDArray, f"__i{_py}__", _binary_method(_f, inplace=True))
+for _py, _f in [("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                ("lt", "lesser"), ("le", "lesser_equal")]:
+    setattr(NDArray, f"__{_py}__", _binary_method(_f))
+NDArray.__div__ = NDArray.__truediv__
+NDArray.__rdiv__ = NDArray.__rtruediv__
+NDArray.__idiv__ = NDArray.__itruediv__
+
+
+# ---- creation --------------------------------------------------------------------------------
+def empty(shape, ctx=None, dtype=None):
+    """An uninitialised array."""
+    return _h.empty(NDArray, _shape(shape), _dtype(dtype), _ctx(ctx))
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A new array holding a copy of `source_array` (NDArray, numpy array, list, scalar).
+
+    dtype defaults to the source's for NDArray and numpy sources and to float32 otherwise, as
+    MXNet."""
+    ctx = _ctx(ctx)
+    if isinstance(source_array, NDArray):
+        out = source_array.as_in_context(ctx) if dtype is None else source_array.astype(dtype)
+        return out.copy() if out is source_array else out
+    if isinstance(source_array, np.ndarray):
+        dt = _dtype(dtype, source_array.dtype)
+    else:
+        dt = _dtype(dtype)
+        source_array = np.asarray(source_array, dtype=dt)
+    if dt not in _h.DTYPE_CODE:
+        raise TypeError(f"mx.nd.array: dtype {dt} is not supported")
+    return _h.from_numpy(NDArray, source_array, ctx, dt)
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """An NDArray sharing a C-contiguous numpy array's memory (copied when that is impossible)."""
+    if zero_copy and ndarray.flags.c_contiguous and ndarray.dtype in _h.DTYPE_CODE:
+        return _h.wrap_numpy(NDArray, ndarray, Context("cpu", 0))
+    return array(ndarray, dtype=ndarray.dtype)
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing the memory of a DLPack capsule or an object with ``__dlpack__``."""
+    if hasattr(dlpack, "__dlpack__"):
+        a = np.from_dlpack(dlpack)
+    else:
+        class _Capsule:  # numpy takes producers, MXNet users hand over raw capsules
+            def __dlpack__(self, **kwargs):
+                return dlpack
+
+            def __dlpack_device__(self):
+                return (1, 0)
+        try:
+            a = np.from_dlpack(_Capsule())
+        except Exception as e:
+            raise MXNetError(f"from_dlpack: cannot import this tensor: {e}") from None
+    return from_numpy(a, zero_copy=True)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    nd = _nd()
+    if out is not None:
+        return nd._full(shape=out.shape, value=val, dtype=out._dtype.name, out=out)
+    return nd._full(shape=_shape(shape), value=val, ctx=ctx, dtype=_dtype(dtype).name)
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    return full(shape, 0.0, ctx, dtype, **kwargs)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    return full(shape, 1.0, ctx, dtype, **kwargs)
+
+
+def zeros_like(data):
+    return full(data.shape, 0.0, data.context, data._dtype)
+
+
+def ones_like(data):
+    return full(data.shape, 1.0, data.context, data._dtype)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop), as MXNet (float32 by default)."""
+    if stop is None:
+        start, stop = 0, start
+    out = _nd()._arange(start=start, stop=stop, step=step, ctx=ctx, dtype=_dtype(dtype).name)
+    if repeat != 1:
+        out = _nd().repeat(out, repeats=int(repeat))
+    return out
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    return _nd()._linspace(start=start, stop=stop, num=num, endpoint=endpoint, ctx=ctx,
+                           dtype=_dtype(dtype).name)
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None):
+    return _nd()._eye(N=N, M=M, k=k, ctx=ctx, dtype=_dtype(dtype).name)
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    return _nd().concat(*arrays, dim=axis)
+
+
+def moveaxis(tensor, source, destination):
+    axes = list(range(tensor.ndim))
+    src = source % tensor.ndim
+    dst = destination % tensor.ndim
+    axes.pop(src)
+    axes.insert(dst, src)
+    return _nd().transpose(tensor, axes=tuple(axes))
+
+
+def waitall():
+    """Wait for every queued operation; raise the first error since the last waitall."""
+    from .._core import engine
+    engine.wait_for_all()

@@ -1,0 +1,127 @@
+"""Builds ``mx.nd.<op>`` functions from the operator registry and runs them (imperative invoke).
+
+One function per operator name and alias, with MXNet's calling convention: tensor inputs
+positionally (or by their input names), parameters as keywords, ``out=`` to write into an
+existing array, ``name=`` accepted and ignored (for symmetry with ``mx.sym``)."""
+import inspect
+
+from .._core import handle as _h
+from ..context import Context, current_context, check_available
+from ..ops import registry
+from .ndarray import NDArray
+
+
+def _outputs_for(op, attrs, inputs, ctx):
+    shapes = [x._shape for x in inputs]
+    dtypes = [x._dtype for x in inputs]
+    return op.infer(attrs, shapes, dtypes)
+
+
+def invoke(op, inputs, kwargs, out=None):
+    """Run operator `op` on NDArray `inputs`; returns one NDArray or a list."""
+    ctx = kwargs.pop("ctx", None)
+    kwargs.pop("name", None)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, NDArray):
+            raise TypeError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
+    attrs = op.parse(kwargs)
+    if op.composite is not None:
+        res = op.composite(_nd(), attrs, *inputs)
+        if out is not None:
+            outs = [out] if isinstance(out, NDArray) else list(out)
+            ress = [res] if isinstance(res, NDArray) else list(res)
+            for o, r in zip(outs, ress):
+                r.copyto(o)
+            return out
+        return res
+    if inputs:
+        ctx = inputs[0].context
+        for x in inputs[1:]:
+            if x.context != ctx:
+                raise ValueError(f"{op.name}: inputs are on different devices ({ctx} and {x.context})")
+    else:
+        if isinstance(ctx, str):
+            ctx = Context(ctx.split("(")[0], int(ctx.split("(")[1].rstrip(")")) if "(" in ctx else 0)
+        ctx = current_context() if ctx is None else ctx
+        check_available(ctx)
+    oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
+    if out is None:
+        outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
+        op.forward(attrs, inputs, outputs)
+        return outputs[0] if len(outputs) == 1 else outputs
+    outputs = [out] if isinstance(out, NDArray) else list(out)
+    if len(outputs) != len(oshapes):
+        raise ValueError(f"{op.name}: out= needs {len(oshapes)} arrays, got {len(outputs)}")
+    for o, s, d in zip(outputs, oshapes, odtypes):
+        if o.shape != tuple(s):
+            raise ValueError(f"{op.name}: out= has shape {o.shape}, the result has shape {tuple(s)}")
+        if o._dtype != d:
+            raise ValueError(f"{op.name}: out= has dtype {o._dtype}, the result has dtype {d}")
+    # writing over an input is safe only for operators that declare it (elementwise ones)
+    aliased = [(i, j) for i, x in enumerate(inputs) for j, o in enumerate(outputs)
+               if x._chunk is o._chunk]
+    if aliased and not all(p in op.inplace for p in aliased):
+        tmp = [_h.empty(NDArray, o.shape, o._dtype, ctx) for o in outputs]
+        op.forward(attrs, inputs, tmp)
+        for t, o in zip(tmp, outputs):
+            invoke(registry.get("_copyto"), [t], {}, out=o)
+    else:
+        op.forward(attrs, inputs, outputs)
+    return out
+
+
+def _nd():
+    from .. import ndarray
+    return ndarray
+
+
+def make_function(op, name):
+    """The ``mx.nd.<name>`` function for `op`."""
+    nin = len(op.inputs)
+    input_names = op.inputs
+
+    if op.variadic:
+        def fn(*args, out=None, **kwargs):
+            if len(args) == 1 and isinstance(args[0], (list, tuple)):
+                args = tuple(args[0])
+            kwargs.setdefault(op.variadic, len(args))
+            return invoke(op, list(args), kwargs, out)
+    else:
+        def fn(*args, out=None, **kwargs):
+            if len(args) < nin:
+                args = list(args)
+                for n in input_names[len(args):]:
+                    if n not in kwargs:
+                        raise TypeError(f"{name}: missing input '{n}'")
+                    args.append(kwargs.pop(n))
+            elif len(args) > nin:
+                # MXNet's generated functions take parameters positionally after the inputs
+                extra = args[nin:]
+                free = [p.name for p in op.params if p.name not in kwargs]
+                if len(extra) > len(free):
+                    raise TypeError(f"{name}: takes {nin} input(s) ({', '.join(input_names)}) "
+                                    f"and {len(op.params)} parameter(s), got {len(args)} positional")
+                kwargs.update(zip(free, extra))
+                args = args[:nin]
+            return invoke(op, list(args), kwargs, out)
+
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in input_names]
+    if op.variadic:
+        params = [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
+    params += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+                                 default=inspect.Parameter.empty if p.required else p.default)
+               for p in op.params]
+    params += [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None),
+               inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    fn.__signature__ = inspect.Signature(params)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = op.doc or f"MXNet operator {op.name}."
+    fn.__module__ = "mxc.ndarray"
+    return fn
+
+
+def populate(namespace):
+    """Put a function for every registered name into `namespace` (a module dict)."""
+    for name, op in registry.names().items():
+        if name not in namespace:
+            namespace[name] = make_function(op, name)

@@ -1,0 +1,486 @@
+"""MXNet's binary NDArray list format (``.params``, ``mx.nd.save`` / ``mx.nd.load``).
+
+Pure numpy; the NDArray front end wraps these functions. The layout, all integers
+little-endian, as MXNet 1.9.1 writes it (src/ndarray/ndarray.cc, NDArray::Save)::
+
+    file    := u64 0x112 (list magic) | u64 reserved (0)
+               | u64 n | entry * n
+               | u64 m (0, or n when names were saved) | (u64 len | utf-8 bytes) * m
+    entry   := u32 0xF993FAC9 (V2) | i32 stype (0 dense) | shape | ctx | i32 type flag | data
+    shape   := i32 ndim | i64 dim * ndim
+    ctx     := i32 dev_type | i32 dev_id
+    data    := itemsize * prod(shape) bytes, C order
+
+Readers also accept what earlier and later MXNet 1.x wrote:
+
+* V3 (0xF993FACA, np-shape semantics, mx.npx.save): as V2; ndim -1 or a dim of -1
+  means "unknown shape", which ends the entry (an uninitialised array).
+* V1 (0xF993FAC8): no stype field; ``shape | ctx | type flag | data``.
+* pre-V1: no magic at all; the first u32 is ndim, followed by u32 dims.
+  In both legacy layouts ndim 0 was an uninitialised array with nothing after it.
+
+Sparse entries (stype 1 row_sparse, 2 csr) carry a storage shape and aux arrays;
+they are recognised and rejected with a clear error.
+
+Uninitialised ("none") entries load as ``None``: MXNet loads them as an NDArray
+without shape or data, and 1.9.1 itself can no longer write them.
+
+A 0-d array is written the way mx.nd.save in MXNet 1.9.1 writes it with np shape
+off: V2 magic, ndim 0, then the context, type flag and one element. (MXNet 1.9.1
+itself reads that back only with np shape globally on; mxc always reads it as 0-d.)
+"""
+import os
+import struct
+import secrets
+
+import numpy as np
+
+from ..base import MXNetError
+
+__all__ = ["save_bytes", "load_bytes", "save", "load"]
+
+LIST_MAGIC = 0x112
+V1_MAGIC = 0xF993FAC8
+V2_MAGIC = 0xF993FAC9
+V3_MAGIC = 0xF993FACA
+
+_STYPE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
+
+# mshadow's TypeFlag -> little-endian numpy dtype. 8..11 cannot be created from the
+# Python API of MXNet 1.9.1 but are defined in its type enum, so we read them.
+_FLAG_TO_DTYPE = {
+    0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
+    4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?"),
+    8: np.dtype("<i2"), 9: np.dtype("<u2"), 10: np.dtype("<u4"), 11: np.dtype("<u8"),
+}
+_BFLOAT16_FLAG = 12
+
+# Only what MXNet 1.9.1 can hold in an NDArray is written, so every file we write
+# loads in real MXNet.
+# Keyed by (kind, itemsize) so that any byte order ('>f4') and aliases with the same
+# layout (np.longlong next to np.int64) are accepted.
+_SAVE_DTYPES = {
+    ("f", 4): 0, ("f", 8): 1, ("f", 2): 2, ("u", 1): 3,
+    ("i", 4): 4, ("i", 1): 5, ("i", 8): 6, ("b", 1): 7,
+}
+
+# numpy 2 allows 64 dimensions; anything above cannot become an array anyway.
+_MAX_NDIM = 64
+
+# Smallest number of bytes any entry can occupy (a pre-V1 entry with ndim 0), and a
+# name (its u64 length); bounds counts before any list is built from them.
+_MIN_ENTRY_BYTES = 4
+_MIN_NAME_BYTES = 8
+
+_U32 = struct.Struct("<I")
+_I32 = struct.Struct("<i")
+_U64 = struct.Struct("<Q")
+_HEADER = struct.Struct("<QQQ")
+_ENTRY_HEAD = struct.Struct("<Iii")      # magic, stype, ndim
+_CTX_TYPE = struct.Struct("<iii")        # dev_type, dev_id, type flag
+_CPU_CTX = (1, 0)                        # Context::CPU(): kCPU = 1, dev_id 0
+
+
+# --------------------------------------------------------------------------- writing
+
+def _entries(data):
+    """Normalise ``data`` to (names or None, [arrays]); raises before any I/O."""
+    if isinstance(data, np.ndarray):
+        return None, [data]            # mx.nd.save saves a single array as a list of one
+    if isinstance(data, dict):
+        names, arrays = [], []
+        for key, value in data.items():
+            if not isinstance(key, str):
+                raise TypeError("save only accepts dict str->array or list of arrays; "
+                                f"got key {key!r} of type {type(key).__name__}")
+            if "\0" in key:
+                # MXNet passes names as C strings and would cut them at the NUL.
+                raise ValueError(f"array name {key!r} contains a NUL character")
+            names.append(key)
+            arrays.append(value)
+        # An empty dict is written with no names, exactly as MXNet does (and loads as []).
+        return (names if names else None), arrays
+    if isinstance(data, (list, tuple)):
+        return None, list(data)
+    raise ValueError("data needs to be a numpy array, a list/tuple of numpy arrays or a "
+                     f"dict of str -> numpy array, not {type(data).__name__}")
+
+
+def _entry_parts(label, arr, magic):
+    if isinstance(arr, np.generic):
+        arr = np.asarray(arr)          # numpy scalars (e.g. from a reduction) save as 0-d
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"save only accepts numpy arrays; entry {label} is "
+                        f"{type(arr).__name__}")
+    flag = _SAVE_DTYPES.get((arr.dtype.kind, arr.dtype.itemsize))
+    if flag is None:
+        supported = ", ".join(_FLAG_TO_DTYPE[f].name for f in _SAVE_DTYPES.values())
+        raise TypeError(f"entry {label} has dtype {arr.dtype}, which MXNet 1.9 .params "
+                        f"files cannot hold (supported: {supported})")
+    if arr.ndim > _MAX_NDIM:
+        raise ValueError(f"entry {label} has {arr.ndim} dimensions (max {_MAX_NDIM})")
+    le = arr.dtype.newbyteorder("<") if arr.dtype.itemsize > 1 else arr.dtype
+    body = np.ascontiguousarray(arr, dtype=le)
+    head = (_ENTRY_HEAD.pack(magic, 0, arr.ndim)
+            + struct.pack(f"<{arr.ndim}q", *arr.shape)
+            + _CTX_TYPE.pack(_CPU_CTX[0], _CPU_CTX[1], flag))
+    if body.size == 0:
+        return [head]
+    return [head, memoryview(body.reshape(-1).view(np.uint8))]
+
+
+def _encode_parts(data, np_shape=False):
+    """The file as a list of bytes-like parts (array data is not copied).
+
+    ``np_shape=True`` writes V3 entries, as mx.npx.save does under np-shape semantics;
+    the byte layout is otherwise the same.
+    """
+    magic = V3_MAGIC if np_shape else V2_MAGIC
+    names, arrays = _entries(data)
+    parts = [_HEADER.pack(LIST_MAGIC, 0, len(arrays))]
+    for i, arr in enumerate(arrays):
+        label = repr(names[i]) if names is not None else str(i)
+        parts.extend(_entry_parts(label, arr, magic))
+    if names is None:
+        parts.append(_U64.pack(0))
+    else:
+        parts.append(_U64.pack(len(names)))
+        for name in names:
+            raw = name.encode("utf-8")
+            parts.append(_U64.pack(len(raw)))
+            parts.append(raw)
+    return parts
+
+
+def save_bytes(data):
+    """Serialize arrays to the bytes ``mx.nd.save`` writes.
+
+    Parameters
+    ----------
+    data : numpy.ndarray, list or tuple of numpy.ndarray, or dict of str -> numpy.ndarray
+        The arrays. A dict saves names (and loads back as a dict); a list, tuple or
+        single array saves none. Supported dtypes: float32, float64, float16, uint8,
+        int8, int32, int64, bool.
+
+    Returns
+    -------
+    bytes
+        Byte-identical to what MXNet 1.9.1 writes for the same dense CPU arrays.
+
+    Raises
+    ------
+    TypeError
+        A key is not a str, a value is not a numpy array, or a dtype cannot be saved.
+    ValueError
+        ``data`` is of an unsupported container type or a name contains NUL.
+    """
+    return b"".join(_encode_parts(data))
+
+
+def save(fname, data):
+    """Save arrays to ``fname`` in MXNet's .params format, atomically.
+
+    The file is written to a temporary file in the same directory and moved over
+    ``fname`` with ``os.replace``, so a failure (bad data, full disk) leaves any
+    previous file untouched. An existing file's permission bits are kept.
+
+    Parameters
+    ----------
+    fname : str or os.PathLike
+        Destination file.
+    data : numpy.ndarray, list or tuple of numpy.ndarray, or dict of str -> numpy.ndarray
+        See :func:`save_bytes`.
+    """
+    fname = os.fspath(fname)
+    parts = _encode_parts(data)          # every validation error is raised here, before I/O
+    directory, base = os.path.split(os.path.abspath(fname))
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 lets the umask decide the mode, like a plain fopen would.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for part in parts:
+                f.write(part)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.chmod(tmp, os.stat(fname).st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, fname)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Reader:
+    """Bounds-checked cursor; every failure names the file and the byte offset.
+
+    Subclasses supply ``_get(nbytes)`` (small reads for headers and names) and
+    ``_fill(arr)`` (the raw bytes of one array, written into ``arr``); ``need`` has
+    already checked that the bytes exist, so sizes are never trusted before that.
+    """
+
+    def __init__(self, end, source):
+        self.pos = 0
+        self.end = end
+        self.source = source
+
+    def fail(self, what, offset=None):
+        off = self.pos if offset is None else offset
+        raise MXNetError(f"invalid NDArray file {self.source}: {what} (at byte offset {off})")
+
+    def need(self, nbytes, what):
+        remaining = self.end - self.pos
+        if nbytes > remaining:
+            self.fail(f"truncated file: {what} needs {nbytes} bytes, only {remaining} remain")
+
+    def take(self, nbytes, what):
+        self.need(nbytes, what)
+        raw = self._get(nbytes)
+        self.pos += nbytes
+        return raw
+
+    def unpack(self, st, what):
+        return st.unpack(self.take(st.size, what))
+
+    def u32(self, what):
+        return self.unpack(_U32, what)[0]
+
+    def i32(self, what):
+        return self.unpack(_I32, what)[0]
+
+    def u64(self, what):
+        return self.unpack(_U64, what)[0]
+
+    def dims(self, ndim, itemsize, what):
+        start = self.pos
+        raw = self.take(ndim * itemsize, what)
+        return struct.unpack("<%d%s" % (ndim, "q" if itemsize == 8 else "I"), raw), start
+
+    def array(self, dtype, shape, count, what):
+        """An owning, writable, native-order array of ``shape`` read from the file."""
+        nbytes = count * dtype.itemsize
+        self.need(nbytes, what)
+        if count == 0 and shape:
+            # numpy refuses shapes like (0, 2**62) even though they hold nothing.
+            try:
+                np.empty(shape, dtype=dtype)
+            except ValueError:
+                self.fail(f"{what}: shape {shape} is too large for numpy")
+        if dtype.kind == "b":
+            # Normalise whatever bytes the file holds to 0/1, as a C++ bool read would.
+            raw = np.empty(shape, dtype=np.uint8)
+            self._fill(raw, nbytes, what)
+            arr = np.empty(shape, dtype=np.bool_)
+            np.not_equal(raw, 0, out=arr)
+        else:
+            arr = np.empty(shape, dtype=dtype)
+            self._fill(arr, nbytes, what)
+            if not arr.dtype.isnative:      # big-endian hosts only
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+        self.pos += nbytes
+        return arr
+
+
+class _BufferReader(_Reader):
+    def __init__(self, view, source):
+        super().__init__(len(view), source)
+        self.buf = view
+
+    def _get(self, nbytes):
+        return self.buf[self.pos:self.pos + nbytes]
+
+    def _fill(self, arr, nbytes, what):
+        if nbytes:
+            # One memcpy out of the source buffer into memory the array owns.
+            np.copyto(arr.reshape(-1).view(np.uint8),
+                      np.frombuffer(self.buf, dtype=np.uint8, count=nbytes, offset=self.pos))
+
+
+class _FileReader(_Reader):
+    """Reads straight from the file into each array's memory (no intermediate buffer)."""
+
+    def __init__(self, f, size, source):
+        super().__init__(size, source)
+        self.f = f
+
+    def _get(self, nbytes):
+        raw = self.f.read(nbytes)
+        if len(raw) != nbytes:
+            self.fail(f"file shrank while being read: expected {nbytes} more bytes")
+        return raw
+
+    def _fill(self, arr, nbytes, what):
+        if nbytes and self.f.readinto(memoryview(arr.reshape(-1).view(np.uint8))) != nbytes:
+            self.fail(f"file shrank while being read: {what} incomplete")
+
+
+def _read_ndim(r, label, allow_unknown):
+    off = r.pos
+    ndim = r.i32(f"{label} ndim")
+    if ndim == -1 and allow_unknown:
+        return ndim
+    if ndim < 0 or ndim > _MAX_NDIM:
+        r.fail(f"{label} has ndim {ndim} (must be 0..{_MAX_NDIM})", off)
+    return ndim
+
+
+def _read_shape(r, label, np_semantics):
+    """A TShape (i32 ndim, i64 dims). Returns the shape, or None if unknown (V3 only)."""
+    ndim = _read_ndim(r, label, np_semantics)
+    if ndim == -1:
+        return None
+    shape, start = r.dims(ndim, 8, f"{label} shape")
+    if any(d < 0 for d in shape):
+        if np_semantics and all(d >= -1 for d in shape):
+            return None
+        r.fail(f"{label} has a negative dimension in shape {shape}", start)
+    return shape
+
+
+def _read_data(r, label, shape):
+    """Context, type flag and data of a dense entry; returns an owning numpy array."""
+    r.unpack(_U64, f"{label} context")     # dev_type, dev_id: ignored, we load to cpu
+    flag_off = r.pos
+    flag = r.i32(f"{label} type flag")
+    dtype = _FLAG_TO_DTYPE.get(flag)
+    if dtype is None:
+        if flag == _BFLOAT16_FLAG:
+            r.fail(f"{label} has dtype bfloat16, which mxc cannot load (numpy has no "
+                   "bfloat16)", flag_off)
+        r.fail(f"{label} has unknown dtype flag {flag}", flag_off)
+    count = 1
+    for d in shape:
+        count *= d
+    return r.array(dtype, shape, count, f"{label} data ({count} x {dtype.name})")
+
+
+def _read_entry(r, index):
+    label = f"entry {index}"
+    start = r.pos
+    magic = r.u32(f"{label} magic")
+    if magic in (V2_MAGIC, V3_MAGIC):
+        np_semantics = magic == V3_MAGIC
+        stype_off = r.pos
+        stype = r.i32(f"{label} storage type")
+        if stype != 0:
+            if stype in _STYPE_NAMES:
+                raise MXNetError(
+                    f"cannot load NDArray file {r.source}: entry {index} has "
+                    f"{_STYPE_NAMES[stype]} storage; sparse storage is not supported yet "
+                    f"(at byte offset {start})")
+            r.fail(f"{label} has unknown storage type {stype}", stype_off)
+        shape = _read_shape(r, label, np_semantics)
+        if shape is None:
+            return None
+        # ndim 0 in V2 is what MXNet 1.9.1 writes for a 0-d array (data follows).
+        return _read_data(r, label, shape)
+    if magic == V1_MAGIC:
+        shape = _read_shape(r, label, False)
+    else:
+        # pre-V1: the "magic" is ndim, dims are u32.
+        ndim = magic
+        if ndim > _MAX_NDIM:
+            r.fail(f"{label} starts with {magic:#010x}, neither an NDArray magic nor a "
+                   f"plausible legacy ndim", start)
+        shape, _ = r.dims(ndim, 4, f"{label} shape")
+    if len(shape) == 0:
+        return None                         # legacy "none" array: nothing follows
+    return _read_data(r, label, shape)
+
+
+def load_bytes(buf, source="<buffer>"):
+    """Parse MXNet .params bytes.
+
+    Parameters
+    ----------
+    buf : bytes-like
+        The file contents (bytes, bytearray, memoryview, mmap, uint8 array).
+    source : str
+        Name used in error messages (the file name).
+
+    Returns
+    -------
+    list of numpy.ndarray, or dict of str -> numpy.ndarray
+        A dict when the file holds names, else a list (an empty dict saves as an
+        empty list). Arrays own their memory and are writable. Uninitialised entries
+        (legacy or V3 unknown shape) are ``None``.
+
+    Raises
+    ------
+    MXNetError
+        Wrong magic, truncation, impossible sizes, unknown dtype or storage type,
+        sparse entries, trailing bytes, or names not matching the arrays; the message
+        names ``source``, the problem and the byte offset.
+    """
+    with memoryview(buf) as view:
+        flat = view.cast("B") if (view.ndim != 1 or view.itemsize != 1) else view
+        r = _BufferReader(flat, source)
+        try:
+            return _parse(r)
+        finally:
+            r.buf = None
+            if flat is not view:
+                flat.release()
+
+
+def _parse(r):
+    magic, _reserved, count = r.unpack(_HEADER, "header")
+    if magic != LIST_MAGIC:
+        r.fail(f"bad magic {magic:#x}, expected {LIST_MAGIC:#x} (not an MXNet NDArray file)", 0)
+    if count * _MIN_ENTRY_BYTES > r.end - r.pos:
+        r.fail(f"truncated or corrupt file: array count {count} needs at least "
+               f"{count * _MIN_ENTRY_BYTES} bytes, only {r.end - r.pos} remain", 16)
+    arrays = [_read_entry(r, i) for i in range(count)]
+    names_off = r.pos
+    n_names = r.u64("names count")
+    if n_names != 0 and n_names != count:
+        r.fail(f"{n_names} names for {count} arrays", names_off)
+    if n_names * _MIN_NAME_BYTES > r.end - r.pos:
+        r.fail(f"truncated or corrupt file: names count {n_names} needs at least "
+               f"{n_names * _MIN_NAME_BYTES} bytes, only {r.end - r.pos} remain", names_off)
+    names = []
+    for i in range(n_names):
+        off = r.pos
+        length = r.u64(f"name {i} length")
+        raw = bytes(r.take(length, f"name {i} ({length} bytes)"))
+        try:
+            names.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            r.fail(f"name {i} is not valid UTF-8 ({e.reason})", off)
+    if r.pos != r.end:
+        r.fail(f"{r.end - r.pos} trailing bytes after the last name")
+    if n_names == 0:
+        return arrays
+    # Like MXNet's Python front end: a repeated name keeps the last array.
+    return dict(zip(names, arrays))
+
+
+def load(fname):
+    """Load arrays saved by ``mx.nd.save`` (or :func:`save`) from ``fname``.
+
+    Parameters
+    ----------
+    fname : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    list of numpy.ndarray, or dict of str -> numpy.ndarray
+        See :func:`load_bytes`.
+    """
+    fname = os.fspath(fname)
+    with open(fname, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        r = _FileReader(f, size, fname)
+        result = _parse(r)
+        if f.read(1):
+            r.fail("file grew while being read")
+    return result

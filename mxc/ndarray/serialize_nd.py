@@ -1,0 +1,43 @@
+"""``mx.nd.save`` / ``mx.nd.load`` on NDArrays, over the .params format in serialize.py."""
+from . import serialize
+from .ndarray import NDArray, from_numpy
+
+
+def _to_numpy(data, fname):
+    if isinstance(data, NDArray):
+        return [data.asnumpy()]
+    if isinstance(data, dict):
+        out = {}
+        for k, v in data.items():
+            if not isinstance(k, str) or not isinstance(v, NDArray):
+                raise ValueError(f"save {fname}: a dict must map str to NDArray, got "
+                                 f"{type(k).__name__} -> {type(v).__name__}")
+            out[k] = v.asnumpy()
+        return out
+    if isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            if not isinstance(v, NDArray):
+                raise ValueError(f"save {fname}: item {i} is {type(v).__name__}, not NDArray")
+        return [v.asnumpy() for v in data]
+    raise ValueError(f"save {fname}: data must be an NDArray, a list of NDArrays or a dict "
+                     f"str -> NDArray, got {type(data).__name__}")
+
+
+def _wrap(loaded):
+    if isinstance(loaded, dict):
+        return {k: from_numpy(v) for k, v in loaded.items()}
+    return [from_numpy(v) for v in loaded]
+
+
+def save(fname, data):
+    """Save NDArrays in MXNet's binary format (readable by MXNet 1.x's mx.nd.load)."""
+    serialize.save(fname, _to_numpy(data, fname))
+
+
+def load(fname):
+    """Load a list or dict of NDArrays saved by mx.nd.save (mxc or MXNet)."""
+    return _wrap(serialize.load(fname))
+
+
+def load_frombuffer(buf):
+    return _wrap(serialize.load_bytes(buf))

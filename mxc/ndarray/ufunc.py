@@ -1,0 +1,92 @@
+"""MXNet's array/scalar arithmetic functions (``mx.nd.add(x, 2)``, ``x * y``, ``3 - x``):
+NDArray with NDArray broadcasts, NDArray with a scalar uses the ``_*_scalar`` operator."""
+import numbers
+
+import numpy as np
+
+from .ndarray import NDArray, array
+
+__all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
+           "minimum", "hypot", "equal", "not_equal", "greater", "greater_equal", "lesser",
+           "lesser_equal", "logical_and", "logical_or", "logical_xor", "floor_divide"]
+
+
+def _nd():
+    from .. import ndarray as nd
+    return nd
+
+
+def _helper(lhs, rhs, bcast, scalar, rscalar, pyop, out=None):
+    nd = _nd()
+    if isinstance(lhs, np.ndarray) and isinstance(rhs, NDArray):
+        lhs = array(lhs, ctx=rhs.context, dtype=rhs.dtype)
+    if isinstance(rhs, np.ndarray) and isinstance(lhs, NDArray):
+        rhs = array(rhs, ctx=lhs.context, dtype=lhs.dtype)
+    if isinstance(lhs, NDArray):
+        if isinstance(rhs, NDArray):
+            return getattr(nd, bcast)(lhs, rhs, out=out)
+        if isinstance(rhs, (numbers.Number, np.generic)):
+            return getattr(nd, scalar)(lhs, scalar=float(rhs), out=out)
+        raise TypeError(f"type {type(rhs).__name__} not supported")
+    if isinstance(rhs, NDArray):
+        if isinstance(lhs, (numbers.Number, np.generic)):
+            return getattr(nd, rscalar)(rhs, scalar=float(lhs), out=out)
+        raise TypeError(f"type {type(lhs).__name__} not supported")
+    return pyop(lhs, rhs)
+
+
+def _make(fname, bcast, scalar, rscalar, pyop):
+    def f(lhs, rhs, out=None):
+        return _helper(lhs, rhs, bcast, scalar, rscalar, pyop, out)
+    f.__name__ = fname
+    f.__doc__ = f"{fname} of arrays and scalars with broadcasting (MXNet's ``mx.nd.{fname}``)."
+    return f
+
+
+import operator as _op
+
+_TABLE = [
+    ("add", "broadcast_add", "_plus_scalar", "_plus_scalar", _op.add),
+    ("subtract", "broadcast_sub", "_minus_scalar", "_rminus_scalar", _op.sub),
+    ("multiply", "broadcast_mul", "_mul_scalar", "_mul_scalar", _op.mul),
+    ("divide", "broadcast_div", "_div_scalar", "_rdiv_scalar", _op.truediv),
+    ("modulo", "broadcast_mod", "_mod_scalar", "_rmod_scalar", _op.mod),
+    ("power", "broadcast_power", "_power_scalar", "_rpower_scalar", _op.pow),
+    ("maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", max),
+    ("minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", min),
+    ("hypot", "broadcast_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: (a * a + b * b) ** 0.5),
+    ("equal", "broadcast_equal", "_equal_scalar", "_equal_scalar", lambda a, b: float(a == b)),
+    ("not_equal", "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar",
+     lambda a, b: float(a != b)),
+    ("greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar", lambda a, b: float(a > b)),
+    ("greater_equal", "broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar",
+     lambda a, b: float(a >= b)),
+    ("lesser", "broadcast_lesser", "_lesser_scalar", "_greater_scalar", lambda a, b: float(a < b)),
+    ("lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
+     lambda a, b: float(a <= b)),
+    ("logical_and", "broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar",
+     lambda a, b: float(bool(a) and bool(b))),
+    ("logical_or", "broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar",
+     lambda a, b: float(bool(a) or bool(b))),
+    ("logical_xor", "broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar",
+     lambda a, b: float(bool(a) != bool(b))),
+]
+
+for _row in _TABLE:
+    globals()[_row[0]] = _make(*_row)
+true_divide = divide  # noqa: F821
+
+
+def floor_divide(lhs, rhs, out=None):
+    """Floor division (``//``): floor(a / b) for floats, (a - a mod b) / b for integers."""
+    nd = _nd()
+    x = lhs if isinstance(lhs, NDArray) else rhs
+    if not isinstance(x, NDArray):
+        return lhs // rhs
+    if np.issubdtype(x.dtype, np.floating):
+        res = nd.floor(divide(lhs, rhs))  # noqa: F821
+    else:
+        res = divide(subtract(lhs, modulo(lhs, rhs)), rhs)  # noqa: F821
+    if out is not None:
+        return res.copyto(out)
+    return res

@@ -1,0 +1,135 @@
+"""The operator registry: every operator is one OpDef, and every front end is built from it.
+
+An OpDef says what MXNet users know about an operator (its name and aliases, its tensor inputs,
+typed parameters) and what mxc needs to run it:
+
+- ``infer(attrs, in_shapes, in_dtypes) -> (out_shapes, out_dtypes)``; raises ValueError naming the
+  operator on bad shapes. The symbol front end and the executor call the same function.
+- ``forward(attrs, inputs, outputs)``: queues the work on the engine (normally one kernel push,
+  see ``kernel_forward``). Outputs are allocated by the caller from ``infer``.
+- or ``composite(F, attrs, *inputs)``: an operator built from other operators through the
+  namespace F (``mx.nd`` or, later, ``mx.sym``); it needs no kernel and inherits gradients.
+- ``grad(F, attrs, inputs, outputs, out_grads) -> [grad or None per input]``, written with F's
+  differentiable operators, so higher-order gradients come free (autograd, a later issue,
+  calls it; the registry tests check it against central differences today).
+
+`mx.nd.<name>` for every name and alias, NDArray methods and, later, `mx.sym.<name>` come from here.
+"""
+import os
+
+from ..base import MXNetError
+from .params import Param, parse_attrs
+
+__all__ = ["OpDef", "Param", "register", "get", "all_ops", "kernel", "omp_threads"]
+
+_OPS = {}        # every name and alias -> OpDef
+_DEFS = []       # each OpDef once, in registration order
+
+
+class OpDef:
+    __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
+                 "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
+                 "key_inputs")
+
+    def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
+                 composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
+                 inplace=(), doc=""):
+        if (forward is None) == (composite is None):
+            raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
+        if forward is not None and infer is None:
+            raise TypeError(f"{name}: a kernel operator needs infer=")
+        self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
+        self.params = tuple(params)
+        self.infer, self.forward, self.composite, self.grad = infer, forward, composite, grad
+        self.num_outputs = num_outputs      # int, or callable(attrs) -> int
+        self.variadic = variadic            # name of the count parameter (concat's num_args) or None
+        self.inplace = tuple(inplace)       # (input index, output index) pairs that may share memory
+        self.doc = doc
+        self._param_names = frozenset(p.name for p in self.params)
+        self._defaults = None
+
+    def parse(self, kwargs):
+        """Typed attributes from Python values or MXNet attribute strings."""
+        if not kwargs:
+            if self._defaults is None:
+                self._defaults = parse_attrs(self.name, self.params, {})
+            return self._defaults
+        return parse_attrs(self.name, self.params, kwargs)
+
+    def n_out(self, attrs):
+        return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+
+    def __repr__(self):
+        return f"<OpDef {self.name}>"
+
+
+def register(op):
+    for n in (op.name,) + op.aliases:
+        if n in _OPS:
+            raise MXNetError(f"operator {n} registered twice")
+        _OPS[n] = op
+    _DEFS.append(op)
+    return op
+
+
+def get(name):
+    try:
+        return _OPS[name]
+    except KeyError:
+        raise MXNetError(f"operator {name} is not registered") from None
+
+
+def all_ops():
+    """Each OpDef once, in registration order."""
+    return list(_DEFS)
+
+
+def names():
+    return dict(_OPS)
+
+
+def omp_threads():
+    """OpenMP threads per kernel: OMP_NUM_THREADS, else every core (decided once, in Python)."""
+    n = os.environ.get("OMP_NUM_THREADS", "")
+    return max(1, int(n)) if n.strip().isdigit() else (os.cpu_count() or 1)
+
+
+def kernel(table, name, key):
+    """Address of kernel `name` for dtype `key` from a family's KERNELS table, or a clear error."""
+    try:
+        return table[name][key]
+    except KeyError:
+        raise MXNetError(f"{name.split(':')[-1]}: no CPU kernel for dtype {key}") from None
+
+
+_NTHREADS = omp_threads()
+
+
+def _dtype_name(key):
+    from .._core.opcall import CODE_DTYPE
+    if isinstance(key, tuple):
+        return "(" + ", ".join(CODE_DTYPE[k].name for k in key) + ")"
+    return CODE_DTYPE[key].name
+
+
+def kernel_forward(family, kname, key=None, attrs=None, name=None):
+    """A ``forward`` that pushes kernel `kname` of ``mxc.ops.cpu.<family>.KERNELS``.
+
+    key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code);
+    attrs(attrs, inputs, outputs) -> (iattr, fattr) fills the kernel's attribute slots."""
+    import importlib
+    from .._core.handle import push_kernel
+    bname = (name or kname.split(":")[-1]).encode()
+    table = {}
+
+    def forward(a, inputs, outputs):
+        if not table:
+            table.update(importlib.import_module(f"mxc.ops.cpu.{family}").KERNELS)
+        k = key(a, inputs, outputs) if key is not None else inputs[0]._dcode
+        try:
+            addr = table[kname][k]
+        except KeyError:
+            raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
+        ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
+        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS)
+    return forward

@@ -1,0 +1,449 @@
+"""Shape operators: reshape (MXNet's special codes), expand_dims, squeeze, flatten, transpose,
+swapaxes, broadcast_to/like, concat, stack, split, slice, slice_axis, tile, repeat, flip.
+Kernels: mxc/ops/cpu/shape.pyx. Reshapes are copies here and views on NDArray.reshape."""
+import numpy as np
+
+from .elemwise import sum_to
+from .params import Param
+from .registry import OpDef, register, kernel_forward
+
+
+def infer_reshape(src, target, reverse=False, op="reshape"):
+    """MXNet's reshape codes: 0 copy a dim, -1 infer one, -2 copy the rest, -3 merge two,
+    -4 split one into the next two (one of which may be -1). ``reverse`` matches from the right."""
+    src, target = tuple(src), tuple(target)
+    if reverse:
+        rev = infer_reshape(src[::-1], _reverse_codes(target), False, op)
+        return rev[::-1]
+    out, i, j, infer_at = [], 0, 0, None
+    while j < len(target):
+        t = target[j]
+        if t > 0:
+            out.append(t); i += 1
+        elif t == 0:
+            if i >= len(src):
+                raise ValueError(f"{op}: code 0 at position {j} has no input dimension in {src}")
+            out.append(src[i]); i += 1
+        elif t == -1:
+            if infer_at is not None:
+                raise ValueError(f"{op}: more than one -1 in {target}")
+            infer_at = len(out); out.append(-1); i += 1
+        elif t == -2:
+            out.extend(src[i:]); i = len(src)
+        elif t == -3:
+            if i + 1 >= len(src):
+                raise ValueError(f"{op}: -3 needs two input dimensions at position {i} of {src}")
+            out.append(src[i] * src[i + 1]); i += 2
+        elif t == -4:
+            if j + 2 >= len(target) or i >= len(src):
+                raise ValueError(f"{op}: -4 must be followed by two dimensions in {target}")
+            d, a, b = src[i], target[j + 1], target[j + 2]
+            if a == -1 and b == -1:
+                raise ValueError(f"{op}: -4 split cannot infer both parts in {target}")
+            if a == -1:
+                a = d // b if b else 0
+            if b == -1:
+                b = d // a if a else 0
+            if a * b != d:
+                raise ValueError(f"{op}: cannot split dimension {d} into {a} x {b}")
+            out.extend([a, b]); i += 1; j += 2
+        else:
+            raise ValueError(f"{op}: invalid shape code {t} in {target}")
+        j += 1
+    total = int(np.prod(src, dtype=np.int64))
+    if infer_at is not None:
+        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        if known == 0 or total % known:
+            raise ValueError(f"{op}: cannot reshape {src} into {target}")
+        out[infer_at] = total // known
+    if int(np.prod(out, dtype=np.int64)) != total:
+        raise ValueError(f"{op}: cannot reshape array of shape {src} (size {total}) into {tuple(out)}")
+    return tuple(int(d) for d in out)
+
+
+def _reverse_codes(target):
+    # -4 a b reads left to right; reversed it must stay "-4 b a" in front of the pair
+    t = list(target)[::-1]
+    out, k = [], 0
+    while k < len(t):
+        if k + 2 < len(t) and t[k + 2] == -4:
+            out.extend([-4, t[k], t[k + 1]]); k += 3
+        else:
+            out.append(t[k]); k += 1
+    return tuple(out)
+
+
+def _copy_forward(name):
+    """Forward for ops whose result is the input's elements in the same order (a reshape)."""
+    fwd = kernel_forward("elemwise", "unary:copy", name=name)
+
+    def forward(attrs, inputs, outputs):
+        fwd(attrs, [inputs[0].reshape(outputs[0].shape)], outputs)
+    return forward
+
+
+def _reshape_grad(F, a, i, o, g):
+    return [g[0].reshape(i[0].shape)]
+
+
+def _reg_reshape_like(name, infer, params=(), aliases=(), doc=""):
+    register(OpDef(name, aliases=aliases, params=params, infer=infer, forward=_copy_forward(name),
+                   grad=_reshape_grad, inplace=((0, 0),), doc=doc))
+
+
+_reg_reshape_like(
+    "Reshape", lambda a, s, d: ([infer_reshape(s[0], a["shape"], a["reverse"])], [d[0]]),
+    params=(Param("shape", "shape", ()), Param("reverse", bool, False)), aliases=("reshape",),
+    doc="Reshape with MXNet's codes 0, -1, -2, -3, -4.")
+
+
+def _expand_infer(a, s, d):
+    nd = len(s[0])
+    ax = a["axis"]
+    if not -nd - 1 <= ax <= nd:
+        raise ValueError(f"expand_dims: axis {ax} out of range for {nd} dimensions")
+    ax = ax % (nd + 1)
+    return [s[0][:ax] + (1,) + s[0][ax:]], [d[0]]
+
+
+_reg_reshape_like("expand_dims", _expand_infer, params=(Param("axis", int, required=True),),
+                  doc="Insert a dimension of size 1 at `axis`.")
+
+
+def _squeeze_infer(a, s, d):
+    shp = s[0]
+    if a["axis"] is None:
+        out = tuple(x for x in shp if x != 1)
+    else:
+        axes = {x % len(shp) for x in a["axis"]}
+        for x in axes:
+            if shp[x] != 1:
+                raise ValueError(f"squeeze: axis {x} has size {shp[x]}, not 1")
+        out = tuple(x for k, x in enumerate(shp) if k not in axes)
+    return [out if out else (1,)], [d[0]]
+
+
+_reg_reshape_like("squeeze", _squeeze_infer, params=(Param("axis", "shape", None, optional=True),),
+                  doc="Remove dimensions of size 1.")
+
+
+def _flatten_infer(a, s, d):
+    shp = s[0]
+    if not shp:
+        return [(1, 1)], [d[0]]
+    return [(shp[0], int(np.prod(shp[1:], dtype=np.int64)))], [d[0]]
+
+
+_reg_reshape_like("Flatten", _flatten_infer, aliases=("flatten",),
+                  doc="Collapse all but the first dimension.")
+
+
+# ---- transpose / swapaxes ----------------------------------------------------------------------
+def _axes(a, nd):
+    axes = a["axes"]
+    if not axes:
+        return tuple(range(nd))[::-1]
+    if sorted(x % nd for x in axes) != list(range(nd)) or len(axes) != nd:
+        raise ValueError(f"transpose: axes {axes} is not a permutation of {nd} dimensions")
+    return tuple(x % nd for x in axes)
+
+
+def _transpose_infer(a, s, d):
+    ax = _axes(a, len(s[0]))
+    return [tuple(s[0][x] for x in ax)], [d[0]]
+
+
+def _transpose_grad(F, a, i, o, g):
+    ax = _axes(a, i[0].ndim)
+    inv = tuple(int(x) for x in np.argsort(ax))
+    return [F.transpose(g[0], axes=inv)]
+
+
+register(OpDef("transpose", params=(Param("axes", "shape", ()),), infer=_transpose_infer,
+               forward=kernel_forward("shape", "transpose",
+                                      attrs=lambda a, i, o: (_axes(a, i[0].ndim), ())),
+               grad=_transpose_grad, doc="Permute the axes (reverse them by default)."))
+
+
+def _swap_composite(F, a, x):
+    ax = list(range(x.ndim))
+    d1, d2 = a["dim1"] % x.ndim, a["dim2"] % x.ndim
+    ax[d1], ax[d2] = ax[d2], ax[d1]
+    return F.transpose(x, axes=tuple(ax))
+
+
+register(OpDef("SwapAxis", aliases=("swapaxes",), params=(Param("dim1", int, 0), Param("dim2", int, 0)),
+               composite=_swap_composite, doc="Swap two axes."))
+
+
+# ---- broadcast_to / like -------------------------------------------------------------------------
+def _bto_infer(a, s, d):
+    src, tgt = s[0], a["shape"]
+    if len(tgt) < len(src):
+        raise ValueError(f"broadcast_to: target {tgt} has fewer dimensions than {src}")
+    src2 = (1,) * (len(tgt) - len(src)) + tuple(src)
+    out = []
+    for x, t in zip(src2, tgt):
+        t = x if t == 0 else t
+        if x != t and x != 1:
+            raise ValueError(f"broadcast_to: cannot broadcast {src} to {tgt}")
+        out.append(t)
+    return [tuple(out)], [d[0]]
+
+
+def _bto_forward():
+    fwd = kernel_forward("shape", "broadcast_to")
+
+    def forward(a, inputs, outputs):
+        x, n = inputs[0], outputs[0].ndim
+        xv = x if x.ndim == n else x.reshape((1,) * (n - x.ndim) + x.shape)
+        fwd(a, [xv], outputs)
+    return forward
+
+
+register(OpDef("broadcast_to", params=(Param("shape", "shape", ()),), infer=_bto_infer,
+               forward=_bto_forward(), grad=lambda F, a, i, o, g: [sum_to(F, g[0], i[0].shape)],
+               doc="Broadcast to `shape` (0 keeps the input's dimension)."))
+
+
+def _blike_composite(F, a, lhs, rhs):
+    if a["lhs_axes"] is None:
+        return F.broadcast_to(lhs, shape=rhs.shape)
+    shape = list(lhs.shape)
+    for la, ra in zip(a["lhs_axes"], a["rhs_axes"]):
+        shape[la % lhs.ndim] = rhs.shape[ra % rhs.ndim]
+    return F.broadcast_to(lhs, shape=tuple(shape))
+
+
+register(OpDef("broadcast_like", inputs=("lhs", "rhs"),
+               params=(Param("lhs_axes", "shape", None, optional=True),
+                       Param("rhs_axes", "shape", None, optional=True)),
+               composite=_blike_composite, doc="Broadcast lhs to the shape of rhs."))
+
+
+# ---- concat / stack / split ---------------------------------------------------------------------
+def _concat_infer(a, s, d):
+    if not s:
+        raise ValueError("concat: needs at least one input")
+    nd = len(s[0])
+    ax = a["dim"]
+    if not -nd <= ax < nd:
+        raise ValueError(f"concat: dim {ax} out of range for {nd} dimensions")
+    ax %= nd
+    total = 0
+    for k, (shp, dt) in enumerate(zip(s, d)):
+        if len(shp) != nd or any(shp[i] != s[0][i] for i in range(nd) if i != ax):
+            raise ValueError(f"concat: input {k} has shape {shp}, incompatible with {s[0]} on dim {ax}")
+        if dt != d[0]:
+            raise ValueError(f"concat: input {k} has dtype {dt}, expected {d[0]}")
+        total += shp[ax]
+    return [s[0][:ax] + (total,) + s[0][ax + 1:]], [d[0]]
+
+
+def _concat_grad(F, a, i, o, g):
+    ax = a["dim"] % i[0].ndim
+    out, start = [], 0
+    for x in i:
+        out.append(F.slice_axis(g[0], axis=ax, begin=start, end=start + x.shape[ax]))
+        start += x.shape[ax]
+    return out
+
+
+register(OpDef("Concat", aliases=("concat",), inputs=(), variadic="num_args",
+               params=(Param("num_args", int, required=True), Param("dim", int, 1)),
+               infer=_concat_infer,
+               forward=kernel_forward("shape", "concat",
+                                      attrs=lambda a, i, o: ((a["dim"] % i[0].ndim,), ())),
+               grad=_concat_grad, doc="Join arrays along `dim`."))
+
+
+def _stack_composite(F, a, *xs):
+    nd = xs[0].ndim
+    ax = a["axis"] % (nd + 1)
+    return F.concat(*[F.expand_dims(x, axis=ax) for x in xs], dim=ax)
+
+
+register(OpDef("stack", inputs=(), variadic="num_args",
+               params=(Param("axis", int, 0), Param("num_args", int, required=True)),
+               composite=_stack_composite, doc="Join arrays along a new axis."))
+
+
+def _split_n(a):
+    return a["num_outputs"]
+
+
+def _split_infer(a, s, d):
+    shp, n = s[0], a["num_outputs"]
+    ax = a["axis"] % len(shp)
+    if n <= 0 or shp[ax] % n:
+        raise ValueError(f"split: axis {ax} of size {shp[ax]} cannot be split into {n} equal parts")
+    part = shp[:ax] + (shp[ax] // n,) + shp[ax + 1:]
+    if a["squeeze_axis"]:
+        if shp[ax] // n != 1:
+            raise ValueError("split: squeeze_axis needs parts of size 1")
+        part = (shp[:ax] + shp[ax + 1:]) or (1,)
+    return [part] * n, [d[0]] * n
+
+
+def _split_forward():
+    fwd = kernel_forward("shape", "split", attrs=lambda a, i, o: ((a["axis"] % i[0].ndim,), ()))
+
+    def forward(a, inputs, outputs):
+        # the kernel writes parts with the split axis kept; squeezed outputs are viewed so
+        x = inputs[0]
+        ax = a["axis"] % x.ndim
+        part = x.shape[:ax] + (x.shape[ax] // a["num_outputs"],) + x.shape[ax + 1:]
+        fwd(a, inputs, [o if o.shape == part else o.reshape(part) for o in outputs])
+    return forward
+
+
+def _split_grad(F, a, i, o, g):
+    ax = a["axis"] % i[0].ndim
+    if a["squeeze_axis"]:
+        g = [F.expand_dims(x.reshape(i[0].shape[:ax] + i[0].shape[ax + 1:]), axis=ax) for x in g]
+    return [F.concat(*list(g), dim=ax)]
+
+
+register(OpDef("SliceChannel", aliases=("split",),
+               params=(Param("num_outputs", int, required=True), Param("axis", int, 1),
+                       Param("squeeze_axis", bool, False)),
+               infer=_split_infer, forward=_split_forward(), grad=_split_grad,
+               num_outputs=_split_n, doc="Split into `num_outputs` equal parts along `axis`."))
+
+
+# ---- slice ------------------------------------------------------------------------------------------
+def slice_plan(op, shape, begin, end, step):
+    """Normalised per-axis (start, step, length) as numpy slicing, for the slice kernels."""
+    nd = len(shape)
+    if len(begin) > nd or len(end) > nd or (step and len(step) > nd):
+        raise ValueError(f"{op}: begin/end/step longer than the {nd} dimensions of {shape}")
+    starts, steps, lens = [], [], []
+    for k in range(nd):
+        b = begin[k] if k < len(begin) else None
+        e = end[k] if k < len(end) else None
+        st = step[k] if step and k < len(step) and step[k] is not None else 1
+        if st == 0:
+            raise ValueError(f"{op}: step 0 on axis {k}")
+        r = range(shape[k])[slice(b, e, st)]
+        starts.append(r.start if len(r) else 0)
+        steps.append(st)
+        lens.append(len(r))
+    return starts, steps, lens
+
+
+def _slice_attrs(a, i, o):
+    starts, steps, _ = slice_plan("slice", i[0].shape, a["begin"], a["end"], a["step"])
+    return tuple(starts) + tuple(steps), ()
+
+
+def _slice_infer(a, s, d):
+    _, _, lens = slice_plan("slice", s[0], a["begin"], a["end"], a["step"])
+    return [tuple(lens)], [d[0]]
+
+
+_SLICE_PARAMS = (Param("begin", "shape_opt", required=True), Param("end", "shape_opt", required=True),
+                 Param("step", "shape_opt", ()))
+
+
+def _slice_grad(F, a, i, o, g):
+    return [F._slice_assign(F.zeros_like(i[0]), g[0], begin=a["begin"], end=a["end"], step=a["step"])]
+
+
+register(OpDef("slice", aliases=("crop",), params=_SLICE_PARAMS, infer=_slice_infer,
+               forward=kernel_forward("shape", "slice", attrs=_slice_attrs), grad=_slice_grad,
+               doc="Slice with begin/end/step per axis (None keeps numpy's default)."))
+
+
+def _slice_assign_forward(kname, scalar=False):
+    fwd = kernel_forward("shape", kname, attrs=lambda a, i, o: (
+        _slice_attrs(a, i, o)[0], (a["scalar"],) if scalar else ()), name="_slice_assign")
+    copy = kernel_forward("elemwise", "unary:copy", name="_slice_assign")
+
+    def forward(a, inputs, outputs):
+        dst = outputs[0]
+        if dst._chunk is not inputs[0]._chunk:
+            copy(a, [inputs[0]], [dst])
+        fwd(a, [dst] + list(inputs[1:]), [dst])
+    return forward
+
+
+def _slice_assign_infer(a, s, d):
+    _, _, lens = slice_plan("_slice_assign", s[0], a["begin"], a["end"], a["step"])
+    if len(s) > 1 and tuple(s[1]) != tuple(lens):
+        raise ValueError(f"_slice_assign: value of shape {s[1]} does not fit the slice {tuple(lens)}")
+    return [s[0]], [d[0]]
+
+
+register(OpDef("_slice_assign", aliases=("_crop_assign",), inputs=("lhs", "rhs"),
+               params=_SLICE_PARAMS, infer=_slice_assign_infer,
+               forward=_slice_assign_forward("slice_assign"), inplace=((0, 0),),
+               grad=lambda F, a, i, o, g: [
+                   F._slice_assign_scalar(g[0], scalar=0.0, begin=a["begin"], end=a["end"], step=a["step"]),
+                   F.slice(g[0], begin=a["begin"], end=a["end"], step=a["step"])],
+               doc="lhs with the slice replaced by rhs."))
+register(OpDef("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
+               params=(Param("scalar", float, 0.0),) + _SLICE_PARAMS, infer=_slice_assign_infer,
+               forward=_slice_assign_forward("slice_assign_scalar", scalar=True), inplace=((0, 0),),
+               grad=lambda F, a, i, o, g: [
+                   F._slice_assign_scalar(g[0], scalar=0.0, begin=a["begin"], end=a["end"], step=a["step"])],
+               doc="data with the slice set to a scalar."))
+
+
+def _slice_axis_composite(F, a, x):
+    ax = a["axis"] % x.ndim
+    begin = [None] * x.ndim
+    end = [None] * x.ndim
+    begin[ax], end[ax] = a["begin"], a["end"]
+    return F.slice(x, begin=tuple(begin), end=tuple(end))
+
+
+register(OpDef("slice_axis", params=(Param("axis", int, required=True), Param("begin", int, required=True),
+                                     Param("end", int, None, optional=True)),
+               composite=_slice_axis_composite, doc="Slice along one axis."))
+
+
+# ---- tile / repeat / flip ----------------------------------------------------------------------------
+def _tile_composite(F, a, x):
+    reps = tuple(a["reps"])
+    nd = max(x.ndim, len(reps))
+    shp = (1,) * (nd - x.ndim) + x.shape
+    reps = (1,) * (nd - len(reps)) + reps
+    inter = tuple(v for pair in zip((1,) * nd, shp) for v in pair)         # (1, d0, 1, d1, ...)
+    target = tuple(v for pair in zip(reps, shp) for v in pair)             # (r0, d0, r1, d1, ...)
+    y = F.broadcast_to(x.reshape(inter), shape=target)
+    return y.reshape(tuple(r * d for r, d in zip(reps, shp)))
+
+
+register(OpDef("tile", params=(Param("reps", "shape", required=True),), composite=_tile_composite,
+               doc="Repeat the whole array `reps` times along each axis."))
+
+
+def _repeat_composite(F, a, x):
+    r = a["repeats"]
+    if a["axis"] is None:
+        x = x.reshape((-1,))
+        ax = 0
+    else:
+        ax = a["axis"] % x.ndim
+    shp = x.shape
+    y = F.broadcast_to(x.reshape(shp[:ax + 1] + (1,) + shp[ax + 1:]),
+                       shape=shp[:ax + 1] + (r,) + shp[ax + 1:])
+    return y.reshape(shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])
+
+
+register(OpDef("repeat", params=(Param("repeats", int, required=True),
+                                 Param("axis", int, None, optional=True)),
+               composite=_repeat_composite, doc="Repeat each element `repeats` times."))
+
+
+def _flip_mask(a, i, o):
+    nd = i[0].ndim
+    axes = {x % nd for x in a["axis"]}
+    return tuple(1 if k in axes else 0 for k in range(nd)), ()
+
+
+register(OpDef("reverse", aliases=("flip",), params=(Param("axis", "shape", required=True),),
+               infer=lambda a, s, d: ([s[0]], [d[0]]),
+               forward=kernel_forward("shape", "flip", attrs=_flip_mask, name="reverse"),
+               grad=lambda F, a, i, o, g: [F.reverse(g[0], axis=a["axis"])],
+               doc="Reverse the order of elements along `axis`."))
