@@ -233,16 +233,14 @@ def empty(shape, ctx=None, dtype=None):
 def array(source_array, ctx=None, dtype=None):
     """A new array holding a copy of `source_array` (NDArray, numpy array, list, scalar).
 
-    dtype defaults to the source's for NDArray and numpy sources and to float32 otherwise, as
-    MXNet."""
+    dtype defaults to the source's for an NDArray and to float32 otherwise (numpy sources
+    included), as MXNet 1.x."""
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
         out = source_array.as_in_context(ctx) if dtype is None else source_array.astype(dtype)
         return out.copy() if out is source_array else out
-    if isinstance(source_array, np.ndarray):
-        dt = _dtype(dtype, source_array.dtype)
-    else:
-        dt = _dtype(dtype)
+    dt = _dtype(dtype)
+    if not isinstance(source_array, np.ndarray):
         source_array = np.asarray(source_array, dtype=dt)
     if dt not in _h.DTYPE_CODE:
         raise TypeError(f"mx.nd.array: dtype {dt} is not supported")

@@ -1,0 +1,182 @@
+/* Unary elementwise kernels "unary:<op>", one function per (op, dtype).
+ *
+ * Semantics follow MXNet 1.9.1 (src/operator/mshadow_op.h, checked with the real library):
+ * - float16 and float32 compute in float32 with the libm `f` functions, float64 in double.
+ * - integer inputs: ops that MXNet evaluates through floating point (exp, sqrt, sigmoid, ...)
+ *   compute in double (reciprocal, degrees, radians: float, as MXNet's math::id) and convert back
+ *   with MXNet's x86 cast (so int32 sqrt(-1) is INT32_MIN, int8 exp(5) is -108). Ops that are
+ *   exact on integers (negative, abs, sign, square, relu, logical_not, the rounding family) are
+ *   computed in integer arithmetic with two's-complement wrap-around; that equals MXNet wherever
+ *   MXNet's float32/double route is exact (all of int8/uint8; int32/int64 below 2^24/2^53).
+ * - rint is MXNet's, not C's: ties go toward -inf (rint(2.5) = 2, rint(-2.5) = -3, rint(3.5) = 3).
+ * - sign(nan) = 0, relu(nan) = nan, logical_not(nan) = 0, as MXNet.
+ * bool inputs are rejected by MXNet for all of these; only "unary:copy" takes bool.
+ */
+#ifndef MXC_ELEMWISE_UNARY_H
+#define MXC_ELEMWISE_UNARY_H
+#include "kernels/elemwise_common.h"
+
+/* MXNet's constants are float: PI is `const float`, degrees is (180.0f / PI) * a */
+#define MXC_DEG_F (180.0f / 3.14159265358979323846f)
+#define MXC_RAD_F (3.14159265358979323846f / 180.0f)
+
+static inline float mxc_rintf(float a) {
+  float fl = floorf(a), ce = ceilf(a);
+  return (a - fl) <= (ce - a) ? fl : ce;
+}
+static inline double mxc_rintd(double a) {
+  double fl = floor(a), ce = ceil(a);
+  return (a - fl) <= (ce - a) ? fl : ce;
+}
+static inline float mxc_fixf(float a) {
+  float fl = floorf(a), ce = ceilf(a);
+  return fabsf(fl) < fabsf(ce) ? fl : ce;
+}
+static inline double mxc_fixd(double a) {
+  double fl = floor(a), ce = ceil(a);
+  return fabs(fl) < fabs(ce) ? fl : ce;
+}
+/* lgamma writes the global `signgam`; the _r forms are safe on OpenMP threads */
+static inline float mxc_lgammaf(float a) {
+  int s;
+  return lgammaf_r(a, &s);
+}
+static inline double mxc_lgammad(double a) {
+  int s;
+  return lgamma_r(a, &s);
+}
+
+/* X(name, float expr, double expr, heavy, int kind, exact int expr)
+ * int kind: E = exact integer expr (a is T, U its unsigned twin), D = double expr then cast,
+ *           F = float expr then cast. */
+#define MXC_UNARY_OPS(X)                                                                       \
+  X(negative, -a, -a, 0, E, (T)(0u - (U)a))                                                    \
+  X(abs, fabsf(a), fabs(a), 0, E, (a < 0 ? (T)(0u - (U)a) : a))                                \
+  X(sign, (a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : 0.0f)),                                        \
+    (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0)), 0, E, (T)((a > 0) - (a < 0)))                    \
+  X(round, roundf(a), round(a), 0, E, a)                                                       \
+  X(rint, mxc_rintf(a), mxc_rintd(a), 0, E, a)                                                 \
+  X(ceil, ceilf(a), ceil(a), 0, E, a)                                                          \
+  X(floor, floorf(a), floor(a), 0, E, a)                                                       \
+  X(trunc, truncf(a), trunc(a), 0, E, a)                                                       \
+  X(fix, mxc_fixf(a), mxc_fixd(a), 0, E, a)                                                    \
+  X(square, a * a, a * a, 0, E, (T)((U)a * (U)a))                                              \
+  X(sqrt, sqrtf(a), sqrt(a), 1, D, 0)                                                          \
+  X(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1, D, 0)                                            \
+  X(cbrt, cbrtf(a), cbrt(a), 1, D, 0)                                                          \
+  X(exp, expf(a), exp(a), 1, D, 0)                                                             \
+  X(expm1, expm1f(a), expm1(a), 1, D, 0)                                                       \
+  X(log, logf(a), log(a), 1, D, 0)                                                             \
+  X(log10, log10f(a), log10(a), 1, D, 0)                                                       \
+  X(log2, log2f(a), log2(a), 1, D, 0)                                                          \
+  X(log1p, log1pf(a), log1p(a), 1, D, 0)                                                       \
+  X(sin, sinf(a), sin(a), 1, D, 0)                                                             \
+  X(cos, cosf(a), cos(a), 1, D, 0)                                                             \
+  X(tan, tanf(a), tan(a), 1, D, 0)                                                             \
+  X(arcsin, asinf(a), asin(a), 1, D, 0)                                                        \
+  X(arccos, acosf(a), acos(a), 1, D, 0)                                                        \
+  X(arctan, atanf(a), atan(a), 1, D, 0)                                                        \
+  X(sinh, sinhf(a), sinh(a), 1, D, 0)                                                          \
+  X(cosh, coshf(a), cosh(a), 1, D, 0)                                                          \
+  X(tanh, tanhf(a), tanh(a), 1, D, 0)                                                          \
+  X(arcsinh, asinhf(a), asinh(a), 1, D, 0)                                                     \
+  X(arccosh, acoshf(a), acosh(a), 1, D, 0)                                                     \
+  X(arctanh, atanhf(a), atanh(a), 1, D, 0)                                                     \
+  X(degrees, MXC_DEG_F * a, (double)MXC_DEG_F * a, 0, F, 0)                                    \
+  X(radians, MXC_RAD_F * a, (double)MXC_RAD_F * a, 0, F, 0)                                    \
+  X(sigmoid, 1.0f / (1.0f + expf(-a)), 1.0 / (1.0 + exp(-a)), 1, D, 0)                         \
+  X(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0), 0, E,            \
+    (a > 0 ? a : (T)0))                                                                        \
+  X(softsign, a / (1.0f + fabsf(a)), a / (1.0 + fabs(a)), 1, D, 0)                             \
+  X(erf, erff(a), erf(a), 1, D, 0)                                                             \
+  X(gamma, tgammaf(a), tgamma(a), 1, D, 0)                                                     \
+  X(gammaln, mxc_lgammaf(a), mxc_lgammad(a), 1, D, 0)                                          \
+  X(reciprocal, 1.0f / a, 1.0 / a, 0, F, 0)                                                    \
+  X(logical_not, (a == 0.0f ? 1.0f : 0.0f), (a == 0.0 ? 1.0 : 0.0), 0, E, (T)(a == 0))
+
+typedef void (*mxc_uloop)(const void *x, void *y, int64_t n);
+
+typedef struct {
+  mxc_uloop f;
+  const char *x;
+  char *y;
+  size_t es;
+} mxc_uctx;
+
+static void mxc_unary_body(void *p, int64_t lo, int64_t hi) {
+  mxc_uctx *u = (mxc_uctx *)p;
+  u->f(u->x + lo * (int64_t)u->es, u->y + lo * (int64_t)u->es, hi - lo);
+}
+
+static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy) {
+  if (c->nin != 1 || c->nout != 1 || c->in[0].size != c->out[0].size)
+    return mxc_fail(c, "unary elementwise kernel: needs one input and one output of equal size");
+  mxc_uctx u = {f, (const char *)c->in[0].data, (char *)c->out[0].data, es};
+  mxc_parallel_range(c->out[0].size, c->nthreads, heavy ? MXC_PAR_MIN_HEAVY : MXC_PAR_MIN_CHEAP,
+                     mxc_unary_body, &u);
+  return 0;
+}
+
+/* one loop + one kernel; BODY reads x[i] and writes y[i] */
+#define MXC_UNARY_FN(name, tag, T, heavy, BODY)                                                \
+  static void mxc_ul_##name##_##tag(const void *xv, void *yv, int64_t n) {                    \
+    const T *x = (const T *)xv;                                                                \
+    T *y = (T *)yv;                                                                            \
+    for (int64_t i = 0; i < n; ++i) { BODY }                                                   \
+  }                                                                                            \
+  static int mxc_unary_##name##_##tag(mxc_opcall *c) {                                         \
+    return mxc_run_unary(c, mxc_ul_##name##_##tag, sizeof(T), heavy);                          \
+  }
+
+#define MXC_UNARY_INT_E(name, tag, T, UT, FE, DE, heavy, IE)                                   \
+  MXC_UNARY_FN(name, tag, T, heavy, typedef UT U; T a = x[i]; (void)sizeof(U); y[i] = (IE);)
+#define MXC_UNARY_INT_D(name, tag, T, UT, FE, DE, heavy, IE)                                   \
+  MXC_UNARY_FN(name, tag, T, heavy, double a = (double)x[i]; y[i] = MXC_TO_##tag(DE);)
+#define MXC_UNARY_INT_F(name, tag, T, UT, FE, DE, heavy, IE)                                   \
+  MXC_UNARY_FN(name, tag, T, heavy, float a = (float)x[i]; y[i] = MXC_TO_##tag(FE);)
+
+#define MXC_UNARY_DEFINE(name, FE, DE, heavy, KIND, IE)                                        \
+  MXC_UNARY_FN(name, f32, float, heavy, float a = x[i]; y[i] = (FE);)                          \
+  MXC_UNARY_FN(name, f64, double, heavy, double a = x[i]; y[i] = (DE);)                        \
+  MXC_UNARY_FN(name, f16, uint16_t, heavy,                                                     \
+               float a = mxc_half_to_float(x[i]); y[i] = mxc_float_to_half(FE);)               \
+  MXC_UNARY_INT_##KIND(name, u8, uint8_t, uint32_t, FE, DE, heavy, IE)                         \
+  MXC_UNARY_INT_##KIND(name, i8, int8_t, uint32_t, FE, DE, heavy, IE)                          \
+  MXC_UNARY_INT_##KIND(name, i32, int32_t, uint32_t, FE, DE, heavy, IE)                        \
+  MXC_UNARY_INT_##KIND(name, i64, int64_t, uint64_t, FE, DE, heavy, IE)
+
+MXC_UNARY_OPS(MXC_UNARY_DEFINE)
+
+/* copy: any dtype, by element size */
+#define MXC_COPY_FN(tag, T)                                                                    \
+  static void mxc_ul_copy_##tag(const void *x, void *y, int64_t n) {                          \
+    if (x != y) memcpy(y, x, (size_t)n * sizeof(T));                                           \
+  }                                                                                            \
+  static int mxc_unary_copy_##tag(mxc_opcall *c) {                                             \
+    return mxc_run_unary(c, mxc_ul_copy_##tag, sizeof(T), 0);                                  \
+  }
+MXC_COPY_FN(e1, uint8_t)
+MXC_COPY_FN(e2, uint16_t)
+MXC_COPY_FN(e4, uint32_t)
+MXC_COPY_FN(e8, uint64_t)
+
+#define MXC_UNARY_ENTRIES(name, FE, DE, heavy, KIND, IE)                                       \
+  {"unary:" #name, MXC_FLOAT32, -1, mxc_unary_##name##_f32},                                   \
+  {"unary:" #name, MXC_FLOAT64, -1, mxc_unary_##name##_f64},                                   \
+  {"unary:" #name, MXC_FLOAT16, -1, mxc_unary_##name##_f16},                                   \
+  {"unary:" #name, MXC_UINT8, -1, mxc_unary_##name##_u8},                                      \
+  {"unary:" #name, MXC_INT8, -1, mxc_unary_##name##_i8},                                       \
+  {"unary:" #name, MXC_INT32, -1, mxc_unary_##name##_i32},                                     \
+  {"unary:" #name, MXC_INT64, -1, mxc_unary_##name##_i64},
+
+#define MXC_COPY_ENTRIES                                                                       \
+  {"unary:copy", MXC_FLOAT32, -1, mxc_unary_copy_e4},                                          \
+  {"unary:copy", MXC_FLOAT64, -1, mxc_unary_copy_e8},                                          \
+  {"unary:copy", MXC_FLOAT16, -1, mxc_unary_copy_e2},                                          \
+  {"unary:copy", MXC_UINT8, -1, mxc_unary_copy_e1},                                            \
+  {"unary:copy", MXC_INT8, -1, mxc_unary_copy_e1},                                             \
+  {"unary:copy", MXC_INT32, -1, mxc_unary_copy_e4},                                            \
+  {"unary:copy", MXC_INT64, -1, mxc_unary_copy_e8},                                            \
+  {"unary:copy", MXC_BOOL, -1, mxc_unary_copy_e1},
+
+#endif

@@ -1,0 +1,207 @@
+"""NDArray front end: creation, dtypes, contexts, views, indexing, async behaviour, interop."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.base import MXNetError
+
+DTYPES = ["float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_creation_dtypes(dtype):
+    a = mx.nd.array([[1, 0, 3], [4, 5, 0]], dtype=dtype)
+    assert a.dtype == np.dtype(dtype).type and a.shape == (2, 3) and a.size == 6 and a.ndim == 2
+    np.testing.assert_array_equal(a.asnumpy(), np.array([[1, 0, 3], [4, 5, 0]], dtype=dtype))
+    assert mx.nd.empty((2, 2), dtype=dtype).shape == (2, 2)
+    assert mx.nd.zeros_like(a).asnumpy().sum() == 0
+    assert mx.nd.ones_like(a).dtype == np.dtype(dtype).type
+
+
+def test_defaults_follow_mxnet():
+    # MXNet 1.9.1: mx.nd.array of a numpy array or list is float32 unless dtype is given
+    assert mx.nd.array(np.arange(3)).dtype == np.float32
+    assert mx.nd.array(np.arange(3.0)).dtype == np.float32
+    assert mx.nd.array(mx.nd.ones(2, dtype="int32")).dtype == np.int32
+    assert mx.nd.ones((2, 3)).context == mx.cpu(0)
+    assert repr(mx.nd.ones((2, 3))) == "\n[[1. 1. 1.]\n [1. 1. 1.]]\n<NDArray 2x3 @cpu(0)>"
+    assert mx.nd.ones(3).stype == "default"
+
+
+def test_contexts():
+    with mx.cpu(1):
+        a = mx.nd.zeros(2)
+        assert a.context == mx.cpu(1)
+        assert mx.current_context() == mx.cpu(1)
+    assert mx.current_context() == mx.cpu(0)
+    b = a.as_in_context(mx.cpu(0))
+    assert b.context == mx.cpu(0) and b.asnumpy().tolist() == [0, 0]
+    assert mx.nd.ones(2, ctx=mx.cpu_pinned()).context == mx.cpu_pinned(0)
+    assert mx.context.num_gpus() >= 0
+    with pytest.raises(MXNetError, match="gpu"):
+        mx.nd.zeros((2,), ctx=mx.gpu(0))
+
+
+def test_copy_astype_reshape():
+    a = mx.nd.array(np.arange(12).reshape(3, 4))
+    c = a.copy()
+    c[:] = 0
+    assert a.asnumpy().sum() == 66 and c.asnumpy().sum() == 0
+    d = mx.nd.zeros((3, 4))
+    a.copyto(d)
+    assert d.asnumpy().sum() == 66
+    assert a.astype("int32").dtype == np.int32
+    assert a.astype("float32", copy=False) is a
+    r = a.reshape((2, -1))
+    assert r.shape == (2, 6) and r._same_memory(a)
+    assert a.reshape(0, 2, -1).shape == (3, 2, 2)
+    assert a.reshape((-4, 1, 3, -2)).shape == (1, 3, 4)
+    assert a.T.shape == (4, 3)
+    assert a.asscalar if True else None
+    with pytest.raises(ValueError, match="scalar"):
+        a.asscalar()
+    assert mx.nd.array([2.5]).asscalar() == 2.5
+
+
+def test_basic_indexing_views_and_copies():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.nd.array(x)
+    cases = [1, (1, 2), (1, 2, 3), slice(0, 1), (slice(None), 1), (0, slice(1, 3)),
+             (Ellipsis, 1), (1, Ellipsis), (slice(None), slice(None), slice(None, None, -2)),
+             (None, 1), (0, None, slice(1, 2)), (slice(1, None), slice(None, None, 2))]
+    for key in cases:
+        exp = x[key]
+        exp = exp.reshape(1) if exp.ndim == 0 else exp
+        np.testing.assert_array_equal(a[key].asnumpy(), exp, err_msg=str(key))
+    assert a[1]._same_memory(a) and a[1, 1:3]._same_memory(a)   # contiguous -> views
+    assert not a[:, 1]._same_memory(a)                           # strided -> copy, as MXNet
+    with pytest.raises(IndexError):
+        a[2]
+    with pytest.raises(IndexError):
+        a[0, 0, 0, 0]
+
+
+def test_writes_through_views_are_ordered():
+    a = mx.nd.zeros((4, 5))
+    row = a[2]
+    row[:] = 7
+    row += 1
+    a[0] = mx.nd.ones(5) * 3
+    np.testing.assert_array_equal(a.asnumpy()[2], np.full(5, 8.0))
+    np.testing.assert_array_equal(a.asnumpy()[0], np.full(5, 3.0))
+
+
+def test_setitem_forms():
+    x = np.zeros((3, 4), np.float32)
+    a = mx.nd.zeros((3, 4))
+    a[1] = 5; x[1] = 5
+    a[:, 2] = 7; x[:, 2] = 7
+    a[0, 1:3] = np.array([1, 2]); x[0, 1:3] = [1, 2]
+    a[2, ::2] = mx.nd.array([9, 9]); x[2, ::2] = 9
+    a[:, -1] = mx.nd.array([1, 2, 3]); x[:, -1] = [1, 2, 3]
+    a[[0, 2]] = 4; x[[0, 2]] = 4
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    a[:] = np.arange(12).reshape(3, 4); x[:] = np.arange(12).reshape(3, 4)
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    a[mx.nd.array([1], dtype="int32")] = mx.nd.ones((1, 4))
+    x[1] = 1
+    np.testing.assert_array_equal(a.asnumpy(), x)
+
+
+def test_integer_array_indexing():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(a[[3, 0, 3]].asnumpy(), x[[3, 0, 3]])
+    np.testing.assert_array_equal(a[np.array([[1], [2]])].asnumpy(), x[np.array([[1], [2]])])
+    np.testing.assert_array_equal(a[mx.nd.array([2, 1])].asnumpy(), x[[2, 1]])
+    with pytest.raises(MXNetError):
+        a[[7]].asnumpy()
+
+
+def test_comparisons_give_0_1_arrays():
+    a = mx.nd.array([1, 2, 3])
+    assert (a > 2).asnumpy().tolist() == [0, 0, 1]
+    assert (a == 2).dtype == np.float32
+    assert (a != mx.nd.array([1, 0, 3])).asnumpy().tolist() == [0, 1, 0]
+
+
+def test_numpy_interop_and_dlpack():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert np.asarray(a).tolist() == [[1, 2], [3, 4]]
+    n = np.from_dlpack(a)               # zero-copy view through DLPack
+    a[0, 0] = 10
+    a.wait_to_read()
+    assert n[0, 0] == 10
+    src = np.arange(6, dtype=np.float64).reshape(2, 3)
+    b = mx.nd.from_dlpack(src)
+    src[0, 0] = 42
+    assert b.asnumpy()[0, 0] == 42 and b.dtype == np.float64
+    c = mx.nd.from_dlpack(a.to_dlpack_for_read())
+    assert c.asnumpy().tolist() == [[10, 2], [3, 4]]
+    w = mx.nd.from_dlpack(a.to_dlpack_for_write())
+    w[:] = 0
+    assert a.asnumpy().sum() == 0
+
+
+def test_dlpack_with_torch():
+    torch = pytest.importorskip("torch")
+    a = mx.nd.array([[1, 2], [3, 4]])
+    t = torch.from_dlpack(a)
+    t[0, 0] = 5
+    assert a.asnumpy()[0, 0] == 5
+    b = mx.nd.from_dlpack(torch.utils.dlpack.to_dlpack(torch.arange(4.0)))
+    assert b.asnumpy().tolist() == [0, 1, 2, 3]
+
+
+def test_push_returns_before_work_is_done():
+    from mxc._core import engine
+    x = mx.nd.ones((512, 512))
+    y = x
+    for _ in range(50):
+        y = mx.nd.exp(y * 0.0)
+    pending = engine.pending()
+    y.wait_to_read()
+    assert engine.pending() == 0
+    assert pending > 0 or engine.engine_type() == "NaiveEngine"
+    np.testing.assert_allclose(y.asnumpy(), 1.0)
+
+
+def test_errors_surface_at_the_wait_and_engine_survives():
+    a = mx.nd.ones((3, 2))
+    bad = mx.nd.take(a, mx.nd.array([9], dtype="int32"), mode="raise")
+    dep = bad + 1
+    with pytest.raises(MXNetError, match="take"):
+        dep.asnumpy()
+    assert (a + 1).asnumpy().sum() == 12
+
+
+def test_waitall_and_truthiness():
+    a = mx.nd.ones(3) * 2
+    mx.nd.waitall()
+    assert bool(mx.nd.array([1]))
+    with pytest.raises(ValueError):
+        bool(a)
+    assert len(a) == 3 and [x.asscalar() for x in a] == [2, 2, 2]
+
+
+def test_save_load_roundtrip(tmp_path):
+    d = {"w": mx.nd.array(np.random.rand(3, 4)), "b": mx.nd.arange(5, dtype="int64")}
+    f = str(tmp_path / "m.params")
+    mx.nd.save(f, d)
+    back = mx.nd.load(f)
+    assert sorted(back) == ["b", "w"]
+    np.testing.assert_array_equal(back["w"].asnumpy(), d["w"].asnumpy())
+    mx.nd.save(f, [d["w"]])
+    assert len(mx.nd.load(f)) == 1
+    with pytest.raises(ValueError):
+        mx.nd.save(f, {"a": np.zeros(2)})
+
+
+def test_import_and_exit_with_queued_work_in_subprocess():
+    code = ("import mxc as mx\nx = mx.nd.ones((256, 256))\n"
+            "for _ in range(2000):\n    x = x + 1\nprint('pushed')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "pushed" in r.stdout, r.stderr

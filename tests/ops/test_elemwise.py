@@ -1,0 +1,218 @@
+"""Registry-driven tests of the elementwise family: forward vs numpy for each dtype, inferred
+shape/dtype vs the result, gradient vs central differences in float64."""
+import math
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.base import MXNetError
+
+from .oputil import check_forward, check_grad
+
+_erf = np.vectorize(math.erf)
+_gamma = np.vectorize(math.gamma)
+_lgamma = np.vectorize(math.lgamma)
+
+# name: (numpy reference, input domain (lo, hi))
+UNARY = {
+    "negative": (np.negative, (-3, 3)), "abs": (np.abs, (-3, 3)), "sign": (np.sign, (-3, 3)),
+    "round": (lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), (-3, 3)),
+    "rint": (np.rint, (-3, 3)), "ceil": (np.ceil, (-3, 3)), "floor": (np.floor, (-3, 3)),
+    "trunc": (np.trunc, (-3, 3)), "fix": (np.fix, (-3, 3)), "square": (np.square, (-3, 3)),
+    "sqrt": (np.sqrt, (0.1, 4)), "rsqrt": (lambda x: 1 / np.sqrt(x), (0.1, 4)),
+    "cbrt": (np.cbrt, (0.1, 4)), "exp": (np.exp, (-3, 3)), "expm1": (np.expm1, (-3, 3)),
+    "log": (np.log, (0.1, 4)), "log10": (np.log10, (0.1, 4)), "log2": (np.log2, (0.1, 4)),
+    "log1p": (np.log1p, (-0.5, 3)), "sin": (np.sin, (-3, 3)), "cos": (np.cos, (-3, 3)),
+    "tan": (np.tan, (-1.2, 1.2)), "arcsin": (np.arcsin, (-0.9, 0.9)),
+    "arccos": (np.arccos, (-0.9, 0.9)), "arctan": (np.arctan, (-3, 3)),
+    "sinh": (np.sinh, (-3, 3)), "cosh": (np.cosh, (-3, 3)), "tanh": (np.tanh, (-3, 3)),
+    "arcsinh": (np.arcsinh, (-3, 3)), "arccosh": (np.arccosh, (1.1, 4)),
+    "arctanh": (np.arctanh, (-0.9, 0.9)), "degrees": (np.degrees, (-3, 3)),
+    "radians": (np.radians, (-3, 3)), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-3, 3)),
+    "relu": (lambda x: np.maximum(x, 0), (-3, 3)), "softsign": (lambda x: x / (1 + np.abs(x)), (-3, 3)),
+    "erf": (_erf, (-2, 2)), "gamma": (_gamma, (-2.5, 4)), "gammaln": (_lgamma, (0.2, 4)),
+    "reciprocal": (lambda x: 1 / x, (0.2, 3)), "logical_not": (lambda x: (x == 0), (-2, 2)),
+}
+FLOATS = [np.float16, np.float32, np.float64]
+
+
+def _sample(rng, lo, hi, shape, dtype):
+    x = rng.uniform(lo, hi, size=shape)
+    if np.dtype(dtype).kind == "f":
+        # keep clear of points where a float16 rounding lands on a discontinuity
+        x = x.astype(dtype)
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unary_forward(name, dtype, rng):
+    ref, (lo, hi) = UNARY[name]
+    x = _sample(rng, lo, hi, (3, 4), dtype)
+    if name == "gamma":
+        x[np.abs(x - np.round(x)) < 0.1] += 0.25      # away from the poles
+    if name in ("round", "rint"):
+        x[0, 0], x[0, 1] = 0.5, -1.5                 # ties: away from zero vs to even
+    expected = np.asarray(ref(x.astype(np.float64))).astype(dtype)
+    check_forward(name, [x], {}, expected)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_grad(name, rng):
+    _, (lo, hi) = UNARY[name]
+    x = rng.uniform(lo, hi, size=(2, 3))
+    if name in ("round", "rint", "ceil", "floor", "trunc", "fix"):
+        x = np.round(x) + 0.3          # away from jumps
+    if name == "gamma":
+        x[np.abs(x - np.round(x)) < 0.15] += 0.3
+    check_grad(name, [x], {}, rng, rtol=1e-5, atol=1e-6)
+
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "mod": np.mod,
+    "power": np.power, "maximum": np.maximum, "minimum": np.minimum, "hypot": np.hypot,
+    "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "lesser": np.less, "lesser_equal": np.less_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+}
+EW_NAME = {"add": "elemwise_add", "sub": "elemwise_sub", "mul": "elemwise_mul", "div": "elemwise_div"}
+
+
+def _pair(rng, name, shape_a, shape_b, dtype):
+    if np.dtype(dtype).kind == "f":
+        a = rng.uniform(0.5, 3, size=shape_a).astype(dtype)
+        b = rng.uniform(0.5, 3, size=shape_b).astype(dtype)
+        if name in ("mod",):
+            a = rng.uniform(-5, 5, size=shape_a).astype(dtype)
+    else:
+        a = rng.integers(-5, 6, size=shape_a).astype(dtype)
+        b = rng.integers(1, 4, size=shape_b).astype(dtype)
+        if name == "power":
+            a = rng.integers(0, 4, size=shape_a).astype(dtype)
+    if name in ("equal", "not_equal", "greater_equal", "lesser_equal"):
+        b = b.copy()
+        b.reshape(-1)[0] = a.reshape(-1)[0]
+    return a, b
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+def test_binary_forward(name, dtype, rng):
+    if name == "hypot" and np.dtype(dtype).kind == "i":
+        pytest.skip("hypot is defined for floats")
+    ref = BINARY[name]
+    a, b = _pair(rng, name, (3, 4), (3, 4), dtype)
+    exp = np.asarray(ref(a.astype(np.float64), b.astype(np.float64))).astype(dtype)
+    check_forward(EW_NAME.get(name, "_" + name), [a, b], {}, exp)
+    a2, b2 = _pair(rng, name, (2, 1, 4), (3, 1), dtype)
+    exp2 = np.asarray(ref(a2.astype(np.float64), b2.astype(np.float64))).astype(dtype)
+    check_forward("broadcast_" + name, [a2, b2], {}, exp2)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "hypot"])
+def test_binary_grad(name, rng):
+    a, b = _pair(rng, name, (2, 3), (2, 3), np.float64)
+    check_grad(EW_NAME.get(name, "_" + name), [a, b], {}, rng)
+    a, b = _pair(rng, name, (2, 3), (1, 3), np.float64)
+    check_grad("broadcast_" + name, [a, b], {}, rng)
+
+
+SCALAR = {
+    "_plus_scalar": lambda x, s: x + s, "_minus_scalar": lambda x, s: x - s,
+    "_rminus_scalar": lambda x, s: s - x, "_mul_scalar": lambda x, s: x * s,
+    "_div_scalar": lambda x, s: x / s, "_rdiv_scalar": lambda x, s: s / x,
+    "_mod_scalar": lambda x, s: np.mod(x, s), "_rmod_scalar": lambda x, s: np.mod(s, x),
+    "_power_scalar": lambda x, s: x ** s, "_rpower_scalar": lambda x, s: s ** x,
+    "_maximum_scalar": np.maximum, "_minimum_scalar": np.minimum, "_hypot_scalar": np.hypot,
+    "_equal_scalar": np.equal, "_not_equal_scalar": np.not_equal, "_greater_scalar": np.greater,
+    "_greater_equal_scalar": np.greater_equal, "_lesser_scalar": np.less,
+    "_lesser_equal_scalar": np.less_equal, "_logical_and_scalar": np.logical_and,
+    "_logical_or_scalar": np.logical_or, "_logical_xor_scalar": np.logical_xor,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_forward(name, dtype, rng):
+    x = rng.uniform(0.5, 3, size=(3, 4)).astype(dtype)
+    s = 1.75
+    exp = np.asarray(SCALAR[name](x.astype(np.float64), s)).astype(dtype)
+    check_forward(name, [x], {"scalar": s}, exp)
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR))
+def test_scalar_grad(name, rng):
+    x = rng.uniform(0.5, 3, size=(2, 3))
+    check_grad(name, [x], {"scalar": 1.75}, rng)
+
+
+def test_int_scalar_truncates_like_mxnet():
+    # MXNet 1.9.1: mx.nd.array([1,2,3], dtype='int32') + 2.5 -> [3, 4, 5]
+    x = mx.nd.array([1, 2, 3], dtype="int32")
+    assert (x + 2.5).asnumpy().tolist() == [3, 4, 5]
+
+
+@pytest.mark.parametrize("src", [np.float16, np.float32, np.float64, np.uint8, np.int8, np.int32,
+                                 np.int64, np.bool_])
+@pytest.mark.parametrize("dst", [np.float16, np.float32, np.float64, np.uint8, np.int8, np.int32,
+                                 np.int64, np.bool_])
+def test_cast(src, dst, rng):
+    x = (rng.uniform(0, 100, size=(2, 5))).astype(src)
+    check_forward("cast", [x], {"dtype": np.dtype(dst).name}, x.astype(dst))
+
+
+def test_cast_grad(rng):
+    check_grad("cast", [rng.standard_normal((2, 3))], {"dtype": "float64"}, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_clip(dtype, rng):
+    x = (rng.uniform(-5, 5, size=(3, 4))).astype(dtype)
+    check_forward("clip", [x], {"a_min": -1, "a_max": 2}, np.clip(x, -1, 2).astype(dtype))
+    check_grad("clip", [rng.uniform(-5, 5, size=(2, 3))], {"a_min": -1.0, "a_max": 2.0}, rng)
+
+
+def test_where(rng):
+    c = (rng.uniform(size=(3, 4)) > 0.5).astype(np.float32)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = rng.standard_normal((3, 4)).astype(np.float32)
+    check_forward("where", [c, x, y], {}, np.where(c != 0, x, y))
+    row = np.array([1, 0, 1], np.float32)
+    check_forward("where", [row, x, y], {}, np.where(row[:, None] != 0, x, y))
+    check_grad("where", [c.astype(np.float64), x, y], {}, rng, wrt=[1, 2])
+
+
+def test_shape_mismatch_is_clear():
+    with pytest.raises(ValueError, match="elemwise_add"):
+        mx.nd.elemwise_add(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)))
+    with pytest.raises(ValueError, match="broadcast_add"):
+        mx.nd.broadcast_add(mx.nd.ones((2, 3)), mx.nd.ones((4,)))
+
+
+def test_python_operators(rng):
+    a = rng.uniform(1, 2, size=(2, 3)).astype(np.float32)
+    b = rng.uniform(1, 2, size=(3,)).astype(np.float32)
+    x, y = mx.nd.array(a), mx.nd.array(b)
+    for got, exp in [(x + y, a + b), (x - y, a - b), (x * y, a * b), (x / y, a / b),
+                     (x % y, np.mod(a, b)), (x ** y, a ** b), (2 - x, 2 - a), (2 / x, 2 / a),
+                     (x // y, np.floor_divide(a, b)), (-x, -a), (abs(-x), a), (2 ** x, 2 ** a),
+                     (x > y, a > b), (x <= 1.5, a <= 1.5), (x == x, np.ones_like(a))]:
+        np.testing.assert_allclose(got.asnumpy(), np.asarray(exp, np.float32), rtol=1e-5)
+    z = x.copy()
+    z += 1
+    z *= y
+    np.testing.assert_allclose(z.asnumpy(), (a + 1) * b, rtol=1e-6)
+    xi = mx.nd.array([7, -7, 8], dtype="int32")
+    assert (xi // 2).asnumpy().tolist() == [3, -4, 4]
+
+
+def test_out_aliasing_a_non_inplace_op_is_safe():
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    mx.nd.broadcast_add(x, x, out=x)
+    assert x.asnumpy().tolist() == [[0, 2, 4], [6, 8, 10]]
+
+
+def test_unsupported_dtype_is_a_clear_error():
+    with pytest.raises(MXNetError, match="hypot"):
+        mx.nd.broadcast_hypot(mx.nd.ones((2,), dtype="bool"), mx.nd.ones((2,), dtype="bool")).wait_to_read()
