@@ -152,9 +152,12 @@ class MXRecordIO:
             On a malformed or truncated file, naming the file and the byte offset.
         """
         assert not self.writable
-        self._require_open()
-        # the native reader refuses to run in a forked child (as MXNet's pid check does)
-        return self.handle.read()
+        # hot path: the native reader checks closed / forked-child itself
+        try:
+            return self.handle.read()
+        except AttributeError:
+            self._require_open()
+            raise
 
     def tell(self):
         """Returns the current position: where the next record is written (or read)."""

@@ -60,6 +60,11 @@ static inline int64_t mxc_d2i64(double d) {
 #define MXC_TO_i64(d) mxc_d2i64(d)
 #define MXC_TO_b(d) ((uint8_t)((d) != 0))
 
+/* MXC_ITO(a, double v): v converted to the C type of integer a (picked at compile time) */
+#define MXC_ITO(a, v)                                                                          \
+  _Generic((a), uint8_t: MXC_TO_u8(v), int8_t: MXC_TO_i8(v), int32_t: MXC_TO_i32(v),           \
+           int64_t: MXC_TO_i64(v))
+
 /* MXC_LD_<tag>(storage value) -> double */
 #define MXC_LD_f16(x) ((double)mxc_half_to_float(x))
 #define MXC_LD_f32(x) ((double)(x))

@@ -46,21 +46,25 @@ static inline double mxc_lgammad(double a) {
   return lgamma_r(a, &s);
 }
 
+/* -a as MXNet's C++ computes it for integer a: 8-bit types promote to int (no wrap), 32/64-bit
+ * negation wraps (so -INT32_MIN stays INT32_MIN and int32 sigmoid(INT32_MIN) is 1) */
+#define MXC_INEG(a) (sizeof(a) < 4 ? (int64_t)(-(int)(a)) : (int64_t)(DT)(0u - (U)(a)))
+
 /* X(name, float expr, double expr, heavy, int kind, exact int expr)
- * int kind: E = exact integer expr (a is T, U its unsigned twin), D = double expr then cast,
+ * int kind: E = exact integer expr (a is DT, U its unsigned twin), D = double expr then cast,
  *           F = float expr then cast. */
 #define MXC_UNARY_OPS(X)                                                                       \
-  X(negative, -a, -a, 0, E, (T)(0u - (U)a))                                                    \
-  X(abs, fabsf(a), fabs(a), 0, E, (a < 0 ? (T)(0u - (U)a) : a))                                \
+  X(negative, -a, -a, 0, E, (DT)(0u - (U)a))                                                    \
+  X(abs, fabsf(a), fabs(a), 0, E, (a < 0 ? (DT)(0u - (U)a) : a))                                \
   X(sign, (a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : 0.0f)),                                        \
-    (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0)), 0, E, (T)((a > 0) - (a < 0)))                    \
+    (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0)), 0, E, (DT)((a > 0) - (a < 0)))                    \
   X(round, roundf(a), round(a), 0, E, a)                                                       \
   X(rint, mxc_rintf(a), mxc_rintd(a), 0, E, a)                                                 \
   X(ceil, ceilf(a), ceil(a), 0, E, a)                                                          \
   X(floor, floorf(a), floor(a), 0, E, a)                                                       \
   X(trunc, truncf(a), trunc(a), 0, E, a)                                                       \
   X(fix, mxc_fixf(a), mxc_fixd(a), 0, E, a)                                                    \
-  X(square, a * a, a * a, 0, E, (T)((U)a * (U)a))                                              \
+  X(square, a * a, a * a, 0, E, (DT)((U)a * (U)a))                                              \
   X(sqrt, sqrtf(a), sqrt(a), 1, D, 0)                                                          \
   X(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1, D, 0)                                            \
   X(cbrt, cbrtf(a), cbrt(a), 1, D, 0)                                                          \
@@ -84,15 +88,16 @@ static inline double mxc_lgammad(double a) {
   X(arctanh, atanhf(a), atanh(a), 1, D, 0)                                                     \
   X(degrees, MXC_DEG_F * a, (double)MXC_DEG_F * a, 0, F, 0)                                    \
   X(radians, MXC_RAD_F * a, (double)MXC_RAD_F * a, 0, F, 0)                                    \
-  X(sigmoid, 1.0f / (1.0f + expf(-a)), 1.0 / (1.0 + exp(-a)), 1, D, 0)                         \
+  X(sigmoid, 1.0f / (1.0f + expf(-a)), 1.0 / (1.0 + exp(-a)), 1, E,                             \
+    MXC_ITO(a, 1.0 / (1.0 + exp((double)MXC_INEG(a)))))                                        \
   X(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0), 0, E,            \
-    (a > 0 ? a : (T)0))                                                                        \
+    (a > 0 ? a : (DT)0))                                                                        \
   X(softsign, a / (1.0f + fabsf(a)), a / (1.0 + fabs(a)), 1, D, 0)                             \
   X(erf, erff(a), erf(a), 1, D, 0)                                                             \
   X(gamma, tgammaf(a), tgamma(a), 1, D, 0)                                                     \
   X(gammaln, mxc_lgammaf(a), mxc_lgammad(a), 1, D, 0)                                          \
   X(reciprocal, 1.0f / a, 1.0 / a, 0, F, 0)                                                    \
-  X(logical_not, (a == 0.0f ? 1.0f : 0.0f), (a == 0.0 ? 1.0 : 0.0), 0, E, (T)(a == 0))
+  X(logical_not, (a == 0.0f ? 1.0f : 0.0f), (a == 0.0 ? 1.0 : 0.0), 0, E, (DT)(a == 0))
 
 typedef void (*mxc_uloop)(const void *x, void *y, int64_t n);
 
@@ -129,7 +134,8 @@ static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy
   }
 
 #define MXC_UNARY_INT_E(name, tag, T, UT, FE, DE, heavy, IE)                                   \
-  MXC_UNARY_FN(name, tag, T, heavy, typedef UT U; T a = x[i]; (void)sizeof(U); y[i] = (IE);)
+  MXC_UNARY_FN(name, tag, T, heavy, typedef T DT; typedef UT U; (void)sizeof(DT);            \
+               (void)sizeof(U); DT a = x[i]; y[i] = (IE);)
 #define MXC_UNARY_INT_D(name, tag, T, UT, FE, DE, heavy, IE)                                   \
   MXC_UNARY_FN(name, tag, T, heavy, double a = (double)x[i]; y[i] = MXC_TO_##tag(DE);)
 #define MXC_UNARY_INT_F(name, tag, T, UT, FE, DE, heavy, IE)                                   \
@@ -145,7 +151,11 @@ static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy
   MXC_UNARY_INT_##KIND(name, i32, int32_t, uint32_t, FE, DE, heavy, IE)                        \
   MXC_UNARY_INT_##KIND(name, i64, int64_t, uint64_t, FE, DE, heavy, IE)
 
+/* one integer expression serves signed and unsigned types: `a < 0` is simply false for uint8 */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wtype-limits"
 MXC_UNARY_OPS(MXC_UNARY_DEFINE)
+#pragma GCC diagnostic pop
 
 /* copy: any dtype, by element size */
 #define MXC_COPY_FN(tag, T)                                                                    \

@@ -14,6 +14,7 @@
 #define MXC_RECORDIO_RIO_H_
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +27,10 @@
 #define RIO_LEN_MASK ((1U << 29) - 1U)
 #define RIO_NSLOT 4                 /* batches in flight: one held by the reader, three ahead */
 #define RIO_MAX_RECS 16384          /* records per batch, bounds the per-batch record table */
+/* Single-part records at least this large are not copied through the batch buffer: the producer
+ * only checks their header and asks the kernel to read them ahead; the reader then reads the
+ * payload straight into the bytes object it returns (one copy instead of two). */
+#define RIO_DIRECT_MIN (256 * 1024)
 
 /* rio_frame results */
 enum { RIO_OK = 0, RIO_MORE = 1, RIO_BAD_MAGIC = 2, RIO_BAD_FLAG = 3 };
@@ -205,6 +210,35 @@ static int rio_batch_push(rio_batch *b, int64_t off, int64_t len, int64_t end) {
   return 0;
 }
 
+/* A run of large single-part records starting at file offset pos (whose second header word is
+ * lrec): record only where they are (payload offset -1 - file offset), ask the kernel to read them
+ * ahead, and stop at the first record that is small, split, or not fully present. */
+static void rio_fill_direct(int fd, rio_batch *b, int64_t pos, uint32_t lrec) {
+  int64_t size = rio_file_size(fd), q = pos, queued = 0;
+  unsigned char h[8];
+  for (;;) {
+    int64_t len = lrec & RIO_LEN_MASK, end = q + 8 + rio_align4(len);
+    if (size >= 0 && end > size) {
+      if (b->nrec == 0) {
+        rio_trunc_err(&b->err, q, end - q, size - q);
+        b->status = RIO_ST_ERR;
+      }
+      break;   /* otherwise the next batch meets (and reports) it */
+    }
+    if (rio_batch_push(b, -1 - (q + 8), len, end) != 0) break;
+#ifdef POSIX_FADV_WILLNEED
+    posix_fadvise(fd, (off_t)(q + 8), (off_t)len, POSIX_FADV_WILLNEED);
+#endif
+    q = end;
+    queued += len;
+    if (b->nrec >= 64 || queued >= (64 << 20)) break;
+    if (rio_pread_full(fd, h, 8, q) != 8) break;
+    lrec = rio_ld32(h + 4);
+    if (rio_ld32(h) != RIO_MAGIC || (lrec >> 29) != 0 || (int64_t)(lrec & RIO_LEN_MASK) < RIO_DIRECT_MIN) break;
+  }
+  b->next = q;
+}
+
 /* Fill batch b with the records starting at file offset pos.  *big is the producer's sticky guess
  * that records are large relative to the buffer: then reads go header to header (the rest of this
  * record plus the next header) so no bytes are read twice; otherwise the buffer is filled whole. */
@@ -232,6 +266,15 @@ static void rio_fill(int fd, rio_batch *b, int64_t pos, int64_t chunk, int *big)
       rio_trunc_err(&b->err, pos + p, need, filled - p);
       b->status = RIO_ST_ERR;
       return;
+    }
+    if (filled - p >= 8) {
+      uint32_t lrec = rio_ld32(b->buf + p + 4);
+      if ((lrec >> 29) == 0 && (int64_t)(lrec & RIO_LEN_MASK) >= RIO_DIRECT_MIN) {
+        if (b->nrec > 0) { b->next = pos + p; return; }   /* they get a batch of their own */
+        rio_fill_direct(fd, b, pos, lrec);
+        *big = 1;
+        return;
+      }
     }
     int64_t want = p + need;
     if (want > b->cap) {

@@ -128,6 +128,8 @@ cdef int g_nsignaled = 0             # wake-ups sent to them and not yet consume
 cdef int g_nsleepers = 0             # waiters asleep on g_wait_cond
 cdef int g_nwait_all = 0
 cdef int g_nbp = 0                   # pushers blocked by back-pressure
+cdef uint64_t g_cutoff = 0           # exit/fork drain: ops with seq < cutoff are counted ...
+cdef long long g_nbefore = 0         # ... here, so the drain ignores ops pushed after it began
 cdef ErrRec **g_errs = NULL          # errors stored since the last wait_for_all
 cdef int g_nerrs = 0
 cdef int g_errcap = 0
@@ -424,6 +426,10 @@ cdef void _complete(OpBlock *op) noexcept nogil:
     mxc_atomic_add_ll(&g_pending, -1)
     if g_pending == 0 and g_nwait_all > 0:
         wake = True
+    if op.seq < g_cutoff:
+        _add_nbefore(-1)
+        if g_nbefore == 0 and g_nwait_all > 0:
+            wake = True
     if g_nbp > 0 and g_pending < g_max_pending:
         wake = True
     if wake:
@@ -472,7 +478,8 @@ cdef inline void _run_taken(OpBlock *op) noexcept nogil:
 
 cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
     """Lock held. Block until: kind 0 -> v has no pending op; 1 -> nothing is pending;
-    2 -> pending is under the back-pressure limit. Runs ready ops meanwhile (the waiter helps).
+    2 -> pending is under the back-pressure limit; 3 -> every op pushed before the current
+    exit/fork drain began is done. Runs ready ops meanwhile (the waiter helps).
     Returns -1 when nothing can ever make progress (an engine without workers)."""
     global g_nsleepers
     cdef bint done
@@ -481,6 +488,8 @@ cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
             done = v.nops == 0
         elif kind == 1:
             done = g_pending == 0
+        elif kind == 3:
+            done = g_nbefore == 0
         else:
             done = g_pending < g_max_pending
         if done:
@@ -508,7 +517,8 @@ cdef void* _worker_main(void *unused) noexcept nogil:
             g_nidle -= 1
             if g_nsignaled > 0:
                 g_nsignaled -= 1
-        if g_heap_n == 0:
+        if g_stop:
+            # leftovers (pushed after the exit drain began) run inline in whoever pushes or waits
             break
         op = _take()
         _unlock()
@@ -517,7 +527,7 @@ cdef void* _worker_main(void *unused) noexcept nogil:
             _lock()
             _complete(op)
             # take the next one in the same critical section: one lock round per op
-            nxt = _take() if g_heap_n > 0 else NULL
+            nxt = _take() if g_heap_n > 0 and not g_stop else NULL
             _unlock()
             _release(op)
             op = nxt
@@ -943,6 +953,25 @@ cdef inline void _add_wait_all(int d) noexcept nogil:
     g_nwait_all += d
 
 
+cdef inline void _add_nbefore(long long d) noexcept nogil:
+    global g_nbefore
+    g_nbefore += d
+
+
+cdef void _drain_pushed_before_now() noexcept nogil:
+    """Wait (helping) until every op pushed so far is done, ignoring later pushes: a thread
+    that never stops pushing must not hang exit or fork."""
+    global g_cutoff, g_nbefore
+    _lock()
+    if g_nbefore == 0:           # no drain in progress: start one
+        g_cutoff = g_seq
+        g_nbefore = g_pending
+    _add_wait_all(1)
+    _wait_locked(NULL, 3)
+    _add_wait_all(-1)
+    _unlock()
+
+
 def engine_type():
     """Name of the engine kind in use (``MXNET_ENGINE_TYPE``, default ThreadedEnginePerDevice)."""
     return _engine_type
@@ -972,10 +1001,8 @@ def _shutdown():
     if mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
         return
     with nogil:
+        _drain_pushed_before_now()
         _lock()
-        _add_wait_all(1)
-        _wait_locked(NULL, 1)
-        _add_wait_all(-1)
         g_inline = 1
         g_stop = 1
         pthread_cond_broadcast(&g_work_cond)
@@ -984,9 +1011,6 @@ def _shutdown():
         for i in range(n):
             pthread_join(g_threads[i], NULL)
     g_nstarted = 0
-    # anything pushed meanwhile by another thread is in the heap: run it here
-    with nogil:
-        _drain_inline()
 
 
 def _before_fork():
@@ -995,11 +1019,7 @@ def _before_fork():
     if g_inline or mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
         return
     with nogil:
-        _lock()
-        _add_wait_all(1)
-        _wait_locked(NULL, 1)
-        _add_wait_all(-1)
-        _unlock()
+        _drain_pushed_before_now()
 
 
 def _after_fork_child():
@@ -1220,7 +1240,6 @@ def _bench_native(int nchain=1000, int nsingle=1000):
     cdef VarC *c = v.c
     cdef long long t0, t1, t2
     cdef int i
-    wait_for_all()
     t0 = mxc_now_ns()
     for i in range(nchain):
         push_native(_noop_exec, NULL, NULL, NULL, 0, &c, 1, 0, b"noop")

@@ -53,6 +53,7 @@ cdef extern from "recordio/rio.h" nogil:
     int64_t rio_encoded_size(const unsigned char* data, int64_t length)
     int64_t rio_encode(const unsigned char* data, int64_t length, unsigned char* out)
     int rio_write_all(int fd, const unsigned char* buf, int64_t n)
+    int64_t rio_pread_full(int fd, unsigned char* dst, int64_t n, int64_t off)
 
 
 # A forked child inherits readers whose prefetch thread does not exist there.  Counting forks lets
@@ -117,8 +118,10 @@ cdef class RecordReader:
     cdef int direct_reads      # synchronous sequential reads since the last seek
     cdef int fork_gen
     cdef int64_t chunk
-    cdef unsigned char* scratch
+    cdef unsigned char* scratch   # read_at's buffer, lent to one caller at a time
     cdef int64_t scap
+    cdef bint scratch_busy
+    cdef bint busy                # a thread is inside read() with the GIL released
     cdef int64_t[::1] starts   # sorted known record starts + file size: read-size hints for read_at
     cdef bint has_starts
 
@@ -153,11 +156,21 @@ cdef class RecordReader:
 
     def close(self):
         """Stop the prefetch thread (joining it) and close the file.  Idempotent."""
+        if self.busy or self.scratch_busy:
+            raise MXNetError(f"{self.path}: cannot close a RecordIO reader while another thread "
+                             f"is reading from it")
         self._release()
 
     @property
     def closed(self):
         return self.fd < 0
+
+    cdef int _check_seq(self) except -1:
+        # the sequential state (held batch, position) belongs to one thread at a time
+        if self.busy:
+            raise MXNetError(f"{self.path}: read()/seek() used from two threads at once; use one "
+                             f"reader per thread (read_at / read_idx may be shared)")
+        return self._check()
 
     cdef int _check(self) except -1:
         if self.fd < 0:
@@ -177,14 +190,16 @@ cdef class RecordReader:
             rc = rio_pf_restart(self.pf, self.pos, -1)
             if rc != 0:
                 raise MXNetError(f"{self.path}: cannot start the prefetch thread: {os.strerror(rc)}")
+        self.busy = True
         with nogil:
             slot = rio_pf_next(self.pf, self.held)
+        self.busy = False
         self.held = slot
         self.ri = 0
 
     def read(self):
         """Return the next record as bytes, or None at the end of the file."""
-        self._check()
+        self._check_seq()
         cdef rio_batch* b
         cdef int64_t* r
         if not self.prefetching:
@@ -194,6 +209,8 @@ cdef class RecordReader:
                 b = &self.pf.slots[self.held]
                 if self.ri < b.nrec:
                     r = b.recs + 3 * self.ri
+                    if r[0] < 0:
+                        return self._read_deferred(r)
                     self.ri += 1
                     self.pos = r[2]
                     return PyBytes_FromStringAndSize(<char*>b.buf + r[0], r[1])
@@ -203,16 +220,30 @@ cdef class RecordReader:
                     raise MXNetError(_describe(&b.err, self.path))
             self._next_batch()
 
+    cdef object _read_deferred(self, int64_t* r):
+        """A large record the producer framed but left to the kernel's read-ahead: read it
+        straight into the bytes object (payload offset stored as -1 - file offset)."""
+        cdef int64_t n = r[1], at = -1 - r[0], got
+        out = PyBytes_FromStringAndSize(NULL, n)
+        cdef char* dst = PyBytes_AS_STRING(out)
+        self.busy = True
+        with nogil:
+            got = rio_pread_full(self.fd, <unsigned char*>dst, n, at)
+        self.busy = False
+        if got != n:
+            if got < 0:
+                raise MXNetError(f"{self.path}: read error at byte offset {at}")
+            raise MXNetError(f"{self.path}: record at byte offset {at - 8} needs {n + 8} bytes but "
+                             f"only {got + 8} remain before the end of the file (file shrank?)")
+        self.ri += 1
+        self.pos = r[2]
+        return out
+
     cdef object _read_direct(self):
-        cdef int64_t plen = 0, nxt = 0
-        cdef rio_err e
-        cdef int st
-        st = self._read_at(self.pos, &plen, &nxt, &e)
-        if st == RIO_ST_EOF:
+        cdef int64_t nxt = 0
+        out = self._read_record(self.pos, &nxt)
+        if out is None:
             return None
-        if st == RIO_ST_ERR:
-            raise MXNetError(_describe(&e, self.path))
-        out = PyBytes_FromStringAndSize(<char*>self.scratch + 8, plen)
         self.pos = nxt
         self.direct_reads += 1
         if self.direct_reads >= SEQUENTIAL_AFTER_SEEK:
@@ -227,9 +258,17 @@ cdef class RecordReader:
             rio_pf_restart(self.pf, self.pos, self.held)
             self.held = -1
 
-    cdef int _read_at(self, int64_t pos, int64_t* plen, int64_t* nxt, rio_err* e):
-        cdef int64_t hint = 0
+    cdef object _read_record(self, int64_t pos, int64_t* nxt):
+        """The record at ``pos`` as bytes (None at the end of the file), read synchronously.
+
+        Safe to call from several threads: the first borrows the reader's buffer, others use a
+        buffer of their own; pread needs no shared file position."""
+        cdef int64_t hint = 0, plen = 0, cap
         cdef Py_ssize_t lo, hi, mid, n
+        cdef unsigned char* buf
+        cdef rio_err e
+        cdef int st
+        cdef bint own = not self.scratch_busy
         if self.has_starts:
             # the distance to the next known record start bounds this record's size
             n = self.starts.shape[0]
@@ -243,28 +282,45 @@ cdef class RecordReader:
                     hi = mid
             if lo < n:
                 hint = self.starts[lo] - pos
-        with nogil:
-            st = rio_read_at(self.fd, pos, hint, &self.scratch, &self.scap, plen, nxt, e)
-        return st
+        if own:
+            self.scratch_busy = True
+            buf = self.scratch
+            cap = self.scap
+        else:
+            buf = NULL
+            cap = 0
+        try:
+            with nogil:
+                st = rio_read_at(self.fd, pos, hint, &buf, &cap, &plen, nxt, &e)
+            if st == RIO_ST_EOF:
+                return None
+            if st == RIO_ST_ERR:
+                raise MXNetError(_describe(&e, self.path))
+            return PyBytes_FromStringAndSize(<char*>buf + 8, plen)
+        finally:
+            if own:
+                self.scratch = buf
+                self.scap = cap
+                self.scratch_busy = False
+            else:
+                free(buf)
 
     def read_at(self, int64_t pos):
         """Read the record that starts at byte offset ``pos``; the next ``read()`` continues after it.
 
-        Raises MXNetError when ``pos`` is not the start of a record or is past the end of the file.
+        Thread-safe.  Raises MXNetError when ``pos`` is not the start of a record or is past the
+        end of the file.
         """
         self._check()
-        cdef int64_t plen = 0, nxt = 0
-        cdef rio_err e
+        cdef int64_t nxt = 0
         if pos < 0:
             raise MXNetError(f"{self.path}: negative byte offset {pos}")
-        st = self._read_at(pos, &plen, &nxt, &e)
-        if st == RIO_ST_EOF:
+        out = self._read_record(pos, &nxt)
+        if out is None:
             raise MXNetError(f"{self.path}: byte offset {pos} is at or past the end of the file; "
                              f"no record there (inconsistent .idx?)")
-        if st == RIO_ST_ERR:
-            raise MXNetError(_describe(&e, self.path))
-        out = PyBytes_FromStringAndSize(<char*>self.scratch + 8, plen)
-        self._set_pos(nxt)
+        if not self.busy:
+            self._set_pos(nxt)
         return out
 
     cdef void _set_pos(self, int64_t pos):
@@ -275,7 +331,7 @@ cdef class RecordReader:
 
     def seek(self, int64_t pos):
         """Move the sequential read position to byte offset ``pos`` (a record start)."""
-        self._check()
+        self._check_seq()
         if pos < 0:
             raise MXNetError(f"{self.path}: negative byte offset {pos}")
         self._set_pos(pos)
@@ -286,7 +342,7 @@ cdef class RecordReader:
 
     def reset(self):
         """Restart sequential reading at offset 0 (prefetching from there)."""
-        self._check()
+        self._check_seq()
         self.pos = 0
         self.prefetching = False
         self.direct_reads = SEQUENTIAL_AFTER_SEEK

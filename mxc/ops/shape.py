@@ -354,9 +354,17 @@ register(OpDef("slice", aliases=("crop",), params=_SLICE_PARAMS, infer=_slice_in
                doc="Slice with begin/end/step per axis (None keeps numpy's default)."))
 
 
+def _slice_assign_attrs(scalar):
+    def attrs(a, i, o):
+        starts, steps, lens = slice_plan("_slice_assign", i[0].shape, a["begin"], a["end"], a["step"])
+        if scalar:   # no value tensor to take the region's lengths from
+            return tuple(starts) + tuple(steps) + tuple(lens), (a["scalar"],)
+        return tuple(starts) + tuple(steps), ()
+    return attrs
+
+
 def _slice_assign_forward(kname, scalar=False):
-    fwd = kernel_forward("shape", kname, attrs=lambda a, i, o: (
-        _slice_attrs(a, i, o)[0], (a["scalar"],) if scalar else ()), name="_slice_assign")
+    fwd = kernel_forward("shape", kname, attrs=_slice_assign_attrs(scalar), name="_slice_assign")
     copy = kernel_forward("elemwise", "unary:copy", name="_slice_assign")
 
     def forward(a, inputs, outputs):

@@ -158,6 +158,7 @@ def scenario_kind(expect_type, expect_workers):
 
 def scenario_errors():
     """Failures: stored on written vars, propagated to dependents, raised at the wait."""
+    clean_slate()
     a, b, c, d, x = (engine.Var() for _ in range(5))
     ran = []
     engine._push_fail(writes=[a], message="disk on fire", name="burner")
@@ -419,7 +420,37 @@ def test_exit_with_queued_work(env, tmp_path):
     assert res.stderr == ""
 
 
+def test_exit_while_a_daemon_thread_keeps_pushing():
+    # exit waits for what was pushed before it began, not for a thread that never stops
+    code = (
+        "import threading, time\n"
+        "from mxc._core import engine\n"
+        "vs = [engine.Var() for _ in range(4)]\n"
+        "buf = engine._Int64Buffer(4)\n"
+        "def spam():\n"
+        "    k = 0\n"
+        "    while True:\n"
+        "        engine.push(lambda: time.sleep(0.0001), [vs[0]], [vs[k % 3 + 1]])\n"
+        "        engine._push_affine(buf, vs, [k % 4], [], k)\n"
+        "        k += 1\n"
+        "threading.Thread(target=spam, daemon=True).start()\n"
+        "time.sleep(0.2)\n"
+    )
+    for env in (KINDS[1].values[0], KINDS[3].values[0]):
+        res = run_child(code, env, timeout=30)
+        assert res.returncode == 0, res.stderr
+
+
+def clean_slate():
+    """Finish work other test modules may have left in this process (and drop its errors)."""
+    try:
+        engine.wait_for_all()
+    except MXNetError:
+        pass
+
+
 def test_push_argument_errors():
+    clean_slate()
     v = engine.Var()
     with pytest.raises(TypeError, match="callable"):
         engine.push(42, [], [v])
@@ -462,6 +493,7 @@ def test_var_outlives_its_python_object():
 
 
 def test_latency_figures():
+    clean_slate()
     engine._bench_native(200, 200)                           # warm up threads and heap
     runs = [engine._bench_native(1000, 1000) for _ in range(3)]
     chain = min(r["chain_us_per_op"] for r in runs)

@@ -143,6 +143,7 @@ def test_numpy_interop_and_dlpack():
     assert c.asnumpy().tolist() == [[10, 2], [3, 4]]
     w = mx.nd.from_dlpack(a.to_dlpack_for_write())
     w[:] = 0
+    w.wait_to_read()     # w is a second handle on a's memory: its writes are ordered on w
     assert a.asnumpy().sum() == 0
 
 

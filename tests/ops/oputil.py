@@ -34,7 +34,10 @@ def check_forward(opname, inputs, kwargs, expected):
         np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol,
                                    err_msg=opname, equal_nan=True)
     if op.infer is not None:
-        attrs = op.parse(dict(kwargs))
+        kw = dict(kwargs)
+        if op.variadic:
+            kw.setdefault(op.variadic, len(inputs))
+        attrs = op.parse(kw)
         shapes, dtypes = op.infer(attrs, [x.shape for x in inputs], [x.dtype for x in inputs])
         assert [tuple(s) for s in shapes] == [g.shape for g in got], opname
         assert [np.dtype(d) for d in dtypes] == [g.dtype for g in got], opname
@@ -49,7 +52,10 @@ def check_grad(opname, inputs, kwargs, rng, wrt=None, eps=1e-6, rtol=1e-5, atol=
     out = getattr(mx.nd, opname)(*nd_in, **kwargs)
     outs = out if isinstance(out, list) else [out]
     heads = [rng.standard_normal(o.shape) for o in outs]
-    grads = op.grad(mx.nd, op.parse(dict(kwargs)), nd_in, outs,
+    kw = dict(kwargs)
+    if op.variadic:
+        kw.setdefault(op.variadic, len(inputs))
+    grads = op.grad(mx.nd, op.parse(kw), nd_in, outs,
                     [mx.nd.array(h, dtype=np.float64) for h in heads])
 
     def f(xs):

@@ -28,8 +28,10 @@ UNARY = {
     "arccos": (np.arccos, (-0.9, 0.9)), "arctan": (np.arctan, (-3, 3)),
     "sinh": (np.sinh, (-3, 3)), "cosh": (np.cosh, (-3, 3)), "tanh": (np.tanh, (-3, 3)),
     "arcsinh": (np.arcsinh, (-3, 3)), "arccosh": (np.arccosh, (1.1, 4)),
-    "arctanh": (np.arctanh, (-0.9, 0.9)), "degrees": (np.degrees, (-3, 3)),
-    "radians": (np.radians, (-3, 3)), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-3, 3)),
+    "arctanh": (np.arctanh, (-0.9, 0.9)),
+    # MXNet's constants are float32: degrees(x) = x * (180.0f / PI), even for float64 data
+    "degrees": (lambda x: x * float(np.float32(180.0) / np.float32(np.pi)), (-3, 3)),
+    "radians": (lambda x: x * float(np.float32(np.pi) / np.float32(180.0)), (-3, 3)), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-3, 3)),
     "relu": (lambda x: np.maximum(x, 0), (-3, 3)), "softsign": (lambda x: x / (1 + np.abs(x)), (-3, 3)),
     "erf": (_erf, (-2, 2)), "gamma": (_gamma, (-2.5, 4)), "gammaln": (_lgamma, (0.2, 4)),
     "reciprocal": (lambda x: 1 / x, (0.2, 3)), "logical_not": (lambda x: (x == 0), (-2, 2)),
@@ -216,3 +218,19 @@ def test_out_aliasing_a_non_inplace_op_is_safe():
 def test_unsupported_dtype_is_a_clear_error():
     with pytest.raises(MXNetError, match="hypot"):
         mx.nd.broadcast_hypot(mx.nd.ones((2,), dtype="bool"), mx.nd.ones((2,), dtype="bool")).wait_to_read()
+
+
+def test_internal_names_and_copies(rng):
+    a, b = rng.uniform(1, 2, size=(2, 3)), rng.uniform(1, 2, size=(2, 3))
+    for name, ref in [("_mod", np.mod), ("_power", np.power), ("_maximum", np.maximum),
+                      ("_minimum", np.minimum), ("_hypot", np.hypot), ("_equal", np.equal),
+                      ("_not_equal", np.not_equal), ("_greater", np.greater),
+                      ("_greater_equal", np.greater_equal), ("_lesser", np.less),
+                      ("_lesser_equal", np.less_equal), ("_logical_and", np.logical_and),
+                      ("_logical_or", np.logical_or), ("_logical_xor", np.logical_xor)]:
+        check_forward(name, [a, b], {}, ref(a, b).astype(np.float64))
+    check_forward("_copy", [a], {}, a)
+    check_grad("_copy", [a], {}, rng)
+    out = mx.nd.zeros((2, 3), dtype="float64")
+    mx.nd._copyto(mx.nd.array(a, dtype="float64"), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), a)

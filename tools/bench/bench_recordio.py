@@ -1,0 +1,260 @@
+"""RecordIO throughput: mxc vs a plain-Python reader, ``readinto`` of the file, and MXNet.
+
+Prints one JSON line per figure: {"bench": ..., "impl": ..., "value": ..., "unit": ...}.
+
+    python tools/bench/bench_recordio.py                  # mxc + plain Python (+ MXNet if importable)
+    /path/to/mxnet-python tools/bench/bench_recordio.py   # MXNet's figures (mxc skipped if absent)
+    python tools/bench/bench_recordio.py --mxnet-im2rec /path/to/mxnet/tools/im2rec.py
+
+Figures: sequential reads of 1 KiB and 1 MiB records (MB/s of payload; for ``readinto``, the time
+to read the whole file divided into the same payload bytes), random reads through the
+index (records/s), and im2rec packing (images/s).  Files live in a temporary directory and are read
+from the page cache (written just before), so this measures the software, not the disk.
+"""
+import argparse
+import io
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+MAGIC = 0xCED7230A
+MASK = (1 << 29) - 1
+
+
+def emit(bench, impl, value, unit):
+    print(json.dumps({"bench": bench, "impl": impl, "value": round(value, 1), "unit": unit}), flush=True)
+
+
+def best_of(fn, repeat=5):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def best_of_each(fns, repeat=5):
+    """Best time of each function, run in rotation so that load from other processes on a shared
+    machine falls on all of them alike."""
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+# ---------------------------------------------------------------- the plain-Python peer
+
+def write_plain(path, payloads):
+    """dmlc framing in plain Python (payloads here never contain the magic)."""
+    with open(path, "wb") as f:
+        for p in payloads:
+            n = len(p)
+            f.write(struct.pack("<II", MAGIC, n))
+            f.write(p)
+            f.write(b"\0" * (((n + 3) & ~3) - n))
+
+
+def py_read_all(path):
+    """A careful plain-Python sequential reader (buffered file, continuation records handled)."""
+    n_bytes = 0
+    with open(path, "rb") as f:
+        read, unpack = f.read, struct.unpack
+        while True:
+            h = read(8)
+            if not h:
+                break
+            magic, lrec = unpack("<II", h)
+            if magic != MAGIC:
+                raise ValueError("bad magic")
+            n = lrec & MASK
+            data = read((n + 3) & ~3)
+            rec = data if n & 3 == 0 else data[:n]
+            while lrec >> 29 not in (0, 3):
+                magic, lrec = unpack("<II", read(8))
+                n = lrec & MASK
+                rec += struct.pack("<I", MAGIC) + read((n + 3) & ~3)[:n]
+            n_bytes += len(rec)
+    return n_bytes
+
+
+def py_read_at(f, pos):
+    f.seek(pos)
+    magic, lrec = struct.unpack("<II", f.read(8))
+    if magic != MAGIC:
+        raise ValueError("bad magic")
+    n = lrec & MASK
+    return f.read(n)
+
+
+def readinto_all(path, bufsize=1 << 20):
+    buf = bytearray(bufsize)
+    n = 0
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            k = f.readinto(buf)
+            if not k:
+                return n
+            n += k
+
+
+# ---------------------------------------------------------------- implementations under test
+
+def load_impls():
+    impls = {}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.isdir(os.path.join(root, "mxc")) and root not in sys.path:
+        sys.path.insert(0, root)   # run from a source checkout
+    try:
+        from mxc import recordio as mxc_recordio
+        impls["mxc"] = mxc_recordio
+    except Exception as exc:  # e.g. running under MXNet's interpreter
+        print("# mxc not importable here: %s" % exc, file=sys.stderr)
+    try:
+        import mxnet
+        impls["mxnet"] = mxnet.recordio
+    except Exception:
+        pass
+    return impls
+
+
+def seq_read(mod, path):
+    r = mod.MXRecordIO(path, "r")
+    n = 0
+    read = r.read
+    while True:
+        x = read()
+        if x is None:
+            break
+        n += len(x)
+    r.close()
+    return n
+
+
+def bench_sequential(tmp, impls, rec_size, total):
+    count = max(1, total // rec_size)
+    rng = np.random.default_rng(0)
+    block = rng.integers(0, 255, size=rec_size + 64, dtype=np.uint8).tobytes()
+    payloads = [block[i % 64:i % 64 + rec_size] for i in range(count)]
+    path = os.path.join(tmp, "seq_%d.rec" % rec_size)
+    write_plain(path, payloads)
+    del payloads, block       # keep the heap as a reading program would have it
+    mb = count * rec_size / 1e6
+    name = "seq_read_%s" % ("1KiB" if rec_size == 1024 else "1MiB")
+    fns = {"plain_python": lambda: py_read_all(path), "readinto": lambda: readinto_all(path)}
+    for impl, mod in impls.items():
+        fns[impl] = lambda mod=mod: seq_read(mod, path)
+    for k, fn in fns.items():   # readinto delivers the whole file, the readers the payloads
+        assert fn() == (os.path.getsize(path) if k == "readinto" else count * rec_size), k
+    for k, t in best_of_each(fns).items():
+        emit(name, k, mb / t, "MB/s")
+
+
+def bench_random(tmp, impls, rec_size=1024, count=40000, reads=100000):
+    rng = np.random.default_rng(1)
+    block = rng.integers(0, 255, size=rec_size, dtype=np.uint8).tobytes()
+    path = os.path.join(tmp, "rand.rec")
+    write_plain(path, [block] * count)
+    idx_path = os.path.join(tmp, "rand.idx")
+    stride = 8 + rec_size
+    with open(idx_path, "w") as f:
+        for i in range(count):
+            f.write("%d\t%d\n" % (i, i * stride))
+    keys = [int(k) for k in rng.integers(0, count, size=reads)]
+    offsets = {i: i * stride for i in range(count)}
+
+    def plain():
+        with open(path, "rb") as f:
+            for k in keys:
+                py_read_at(f, offsets[k])
+
+    fns = {"plain_python": plain}
+    readers = []
+    for impl, mod in impls.items():
+        r = mod.MXIndexedRecordIO(idx_path, path, "r")
+        assert r.read_idx(keys[0]) == block
+        readers.append(r)
+
+        def run(read_idx=r.read_idx):
+            for k in keys:
+                read_idx(k)
+        fns[impl] = run
+    for k, t in best_of_each(fns, 3).items():
+        emit("random_read_1KiB", k, reads / t, "records/s")
+    for r in readers:
+        r.close()
+
+
+def bench_im2rec(tmp, impls, mxnet_script, n_images=120):
+    """Pack n 256x256 JPEGs (re-encoded at q95) with 2 threads/processes."""
+    folder = os.path.join(tmp, "imgs")
+    os.makedirs(folder)
+    rng = np.random.default_rng(2)
+    y, x = np.mgrid[0:256, 0:256]
+    try:
+        from PIL import Image
+
+        def save(path, arr):
+            Image.fromarray(arr[:, :, ::-1]).save(path, "JPEG", quality=90)
+    except ImportError:
+        import cv2
+
+        def save(path, arr):
+            cv2.imwrite(path, arr, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    for i in range(n_images):
+        f = rng.uniform(0.01, 0.1, size=3)
+        arr = np.stack([(np.sin(x * f[c] + y * f[(c + 1) % 3]) * 120 + 128) for c in range(3)], axis=2)
+        arr = (arr + rng.integers(0, 20, size=arr.shape)).clip(0, 255).astype(np.uint8)
+        save(os.path.join(folder, "%04d.jpg" % i), arr)
+    with open(os.path.join(tmp, "pack.lst"), "w") as f:
+        for i in range(n_images):
+            f.write("%d\t%f\t%04d.jpg\n" % (i, float(i % 10), i))
+    try:
+        import PIL  # noqa: F401  (mxc's im2rec needs Pillow)
+        have_pil = True
+    except ImportError:
+        have_pil = False
+    if "mxc" in impls and have_pil:
+        from mxc.tools import im2rec
+        sys_stdout = sys.stdout
+        sys.stdout = io.StringIO()
+        try:
+            t = best_of(lambda: im2rec.main(["--num-thread", "2", os.path.join(tmp, "pack"), folder]), 2)
+        finally:
+            sys.stdout = sys_stdout
+        emit("im2rec_pack_256px_jpeg", "mxc", n_images / t, "images/s")
+    if mxnet_script and "mxnet" in impls:
+        cmd = [sys.executable, mxnet_script, "--num-thread", "2", os.path.join(tmp, "pack"), folder]
+
+        def run():
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        emit("im2rec_pack_256px_jpeg", "mxnet", n_images / best_of(run, 2), "images/s")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mxnet-im2rec", help="path to MXNet's tools/im2rec.py (run when mxnet imports)")
+    ap.add_argument("--quick", action="store_true", help="smaller files (smoke test)")
+    args = ap.parse_args(argv)
+    impls = load_impls()
+    scale = 8 if args.quick else 1
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_sequential(tmp, impls, 1024, (96 << 20) // scale)
+        bench_sequential(tmp, impls, 1 << 20, (256 << 20) // scale)
+        bench_random(tmp, impls, reads=100000 // scale)
+        bench_im2rec(tmp, impls, args.mxnet_im2rec, n_images=120 // scale)
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()
