@@ -497,3 +497,83 @@ def test_prefetch_reader_threads(tmp_path):
 def test_copy_of_fixture_dir_is_small():
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(DATA) for f in fs)
     assert total < 50_000
+
+
+def test_shared_reader_across_threads(tmp_path):
+    # read_idx from many threads at once; read() from several threads never loses, duplicates or
+    # crashes: a thread that collides gets a clear MXNetError and may retry
+    import threading
+    rec, idx = str(tmp_path / "m.rec"), str(tmp_path / "m.idx")
+    payloads = [b"%05d" % i * (1 + i % 300) for i in range(4000)]
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i, p in enumerate(payloads):
+        w.write_idx(i, p)
+    w.close()
+    r = recordio.MXIndexedRecordIO(idx, rec, "r")
+    bad = []
+
+    def random_reads(seed):
+        g = np.random.default_rng(seed)
+        for k in g.integers(0, len(payloads), size=2000):
+            if r.read_idx(int(k)) != payloads[k]:
+                bad.append(int(k))
+
+    ts = [threading.Thread(target=random_reads, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert bad == []
+    r.close()
+
+    seq = recordio.MXRecordIO(rec, "r")
+    got = [[] for _ in range(3)]
+    collisions = []
+
+    def drain(i):
+        while True:
+            try:
+                x = seq.read()
+            except MXNetError as exc:
+                assert "two threads" in str(exc)
+                collisions.append(1)
+                continue
+            if x is None:
+                return
+            got[i].append(x)
+
+    ts = [threading.Thread(target=drain, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert sorted(sum(got, [])) == sorted(payloads)
+    seq.close()
+
+
+def test_decode_follows_opencv_flags(tmp_path):
+    # expectations measured with cv2.imdecode (OpenCV 4.8, the oracle's): EXIF orientation is
+    # applied for iscolor 1 and 0 but not -1; 16-bit gray PNG stays uint16 only for -1 (>> 8 else)
+    import io
+    from PIL import Image
+    a = np.zeros((10, 20, 3), np.uint8)
+    a[:, :5] = 255                                   # white stripe on the left
+    im = Image.fromarray(a)
+    exif = im.getexif()
+    exif[0x0112] = 6                                 # "rotate 90 degrees clockwise to display"
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", exif=exif.tobytes(), quality=95)
+    s = recordio.pack(recordio.IRHeader(0, 0, 0, 0), buf.getvalue())
+    color = recordio.unpack_img(s, 1)[1]
+    gray = recordio.unpack_img(s, 0)[1]
+    raw = recordio.unpack_img(s, -1)[1]
+    assert color.shape == (20, 10, 3) and gray.shape == (20, 10) and raw.shape == (10, 20, 3)
+    assert color[:4].min() > 200 and color[6:].max() < 60    # the stripe is now on top
+    buf = io.BytesIO()
+    Image.fromarray(np.full((10, 20), 40000, np.uint16)).save(buf, "PNG")
+    s = recordio.pack(recordio.IRHeader(0, 0, 0, 0), buf.getvalue())
+    raw = recordio.unpack_img(s, -1)[1]
+    assert raw.dtype == np.uint16 and raw.shape == (10, 20) and (raw == 40000).all()
+    assert (recordio.unpack_img(s, 0)[1] == 156).all()
+    c = recordio.unpack_img(s, 1)[1]
+    assert c.shape == (10, 20, 3) and (c == 156).all()

@@ -342,6 +342,35 @@ static inline void mxc_sh_tile(char *out, const char *in, int64_t ors, int64_t i
   mxc_sh_tile_direct(out + (i0 * ors + j0) * es, b, ors, MXC_SH_TI, 0, ni, 0, nj, es);
 }
 
+typedef struct {
+  char *ob;
+  const char *ib;
+  int64_t ors, ics, P, Q, ti, tj;
+  int m, es;
+  int64_t oshape[MXC_MAX_NDIM], ods[MXC_MAX_NDIM], oss[MXC_MAX_NDIM];
+} mxc_sh_tiles_ctx;
+
+/* tiles [it0, it1) of the plane stack: tile index = (outer position, tile row, tile column) */
+static void mxc_sh_tiles(const mxc_sh_tiles_ctx *c, int64_t it0, int64_t it1) {
+  int64_t it;
+  for (it = it0; it < it1; it++) {
+    int64_t rest = it / (c->ti * c->tj), tile = it % (c->ti * c->tj);
+    int64_t bi = tile / c->tj, bj = tile % c->tj;
+    int64_t doff = 0, soff = 0;
+    int64_t i0 = bi * MXC_SH_TI, j0 = bj * MXC_SH_TJ;
+    int64_t i1 = i0 + MXC_SH_TI < c->P ? i0 + MXC_SH_TI : c->P;
+    int64_t j1 = j0 + MXC_SH_TJ < c->Q ? j0 + MXC_SH_TJ : c->Q;
+    int kk;
+    for (kk = c->m - 1; kk >= 0; kk--) {
+      int64_t v = rest % c->oshape[kk];
+      rest /= c->oshape[kk];
+      doff += v * c->ods[kk];
+      soff += v * c->oss[kk];
+    }
+    mxc_sh_tile(c->ob + doff, c->ib + soff, c->ors, c->ics, i0, i1, j0, j1, c->es);
+  }
+}
+
 static int mxc_shape_transpose_impl(mxc_opcall *call, int es) {
   const mxc_tensor *x = &call->in[0];
   mxc_tensor *y = &call->out[0];
@@ -395,8 +424,6 @@ static int mxc_shape_transpose_impl(mxc_opcall *call, int es) {
     int64_t oshape[MXC_MAX_NDIM], ods[MXC_MAX_NDIM], oss[MXC_MAX_NDIM], nouter = 1;
     int64_t ti = (P + MXC_SH_TI - 1) / MXC_SH_TI, tj = (Q + MXC_SH_TJ - 1) / MXC_SH_TJ;
     int64_t items;
-    char *ob = (char *)y->data;
-    const char *ib = (const char *)x->data;
     for (k = 0; k < q; k++) {
       if (k == p) continue;
       oshape[m] = w.shape[k];
@@ -406,23 +433,29 @@ static int mxc_shape_transpose_impl(mxc_opcall *call, int es) {
       m++;
     }
     items = nouter * ti * tj;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t it = 0; it < items; it++) {
-      int64_t rest = it / (ti * tj), tile = it % (ti * tj);
-      int64_t bi = tile / tj, bj = tile % tj;
-      int64_t doff = 0, soff = 0;
-      int kk;
-      for (kk = m - 1; kk >= 0; kk--) {
-        int64_t c = rest % oshape[kk];
-        rest /= oshape[kk];
-        doff += c * ods[kk];
-        soff += c * oss[kk];
-      }
-      {
-        int64_t i0 = bi * MXC_SH_TI, j0 = bj * MXC_SH_TJ;
-        int64_t i1 = i0 + MXC_SH_TI < P ? i0 + MXC_SH_TI : P;
-        int64_t j1 = j0 + MXC_SH_TJ < Q ? j0 + MXC_SH_TJ : Q;
-        mxc_sh_tile(ob + doff, ib + soff, ors, ics, i0, i1, j0, j1, es);
+    {
+      mxc_sh_tiles_ctx c;
+      c.ob = (char *)y->data;
+      c.ib = (const char *)x->data;
+      c.ors = ors;
+      c.ics = ics;
+      c.P = P;
+      c.Q = Q;
+      c.ti = ti;
+      c.tj = tj;
+      c.m = m;
+      c.es = es;
+      memcpy(c.oshape, oshape, sizeof oshape);
+      memcpy(c.ods, ods, sizeof ods);
+      memcpy(c.oss, oss, sizeof oss);
+      if (nt <= 1) {
+        mxc_sh_tiles(&c, 0, items);
+      } else {
+#pragma omp parallel num_threads(nt)
+        {
+          int t = MXC_SH_TID(), T = MXC_SH_NTH();
+          mxc_sh_tiles(&c, items * t / T, items * (t + 1) / T);
+        }
       }
     }
   }
@@ -658,6 +691,49 @@ static int mxc_shape_flip_impl(mxc_opcall *call, int es) {
 }
 
 /* ---- take / one_hot / scatter_rows -------------------------------------------------------- */
+typedef struct {
+  const int64_t *jp;          /* normalised indices */
+  const char *xb;
+  char *yb;
+  int64_t rowb, M, N;
+  int es;
+} mxc_sh_take_ctx;
+
+#define MXC_SH_GATHER_CASE(ES, T)                                                             \
+  case ES: {                                                                                  \
+    T *d_ = (T *)(c->yb) + r0;                                                                \
+    const T *x_ = (const T *)c->xb;                                                           \
+    for (r = r0; r < r1; r++) {                                                               \
+      *d_++ = x_[o * c->N + c->jp[m]];                                                        \
+      if (++m == c->M) {                                                                      \
+        m = 0;                                                                                \
+        o++;                                                                                  \
+      }                                                                                       \
+    }                                                                                         \
+  } break;
+
+/* output rows [r0, r1): row r = (outer o, index m) */
+static void mxc_sh_take_rows(const mxc_sh_take_ctx *c, int64_t r0, int64_t r1) {
+  int64_t o = r0 / c->M, m = r0 % c->M, r;
+  if (c->rowb == c->es) {     /* one-element rows (a 1-D take): typed gather, no memcpy calls */
+    switch (c->es) {
+      MXC_SH_GATHER_CASE(1, uint8_t)
+      MXC_SH_GATHER_CASE(2, uint16_t)
+      MXC_SH_GATHER_CASE(4, uint32_t)
+      MXC_SH_GATHER_CASE(8, uint64_t)
+      default: break;
+    }
+    return;
+  }
+  for (r = r0; r < r1; r++) {
+    memcpy(c->yb + r * c->rowb, c->xb + (o * c->N + c->jp[m]) * c->rowb, (size_t)c->rowb);
+    if (++m == c->M) {
+      m = 0;
+      o++;
+    }
+  }
+}
+
 static int mxc_shape_take_impl(mxc_opcall *call, int es) {
   const mxc_tensor *x = &call->in[0], *ix = &call->in[1];
   mxc_tensor *y = &call->out[0];
@@ -715,24 +791,23 @@ static int mxc_shape_take_impl(mxc_opcall *call, int es) {
   }
   rows = outer * M;
   {
-    const int64_t *jp = idx.p;
-    const char *xb = (const char *)x->data;
-    char *yb = (char *)y->data;
-    int64_t rowb = inner * es;
+    mxc_sh_take_ctx c;
     int nt = mxc_sh_threads(call, y->size);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t r = 0; r < rows; r++) {
-      int64_t o = r / M, m = r % M;
-      const char *src = xb + (o * N + jp[m]) * rowb;
-      char *dst = yb + r * rowb;
-      switch (es) {   /* one-element rows are common (1-D take): skip memcpy's call */
-        case 1: if (inner == 1) { *(uint8_t *)dst = *(const uint8_t *)src; continue; } break;
-        case 2: if (inner == 1) { *(uint16_t *)dst = *(const uint16_t *)src; continue; } break;
-        case 4: if (inner == 1) { *(uint32_t *)dst = *(const uint32_t *)src; continue; } break;
-        case 8: if (inner == 1) { *(uint64_t *)dst = *(const uint64_t *)src; continue; } break;
-        default: break;
+    c.jp = idx.p;
+    c.xb = (const char *)x->data;
+    c.yb = (char *)y->data;
+    c.rowb = inner * es;
+    c.M = M;
+    c.N = N;
+    c.es = es;
+    if (nt <= 1) {
+      mxc_sh_take_rows(&c, 0, rows);
+    } else {
+#pragma omp parallel num_threads(nt)
+      {
+        int t = MXC_SH_TID(), T = MXC_SH_NTH();
+        mxc_sh_take_rows(&c, rows * t / T, rows * (t + 1) / T);
       }
-      memcpy(dst, src, (size_t)rowb);
     }
   }
   mxc_sh_idx_free(&idx);
@@ -808,13 +883,11 @@ static int mxc_shape_scatter_rows_impl(mxc_opcall *call, int es) {
   {
     /* rows are written in index order (the last duplicate wins, like numpy); threads split the
      * columns of every row, never the rows, so that order holds */
-    mxc_sh_walk w;
     const int64_t *jp = idx.p;
     char *ob = (char *)call->out[0].data;
     const char *vb = (const char *)val->data;
     int nt = mxc_sh_threads(call, val->size), t;
     if (row / es < 1024) nt = 1;
-    w.n = 1;
     if (nt <= 1) {
       for (i = 0; i < M; i++) memcpy(ob + jp[i] * row, vb + i * row, (size_t)row);
     } else {
@@ -824,7 +897,6 @@ static int mxc_shape_scatter_rows_impl(mxc_opcall *call, int es) {
         for (r = 0; r < M; r++) memcpy(ob + jp[r] * row + c0, vb + r * row + c0, (size_t)(c1 - c0));
       }
     }
-    (void)w;
   }
   mxc_sh_idx_free(&idx);
   return 0;

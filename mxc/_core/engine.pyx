@@ -52,10 +52,13 @@ cdef extern from *:
        pushes made from inside an operation from back-pressure. */
     static __thread void *mxc_engine_tls_op = 0;
     static __thread int mxc_engine_tls_worker = 0;
+    static __thread int mxc_engine_tls_depth = 0;   /* ops running on this thread's stack */
     static inline void *mxc_engine_cur_op(void) { return mxc_engine_tls_op; }
     static inline void mxc_engine_set_op(void *p) { mxc_engine_tls_op = p; }
     static inline int mxc_engine_is_worker(void) { return mxc_engine_tls_worker; }
     static inline void mxc_engine_set_worker(int w) { mxc_engine_tls_worker = w; }
+    static inline int mxc_engine_depth(void) { return mxc_engine_tls_depth; }
+    static inline void mxc_engine_add_depth(int d) { mxc_engine_tls_depth += d; }
     static inline int mxc_atomic_inc(int *p) { return __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
     static inline int mxc_atomic_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
     static inline long long mxc_atomic_load_ll(long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
@@ -75,6 +78,8 @@ cdef extern from *:
     void mxc_engine_set_op(void *p) noexcept nogil
     int mxc_engine_is_worker() noexcept nogil
     void mxc_engine_set_worker(int w) noexcept nogil
+    int mxc_engine_depth() noexcept nogil
+    void mxc_engine_add_depth(int d) noexcept nogil
     int mxc_atomic_inc(int *p) noexcept nogil
     int mxc_atomic_dec(int *p) noexcept nogil
     long long mxc_atomic_load_ll(long long *p) noexcept nogil
@@ -128,6 +133,7 @@ cdef int g_nsignaled = 0             # wake-ups sent to them and not yet consume
 cdef int g_nsleepers = 0             # waiters asleep on g_wait_cond
 cdef int g_nwait_all = 0
 cdef int g_nbp = 0                   # pushers blocked by back-pressure
+cdef int g_running = 0               # ops taken from the heap, not completed
 cdef uint64_t g_cutoff = 0           # exit/fork drain: ops with seq < cutoff are counted ...
 cdef long long g_nbefore = 0         # ... here, so the drain ignores ops pushed after it began
 cdef ErrRec **g_errs = NULL          # errors stored since the last wait_for_all
@@ -203,6 +209,8 @@ cdef ErrRec* _new_err(const char *opname, const char *msg) noexcept nogil:
     cdef size_t b = strlen(msg)
     cdef ErrRec *e = <ErrRec*>malloc(sizeof(ErrRec) + a + b + 3)
     if e == NULL:
+        g_oom_err.cleared = 0     # shared by every failure without memory for its own record
+        g_oom_err.delivered = 0
         return &g_oom_err
     e.refcount = 1
     e.delivered = 0
@@ -221,10 +229,10 @@ cdef void _record(ErrRec *e) noexcept nogil:   # lock held
     cdef int i, j
     cdef ErrRec **grown
     if g_nerrs == g_errcap:
-        # drop records some wait already delivered, then grow
+        # drop records no wait can raise any more (delivered and on no var), then grow
         j = 0
         for i in range(g_nerrs):
-            if g_errs[i].delivered or g_errs[i].cleared:
+            if g_errs[i].cleared or (g_errs[i].delivered and g_errs[i].refcount == 1):
                 g_errs[i].recorded = 0
                 _err_decref(g_errs[i])
             else:
@@ -384,9 +392,11 @@ cdef void _register(OpBlock *op) noexcept nogil:
 
 cdef OpBlock* _take() noexcept nogil:
     """Pop the best ready op; if one of its inputs holds an error it will skip, carrying it."""
+    global g_running
     cdef OpBlock *op = _heap_pop()
     cdef ErrRec *e
     cdef int i
+    g_running += 1
     for i in range(op.nvars):
         e = _var_err(op.vars[i])
         if e != NULL:
@@ -397,6 +407,7 @@ cdef OpBlock* _take() noexcept nogil:
 
 
 cdef void _complete(OpBlock *op) noexcept nogil:
+    global g_running
     cdef ErrRec *e = op.err
     cdef VarC *v
     cdef int i
@@ -423,6 +434,7 @@ cdef void _complete(OpBlock *op) noexcept nogil:
     if e != NULL:
         _err_decref(e)
         op.err = NULL
+    g_running -= 1
     mxc_atomic_add_ll(&g_pending, -1)
     if g_pending == 0 and g_nwait_all > 0:
         wake = True
@@ -446,7 +458,9 @@ cdef void _execute(OpBlock *op) noexcept nogil:
     if op.err == NULL:
         buf[0] = 0
         mxc_engine_set_op(op)
+        mxc_engine_add_depth(1)
         rc = op.fn(op.arg, buf, ERRBUF)
+        mxc_engine_add_depth(-1)
         mxc_engine_set_op(outer)
         if rc != 0:
             buf[ERRBUF - 1] = 0
@@ -480,7 +494,8 @@ cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
     """Lock held. Block until: kind 0 -> v has no pending op; 1 -> nothing is pending;
     2 -> pending is under the back-pressure limit; 3 -> every op pushed before the current
     exit/fork drain began is done. Runs ready ops meanwhile (the waiter helps).
-    Returns -1 when nothing can ever make progress (an engine without workers)."""
+    Returns -1 when nothing can ever make progress (no workers, and the only running ops are
+    the ones this thread itself is inside)."""
     global g_nsleepers
     cdef bint done
     while True:
@@ -497,7 +512,8 @@ cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
         if g_heap_n > 0:
             _run_taken(_take())
             continue
-        if g_inline:
+        if g_inline and g_running <= mxc_engine_depth():
+            # no workers, and every running op is up this thread's own stack
             return -1
         g_nsleepers += 1
         pthread_cond_wait(&g_wait_cond, &g_mu)
@@ -1025,6 +1041,7 @@ def _before_fork():
 def _after_fork_child():
     # Threads do not survive fork: fresh locks, no workers (started again by the next push).
     global g_nstarted, g_nidle, g_nsignaled, g_nsleepers, g_nwait_all, g_nbp, g_stop, g_threads
+    global g_running
     _init_sync()
     g_nstarted = 0
     g_nidle = 0
@@ -1033,6 +1050,7 @@ def _after_fork_child():
     g_nwait_all = 0
     g_nbp = 0
     g_stop = 0
+    g_running = 0
     free(g_threads)
     g_threads = NULL
     mxc_engine_set_worker(0)

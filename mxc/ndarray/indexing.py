@@ -8,12 +8,9 @@ import numbers
 
 import numpy as np
 
-from .ndarray import NDArray, array
+from .ndarray import NDArray, array, _nd
 
 
-def _nd():
-    from .. import ndarray as nd
-    return nd
 
 
 def _is_int(k):

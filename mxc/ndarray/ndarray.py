@@ -6,6 +6,7 @@ Basic slicing returns views that share storage wherever the selected region is c
 (as MXNet 1.x); writes through a view are ordered by the engine like any other write.
 """
 import numbers
+import sys
 
 import numpy as np
 
@@ -196,14 +197,18 @@ class NDArray(NDArrayBase):
 
 
 def _nd():
-    from .. import ndarray as nd
-    return nd
+    """The ``mx.nd`` namespace (operator functions are generated into it after import)."""
+    return sys.modules["mxc.ndarray"]
 
 
 # Python operators, forward, reflected and in place, from one table.
 def _binary_method(fname, reflected=False, inplace=False):
+    f = None
+
     def method(self, other):
-        f = getattr(_nd(), fname)
+        nonlocal f
+        if f is None:
+            f = getattr(_nd(), fname)
         if inplace:
             return f(self, other, out=self)
         return f(other, self) if reflected else f(self, other)

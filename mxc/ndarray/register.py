@@ -8,7 +8,7 @@ import inspect
 from .._core import handle as _h
 from ..context import Context, current_context, check_available
 from ..ops import registry
-from .ndarray import NDArray
+from .ndarray import NDArray, _nd
 
 
 def _outputs_for(op, attrs, inputs, ctx):
@@ -19,12 +19,17 @@ def _outputs_for(op, attrs, inputs, ctx):
 
 def invoke(op, inputs, kwargs, out=None):
     """Run operator `op` on NDArray `inputs`; returns one NDArray or a list."""
-    ctx = kwargs.pop("ctx", None)
-    kwargs.pop("name", None)
-    for i, x in enumerate(inputs):
+    ctx = kwargs.pop("ctx", None) if kwargs else None
+    if kwargs:
+        kwargs.pop("name", None)
+    for x in inputs:
         if not isinstance(x, NDArray):
-            raise TypeError(f"{op.name}: input {i} must be an NDArray, got {type(x).__name__}")
-    attrs = op.parse(kwargs)
+            raise TypeError(f"{op.name}: inputs must be NDArrays, got {type(x).__name__}")
+    return run(op, inputs, op.parse(kwargs), out, ctx)
+
+
+def run(op, inputs, attrs, out=None, ctx=None):
+    """Run `op` with already-typed `attrs` (the fast path for Python operators)."""
     if op.composite is not None:
         res = op.composite(_nd(), attrs, *inputs)
         if out is not None:
@@ -70,9 +75,6 @@ def invoke(op, inputs, kwargs, out=None):
     return out
 
 
-def _nd():
-    from .. import ndarray
-    return ndarray
 
 
 def make_function(op, name):

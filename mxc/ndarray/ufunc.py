@@ -4,38 +4,42 @@ import numbers
 
 import numpy as np
 
-from .ndarray import NDArray, array
+from ..ops import registry
+from .ndarray import NDArray, array, _nd
+from .register import run
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "hypot", "equal", "not_equal", "greater", "greater_equal", "lesser",
            "lesser_equal", "logical_and", "logical_or", "logical_xor", "floor_divide"]
 
 
-def _nd():
-    from .. import ndarray as nd
-    return nd
+
+
+_SCALARS = (numbers.Number, np.generic)
 
 
 def _helper(lhs, rhs, bcast, scalar, rscalar, pyop, out=None):
-    nd = _nd()
-    if isinstance(lhs, np.ndarray) and isinstance(rhs, NDArray):
-        lhs = array(lhs, ctx=rhs.context, dtype=rhs.dtype)
-    if isinstance(rhs, np.ndarray) and isinstance(lhs, NDArray):
-        rhs = array(rhs, ctx=lhs.context, dtype=lhs.dtype)
     if isinstance(lhs, NDArray):
         if isinstance(rhs, NDArray):
-            return getattr(nd, bcast)(lhs, rhs, out=out)
-        if isinstance(rhs, (numbers.Number, np.generic)):
-            return getattr(nd, scalar)(lhs, scalar=float(rhs), out=out)
+            return run(bcast, [lhs, rhs], bcast._defaults, out)
+        if isinstance(rhs, _SCALARS):
+            return run(scalar, [lhs], {"scalar": float(rhs), "is_int": True}, out)
+        if isinstance(rhs, np.ndarray):
+            return run(bcast, [lhs, array(rhs, ctx=lhs.context, dtype=lhs.dtype)], bcast._defaults, out)
         raise TypeError(f"type {type(rhs).__name__} not supported")
     if isinstance(rhs, NDArray):
-        if isinstance(lhs, (numbers.Number, np.generic)):
-            return getattr(nd, rscalar)(rhs, scalar=float(lhs), out=out)
+        if isinstance(lhs, _SCALARS):
+            return run(rscalar, [rhs], {"scalar": float(lhs), "is_int": True}, out)
+        if isinstance(lhs, np.ndarray):
+            return run(bcast, [array(lhs, ctx=rhs.context, dtype=rhs.dtype), rhs], bcast._defaults, out)
         raise TypeError(f"type {type(lhs).__name__} not supported")
     return pyop(lhs, rhs)
 
 
 def _make(fname, bcast, scalar, rscalar, pyop):
+    bcast, scalar, rscalar = registry.get(bcast), registry.get(scalar), registry.get(rscalar)
+    bcast.parse({})     # fill the cached default attributes
+
     def f(lhs, rhs, out=None):
         return _helper(lhs, rhs, bcast, scalar, rscalar, pyop, out)
     f.__name__ = fname

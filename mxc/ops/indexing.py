@@ -87,4 +87,6 @@ def _scatter_forward():
 
 register(OpDef("_scatter_set_rows", inputs=("data", "indices", "value"), infer=_scatter_infer,
                forward=_scatter_forward(), inplace=((0, 0),),
+               grad=lambda F, a, i, o, g: [F._scatter_set_rows(g[0], i[1], F.zeros_like(i[2])),
+                                           F.zeros_like(i[1]), F.take(g[0], i[1], axis=0)],
                doc="data with rows `indices` (axis 0) replaced by `value` (x[idx] = v)."))

@@ -159,6 +159,9 @@ def test_internal_init_and_scatter_ops():
     exp = d.copy()
     exp[idx] = v
     check_forward("_scatter_set_rows", [d, idx, v], {}, exp)
+    rng = np.random.default_rng(0)
+    check_grad("_scatter_set_rows", [rng.standard_normal((4, 2)), idx, rng.standard_normal((2, 2))], {},
+               rng, wrt=[0, 2])
     with pytest.raises(MXNetError, match="_scatter_set_rows"):
         mx.nd._scatter_set_rows(mx.nd.array(d), mx.nd.array([4], dtype="int64"),
                                 mx.nd.array(v[:1])).asnumpy()

@@ -406,9 +406,9 @@ def test_scatter_rows_random(dt):
 
 def test_scatter_rows_duplicates_last_wins_threaded():
     rng = np.random.default_rng(16)
-    x = rand(rng, (50, 3000), np.float32)
+    x = rand(rng, (50, 20000), np.float32)      # 6 value rows of 20000: threaded path
     idx = np.array([3, 7, 3, -1, 49, 7], np.int64)
-    val = rand(rng, (6, 3000), np.float32)
+    val = rand(rng, (6, 20000), np.float32)
     exp = x.copy()
     for i, j in enumerate(idx):
         exp[j] = val[i]

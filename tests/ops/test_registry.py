@@ -1,0 +1,78 @@
+"""The registry contract: one OpDef feeds mx.nd; parameters parse from Python values and from
+MXNet attribute strings (what -symbol.json stores) to the same typed values."""
+import inspect
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.base import MXNetError
+from mxc.ops import registry
+from mxc.ops.params import attrs_to_strings
+
+
+def test_every_name_and_alias_is_an_nd_function():
+    for name, op in registry.names().items():
+        fn = getattr(mx.nd, name)
+        assert callable(fn), name
+        if fn.__module__ == "mxc.ndarray":      # generated (not a hand-written creation function)
+            sig = inspect.signature(fn)
+            for p in op.params:
+                assert p.name in sig.parameters, (name, p.name)
+
+
+@pytest.mark.parametrize("opname,strings,typed", [
+    ("transpose", {"axes": "(1, 0)"}, {"axes": (1, 0)}),
+    ("sum", {"axis": "(0,)", "keepdims": "True", "exclude": "false"},
+     {"axis": (0,), "keepdims": True, "exclude": False}),
+    ("sum", {"axis": "1"}, {"axis": (1,), "keepdims": False, "exclude": False}),
+    ("sum", {"axis": "None"}, {"axis": None, "keepdims": False, "exclude": False}),
+    ("slice", {"begin": "(0, None)", "end": "(2, 3)", "step": "()"},
+     {"begin": (0, None), "end": (2, 3), "step": ()}),
+    ("clip", {"a_min": "-1", "a_max": "inf"}, {"a_min": -1.0, "a_max": float("inf")}),
+    ("cast", {"dtype": "float16"}, {"dtype": "float16"}),
+    ("Reshape", {"shape": "[2,-1]", "reverse": "0"}, {"shape": (2, -1), "reverse": False}),
+    ("take", {"axis": "0", "mode": "wrap"}, {"axis": 0, "mode": "wrap"}),
+])
+def test_params_parse_from_strings(opname, strings, typed):
+    op = registry.get(opname)
+    assert op.parse(strings) == typed
+    # and back: the typed values print as MXNet attribute strings that parse to the same
+    assert op.parse(attrs_to_strings(typed)) == typed
+
+
+def test_bad_parameters_name_the_operator():
+    with pytest.raises(ValueError, match="take.*mode"):
+        mx.nd.take(mx.nd.ones(2), mx.nd.ones(1), mode="bogus")
+    with pytest.raises(ValueError, match="sum.*unknown"):
+        mx.nd.sum(mx.nd.ones(2), axes=1)
+    with pytest.raises(ValueError, match="clip.*a_min"):
+        mx.nd.clip(mx.nd.ones(2), a_max=1)
+    with pytest.raises(ValueError, match="transpose"):
+        mx.nd.transpose(mx.nd.ones((2, 3)), axes=(0, 0))
+    with pytest.raises(TypeError, match="exp"):
+        mx.nd.exp(np.ones(2))
+    with pytest.raises(MXNetError, match="not registered"):
+        registry.get("no_such_op")
+
+
+def test_positional_parameters_as_mxnet():
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    assert mx.nd.sum(x, 1).asnumpy().tolist() == [3, 12]        # axis positionally
+    assert x.sum(0).asnumpy().tolist() == [3, 5, 7]
+    assert mx.nd.clip(x, 1, 4).asnumpy().tolist() == [[1, 1, 2], [3, 4, 4]]
+
+
+def test_aliases_share_one_definition():
+    assert registry.get("Concat") is registry.get("concat")
+    assert registry.get("broadcast_plus") is registry.get("broadcast_add")
+    assert registry.get("_Plus") is registry.get("elemwise_add")
+    assert mx.nd.Flatten(mx.nd.ones((2, 3, 4))).shape == (2, 12)
+
+
+def test_gradient_definitions_are_present():
+    missing = [op.name for op in registry.all_ops()
+               if op.grad is None and op.composite is None
+               and not op.name.startswith(("_zeros", "_ones", "_full", "_arange", "_linspace", "_eye",
+                                           ))]
+    assert not missing, missing
