@@ -283,9 +283,19 @@ class MXIndexedRecordIO(MXRecordIO):
         Raises MXNetError (naming file and offset) when the index entry does not point at a record.
         """
         assert not self.writable
-        self._require_open()
-        self._check_pid(allow_reset=True)
-        return self.handle.read_at(self._offset(idx))
+        try:
+            pos = self.idx[idx]
+        except KeyError:
+            raise KeyError(f"key {idx!r} is not in the index {self.idx_path}") from None
+        # hot path: the native reader checks closed / forked child itself (no getpid here)
+        try:
+            return self.handle.read_at(pos)
+        except _recordio.ForkedError:
+            self.reset()                 # in a forked child: reopen, as MXNet's seek does
+            return self.handle.read_at(pos)
+        except AttributeError:
+            self._require_open()
+            raise
 
     def write_idx(self, idx, buf):
         """Inserts a record with key ``idx`` (the index line is flushed with it)."""

@@ -29,6 +29,15 @@
 #include "mxc/opcall.h"
 #include "kernels/half.h"
 
+/* OpenMP pragmas that vanish without -fopenmp (no unknown-pragma warnings in such builds) */
+#ifndef MXC_PRAGMA
+#ifdef _OPENMP
+#define MXC_PRAGMA(x) _Pragma(#x)
+#else
+#define MXC_PRAGMA(x)
+#endif
+#endif
+
 #define MXC_RED_PAR_MIN 65536
 #define MXC_RED_STACK_ACC 64
 
@@ -116,7 +125,7 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
   const mxc_tensor *x = &call->in[0];
   mxc_tensor *y = &call->out[0];
   mxc_red_plan p;
-  unsigned char stackbuf[MXC_RED_STACK_ACC * 16];
+  uint64_t stackbuf[MXC_RED_STACK_ACC * 2];   /* 16-byte accumulators at most, 8-aligned */
   void *acc;
   int64_t n = y->size;
   int nt = call->nthreads, rc;
@@ -152,7 +161,7 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
     ops->block(x->data, acc, &p, 0, p.s[0], 0, p.s[p.g - 1]);
   } else if (!p.red[0] && p.s[0] >= nt) {
     /* outermost group kept: threads own disjoint output slabs */
-#pragma omp parallel num_threads(nt)
+MXC_PRAGMA(omp parallel num_threads(nt))
     {
 #ifdef _OPENMP
       int t = omp_get_thread_num(), T = omp_get_num_threads();
@@ -165,7 +174,7 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
   } else if (!p.red[p.g - 1] && p.g > 1 && p.s[p.g - 1] >= 64 * nt) {
     /* innermost group kept: threads own disjoint column ranges */
     int64_t inner = p.s[p.g - 1];
-#pragma omp parallel num_threads(nt)
+MXC_PRAGMA(omp parallel num_threads(nt))
     {
 #ifdef _OPENMP
       int t = omp_get_thread_num(), T = omp_get_num_threads();
@@ -189,7 +198,7 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
     if (T0 <= 1) {
       ops->block(x->data, acc, &p, 0, s0, 0, p.s[p.g - 1]);
     } else {
-#pragma omp parallel num_threads(T0)
+MXC_PRAGMA(omp parallel num_threads(T0))
       {
 #ifdef _OPENMP
         int t = omp_get_thread_num(), T = omp_get_num_threads();

@@ -25,6 +25,15 @@
 #include "mxc/opcall.h"
 #include "kernels/half.h"
 
+/* OpenMP pragmas that vanish without -fopenmp (no unknown-pragma warnings in such builds) */
+#ifndef MXC_PRAGMA
+#ifdef _OPENMP
+#define MXC_PRAGMA(x) _Pragma(#x)
+#else
+#define MXC_PRAGMA(x)
+#endif
+#endif
+
 #define MXC_SH_PAR_MIN 65536   /* elements; below this a kernel runs on the calling thread */
 /* transpose tiles: TI elements along the source's contiguous axis, TJ along the destination's */
 #ifndef MXC_SH_TI
@@ -159,14 +168,14 @@ static void mxc_sh_walk_run(mxc_sh_walk *w, char *dst, const char *src, int es, 
   if (nthreads <= 1 || total < MXC_SH_PAR_MIN) {
     mxc_sh_walk_range(w, dst, src, es, 0, rows, 0, inner);
   } else if (rows >= nthreads) {
-#pragma omp parallel num_threads(nthreads)
+MXC_PRAGMA(omp parallel num_threads(nthreads))
     {
       int t = MXC_SH_TID(), T = MXC_SH_NTH();
       int64_t r0 = rows * t / T, r1 = rows * (t + 1) / T;
       if (r1 > r0) mxc_sh_walk_range(w, dst, src, es, r0, r1, 0, inner);
     }
   } else {
-#pragma omp parallel num_threads(nthreads)
+MXC_PRAGMA(omp parallel num_threads(nthreads))
     {
       int t = MXC_SH_TID(), T = MXC_SH_NTH();
       int64_t c0 = inner * t / T, c1 = inner * (t + 1) / T;
@@ -451,7 +460,7 @@ static int mxc_shape_transpose_impl(mxc_opcall *call, int es) {
       if (nt <= 1) {
         mxc_sh_tiles(&c, 0, items);
       } else {
-#pragma omp parallel num_threads(nt)
+MXC_PRAGMA(omp parallel num_threads(nt))
         {
           int t = MXC_SH_TID(), T = MXC_SH_NTH();
           mxc_sh_tiles(&c, items * t / T, items * (t + 1) / T);
@@ -803,7 +812,7 @@ static int mxc_shape_take_impl(mxc_opcall *call, int es) {
     if (nt <= 1) {
       mxc_sh_take_rows(&c, 0, rows);
     } else {
-#pragma omp parallel num_threads(nt)
+MXC_PRAGMA(omp parallel num_threads(nt))
       {
         int t = MXC_SH_TID(), T = MXC_SH_NTH();
         mxc_sh_take_rows(&c, rows * t / T, rows * (t + 1) / T);
@@ -891,7 +900,7 @@ static int mxc_shape_scatter_rows_impl(mxc_opcall *call, int es) {
     if (nt <= 1) {
       for (i = 0; i < M; i++) memcpy(ob + jp[i] * row, vb + i * row, (size_t)row);
     } else {
-#pragma omp parallel for num_threads(nt) schedule(static)
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
       for (t = 0; t < nt; t++) {
         int64_t c0 = (row / es) * t / nt * es, c1 = (row / es) * (t + 1) / nt * es, r;
         for (r = 0; r < M; r++) memcpy(ob + jp[r] * row + c0, vb + r * row + c0, (size_t)(c1 - c0));

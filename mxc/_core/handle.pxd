@@ -1,4 +1,4 @@
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uintptr_t
 from mxc._core.engine cimport Var, VarC
 from mxc._core.storage cimport Block
 
@@ -15,9 +15,17 @@ cdef class NDArrayBase:
     cdef readonly tuple _shape
     cdef readonly object _dtype           # numpy dtype
     cdef readonly int _dcode              # MXNet type flag
+    cdef readonly int _itemsize
     cdef readonly int64_t _size
     cdef readonly object _ctx
     cdef public object _ag                # autograd state (later issue); None when not recorded
     cdef object __weakref__
     cdef inline void* data_ptr(self):
         return <char*>self._chunk.base + self._offset
+
+
+cdef class FastKernel:
+    """Kernel addresses by dtype code for one elementwise operator (the per-call fast path)."""
+    cdef uintptr_t addr[16]
+    cdef bytes name
+    cdef int nthreads

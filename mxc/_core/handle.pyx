@@ -128,7 +128,7 @@ cdef class NDArrayBase:
         """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
         wait_var(self._chunk.c)
         out = np.empty(self._shape, self._dtype)
-        cdef size_t n = <size_t>self._size * self._dtype.itemsize
+        cdef size_t n = <size_t>self._size * self._itemsize
         cdef void *dst = cnp.PyArray_DATA(out)
         cdef void *src = self.data_ptr()
         if n >= 1 << 20:
@@ -153,6 +153,7 @@ cpdef NDArrayBase make_array(type cls, Chunk chunk, Py_ssize_t offset, tuple sha
     a._shape = shape
     a._dtype = dtype
     a._dcode = DTYPE_CODE[dtype]
+    a._itemsize = dtype.itemsize
     a._size = size
     a._ctx = ctx
     a._ag = None
@@ -243,3 +244,104 @@ def push_python(fn, list reads, list writes, name):
     """Queue a Python body (composite or host-side op) ordered like a kernel on these arrays."""
     _engine.push(fn, [(<NDArrayBase?>a)._chunk for a in reads],
                  [(<NDArrayBase?>a)._chunk for a in writes], 0, name)
+
+
+
+# ---- the fast path --------------------------------------------------------------------------
+# Elementwise operators on arrays of one shape and dtype (and array-scalar forms) are the bulk
+# of imperative code. For them the whole call (checks, output allocation, building the kernel
+# call, the push) runs here in C; anything else returns None and the caller takes the general
+# path through the registry (mxc/ndarray/register.py), which gives the same result.
+
+cdef class FastKernel:
+    def __init__(self, name, table, int nthreads):
+        cdef int i
+        for i in range(16):
+            self.addr[i] = 0
+        for code, addr in table.items():
+            if isinstance(code, int) and 0 <= code < 16:
+                self.addr[code] = addr
+        self.name = name.encode() if isinstance(name, str) else name
+        self.nthreads = nthreads
+
+
+cdef NDArrayBase _new_like(NDArrayBase p):
+    """A fresh array with p's shape, dtype, context and class."""
+    cdef Chunk c = alloc_chunk(<size_t>p._size * p._itemsize, p._chunk.dev_type, p._chunk.dev_id)
+    cdef type cls = type(p)
+    cdef NDArrayBase a = cls.__new__(cls)
+    a._chunk = c
+    a._offset = 0
+    a._shape = p._shape
+    a._dtype = p._dtype
+    a._dcode = p._dcode
+    a._itemsize = p._itemsize
+    a._size = p._size
+    a._ctx = p._ctx
+    a._ag = None
+    return a
+
+
+cdef int _push_ew(FastKernel k, uintptr_t addr, NDArrayBase x, NDArrayBase y, NDArrayBase out,
+                  double scalar, bint has_scalar) except -1:
+    cdef int nin = 1 if y is None else 2
+    cdef mxc_opcall *call = new_call(<mxc_kernel>addr, nin, 1)
+    cdef VarC *vars[3]
+    _set_tensor(&call.inp[0], x)
+    vars[0] = x._chunk.c
+    if y is not None:
+        _set_tensor(&call.inp[1], y)
+        vars[1] = y._chunk.c
+    _set_tensor(&call.out[0], out)
+    vars[nin] = out._chunk.c
+    if has_scalar:
+        call.fattr[0] = scalar
+        call.nfattr = 1
+    call.nthreads = k.nthreads
+    try:
+        push_native(run_call, call, free_call, vars, nin, vars + nin, 1, 0, k.name)
+    except BaseException:
+        free_call(call)
+        raise
+    return 0
+
+
+cpdef object fast_unary(FastKernel k, NDArrayBase x, NDArrayBase out=None):
+    """y = f(x) for an elementwise kernel; None when this call needs the general path."""
+    cdef uintptr_t addr = k.addr[x._dcode]
+    if addr == 0 or x._ag is not None:
+        return None
+    if out is None:
+        out = _new_like(x)
+    elif out._shape != x._shape or out._dcode != x._dcode:
+        return None
+    _push_ew(k, addr, x, None, out, 0.0, False)
+    return out
+
+
+cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase out=None):
+    """out = a OP b for arrays of one shape, dtype and device; None otherwise."""
+    cdef uintptr_t addr = k.addr[a._dcode]
+    if (addr == 0 or a._dcode != b._dcode or a._ag is not None or b._ag is not None
+            or not (a._shape is b._shape or a._shape == b._shape)
+            or not (a._ctx is b._ctx or a._ctx == b._ctx)):
+        return None
+    if out is None:
+        out = _new_like(a)
+    elif out._shape != a._shape or out._dcode != a._dcode:
+        return None
+    _push_ew(k, addr, a, b, out, 0.0, False)
+    return out
+
+
+cpdef object fast_scalar(FastKernel k, NDArrayBase x, double scalar, NDArrayBase out=None):
+    """out = x OP scalar (or scalar OP x for the reflected kernels); None for the general path."""
+    cdef uintptr_t addr = k.addr[x._dcode]
+    if addr == 0 or x._ag is not None:
+        return None
+    if out is None:
+        out = _new_like(x)
+    elif out._shape != x._shape or out._dcode != x._dcode:
+        return None
+    _push_ew(k, addr, x, None, out, scalar, True)
+    return out

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.errno cimport errno
 from libc.string cimport memcpy
@@ -69,6 +69,10 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 DEFAULT_CHUNK = 2 << 20
+
+
+class ForkedError(RuntimeError):
+    """A reader or writer opened in a parent process was used in a forked child."""
 # Reads after a seek stay synchronous until this many follow in a row; then prefetching resumes.
 cdef int SEQUENTIAL_AFTER_SEEK = 2
 
@@ -176,7 +180,7 @@ cdef class RecordReader:
         if self.fd < 0:
             raise MXNetError(f"{self.path}: read on a closed RecordIO reader")
         if self.fork_gen != _fork_gen:
-            raise RuntimeError("Forbidden operation in multiple processes")
+            raise ForkedError("Forbidden operation in multiple processes")
         return 0
 
     cdef object _next_batch(self):
@@ -403,7 +407,7 @@ cdef class RecordWriter:
         if self.fd < 0:
             raise MXNetError(f"{self.path}: write on a closed RecordIO writer")
         if self.fork_gen != _fork_gen:
-            raise RuntimeError("Forbidden operation in multiple processes")
+            raise ForkedError("Forbidden operation in multiple processes")
         if n >= (1 << 29):
             raise MXNetError(f"{self.path}: RecordIO records must be smaller than 2**29 bytes, "
                              f"got {n}")

@@ -30,6 +30,17 @@ def invoke(op, inputs, kwargs, out=None):
 
 def run(op, inputs, attrs, out=None, ctx=None):
     """Run `op` with already-typed `attrs` (the fast path for Python operators)."""
+    kind = op.fast_kind
+    if kind and (out is None or isinstance(out, NDArray)):
+        fk = op._fast_kernel or op.fast_kernel()
+        if kind == 1:
+            r = _h.fast_unary(fk, inputs[0], out)
+        elif kind == 2:
+            r = _h.fast_binary(fk, inputs[0], inputs[1], out)
+        else:
+            r = _h.fast_scalar(fk, inputs[0], attrs["scalar"], out)
+        if r is not None:
+            return r
     if op.composite is not None:
         res = op.composite(_nd(), attrs, *inputs)
         if out is not None:

@@ -141,7 +141,7 @@ def _unary_grad(rule):
 
 for _name, _rule in _UNARY.items():
     register(OpDef(_name, infer=unary_infer, forward=kernel_forward("elemwise", "unary:" + _name),
-                   grad=_unary_grad(_rule), inplace=((0, 0),),
+                   grad=_unary_grad(_rule), inplace=((0, 0),), fast=("elemwise", "unary:" + _name, 1),
                    doc=f"Elementwise {_name} (MXNet operator ``{_name}``)."))
 
 register(OpDef("_copy", aliases=("identity",), infer=unary_infer,
@@ -209,11 +209,11 @@ for _name, (_ew, _bcast_aliases, _rule) in _BINARY.items():
     _grad = _binary_grad(_rule)
     register(OpDef(_ew[0], aliases=_ew[1:], inputs=("lhs", "rhs"), infer=same_shape(_ew[0]),
                    forward=kernel_forward("elemwise", "binary:" + _name, name=_ew[0]), grad=_grad,
-                   inplace=((0, 0), (1, 0)), doc=f"Elementwise {_name} of two arrays of one shape."))
+                   inplace=((0, 0), (1, 0)), fast=("elemwise", "binary:" + _name, 2), doc=f"Elementwise {_name} of two arrays of one shape."))
     _bname = "broadcast_" + _name
     register(OpDef(_bname, aliases=_bcast_aliases, inputs=("lhs", "rhs"),
                    infer=broadcast_infer(_bname), forward=_binary_forward("binary:" + _name),
-                   grad=_grad, inplace=((0, 0), (1, 0)),
+                   grad=_grad, inplace=((0, 0), (1, 0)), fast=("elemwise", "binary:" + _name, 2),
                    doc=f"{_name} with numpy-style broadcasting."))
 
 
@@ -264,7 +264,7 @@ def _scalar_grad(rule):
 for _name, (_k, _aliases, _rule) in _SCALAR.items():
     register(OpDef(_name, aliases=_aliases, params=_SCALAR_PARAMS, infer=unary_infer,
                    forward=kernel_forward("elemwise", _k, attrs=_scalar_attrs, name=_name),
-                   grad=_scalar_grad(_rule), inplace=((0, 0),),
+                   grad=_scalar_grad(_rule), inplace=((0, 0),), fast=("elemwise", _k, 3),
                    doc=f"{_k.split(':')[1]} of an array and a scalar."))
 
 

@@ -29,11 +29,11 @@ _DEFS = []       # each OpDef once, in registration order
 class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
-                 "key_inputs")
+                 "fast", "fast_kind", "_fast_kernel")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
-                 inplace=(), doc=""):
+                 inplace=(), doc="", fast=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -47,6 +47,11 @@ class OpDef:
         self.doc = doc
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
+        # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call
+        # directly (kind 1 unary, 2 binary on equal shapes, 3 array-scalar); see handle.pyx
+        self.fast = fast
+        self.fast_kind = fast[2] if fast else 0
+        self._fast_kernel = None
 
     def parse(self, kwargs):
         """Typed attributes from Python values or MXNet attribute strings."""
@@ -55,6 +60,16 @@ class OpDef:
                 self._defaults = parse_attrs(self.name, self.params, {})
             return self._defaults
         return parse_attrs(self.name, self.params, kwargs)
+
+    def fast_kernel(self):
+        """The FastKernel (addresses by dtype) for this op's fast path, built on first use."""
+        if self._fast_kernel is None:
+            import importlib
+            from .._core.handle import FastKernel
+            family, kname, _ = self.fast
+            table = importlib.import_module(f"mxc.ops.cpu.{family}").KERNELS[kname]
+            self._fast_kernel = FastKernel(self.name, table, _NTHREADS)
+        return self._fast_kernel
 
     def n_out(self, attrs):
         return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs

@@ -8,9 +8,14 @@ figure), "gbps" counts bytes read + written once.
 """
 import argparse
 import json
+import os
+import sys
 import time
 
 import numpy as np
+
+# run from a source checkout without installing: the repo root is two levels up
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 from mxc._core.opcall import run_on_numpy
 from mxc.ops.cpu.reduce import KERNELS as RED

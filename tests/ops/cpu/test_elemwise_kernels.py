@@ -50,7 +50,8 @@ def mx_cast(d, dt):
     dt = np.dtype(dt)
     d = np.asarray(d, dtype=np.float64)
     if dt == np.float16:
-        return d.astype(np.float32).astype(np.float16)
+        with np.errstate(over="ignore"):
+            return d.astype(np.float32).astype(np.float16)
     if dt.kind == "f":
         return d.astype(dt)
     if dt == np.bool_:
@@ -259,6 +260,9 @@ def _gamma(v):
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 _LIBM.tgamma.restype = ctypes.c_double
 _LIBM.tgamma.argtypes = [ctypes.c_double]
+for _f in (_LIBM.powf, _LIBM.hypotf):
+    _f.restype = ctypes.c_float
+    _f.argtypes = [ctypes.c_float, ctypes.c_float]
 
 
 # name -> (float64 reference, domain of random inputs, exact-integer reference or None)
@@ -359,7 +363,7 @@ def test_unary_int(op, dt):
             exp = x
         elif iref == "via":
             if op == "gamma":
-                ref = _vec(_LIBM.tgamma)
+                ref = lambda v: _on_unique(_LIBM.tgamma, v)
             with np.errstate(all="ignore"):
                 exp = mx_cast(ref(x.astype(np.float64)), dt)
         elif iref == "viaf":
@@ -417,6 +421,15 @@ def _idiv(a, b):
     return np.where(b == 0, 0, q)
 
 
+def _on_unique(f, *args):
+    """f (a scalar C function) applied elementwise, calling it once per distinct argument tuple."""
+    args = np.broadcast_arrays(*args)
+    flat = np.stack([x.ravel().astype(np.float64) for x in args], axis=1)
+    uniq, inv = np.unique(flat, axis=0, return_inverse=True)
+    vals = np.array([f(*row) for row in uniq], dtype=np.float64)
+    return vals[inv.ravel()].reshape(args[0].shape)
+
+
 def int_ref(op, a, b, dt):
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     with np.errstate(all="ignore"):
@@ -427,11 +440,9 @@ def int_ref(op, a, b, dt):
         elif op == "mod":
             r = np.mod(a64, np.where(b64 == 0, 1, b64)) * (b64 != 0)
         elif op in ("power", "hypot"):
-            # MXNet: powf/hypotf on the operands as float32 (correctly rounded, so the float64
-            # result of the float32 operands rounded once to float32)
-            f = np.power if op == "power" else np.hypot
-            af, bf = a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
-            return mx_cast(f(af, bf).astype(np.float32).astype(np.float64), dt)
+            # MXNet: the C library's powf/hypotf on the operands as float32
+            f = _LIBM.powf if op == "power" else _LIBM.hypotf
+            return mx_cast(_on_unique(f, a.astype(np.float32), b.astype(np.float32)), dt)
         else:
             r = FREF[op](a64, b64)
     return np.asarray(r).astype(dt)
@@ -508,7 +519,7 @@ def test_scalar(op, dt):
     for n in (13, BIG):
         x = rand_operand(dt, (n,), rng, op)
         nt = 2 if n >= BIG else 1
-        for s in SCALARS:
+        for s in (SCALARS if n < BIG else SCALARS[:2]):
             if op == "power" and np.dtype(dt).kind == "f" and abs(s) > 100:
                 continue
             sv = np.broadcast_to(scalar_as(s, dt), x.shape)
@@ -586,7 +597,8 @@ def test_clip(dt):
 def test_where(cdt):
     rng = np.random.default_rng(9)
     for xdt in ALL8:
-        for shape, nt in (((4, 3), 1), ((BIG // 10, 10), 2), ((BIG,), 2)):
+        big = xdt in (np.float32, np.uint8)   # the large, threaded sizes on two element widths
+        for shape, nt in (((4, 3), 1),) + ((((BIG // 10, 10), 2), ((BIG,), 2)) if big else ()):
             c = rng.integers(0, 3, shape).astype(cdt)
             if np.dtype(cdt).kind == "f":
                 c.flat[::7] = np.nan          # nan counts as true, as in MXNet
