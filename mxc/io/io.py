@@ -561,9 +561,6 @@ class _TableIter(DataIter):
         else:
             self._pos = 0
 
-    def _new_epoch_order(self):
-        pass
-
     def iter_next(self):
         bs = self.batch_size
         if self._pos >= self._n:
@@ -575,7 +572,6 @@ class _TableIter(DataIter):
             if self._n < pad:
                 raise MXNetError(f"{type(self).__name__}: number of input samples must be bigger "
                                  f"than the batch size")
-            self._new_epoch_order()
             take = np.concatenate([take, self._order[:pad]])
             self._pos = pad
             self._overflow = True

@@ -24,9 +24,12 @@ def _to_numpy(data, fname):
 
 
 def _wrap(loaded):
+    # an uninitialised entry (MXNet's "none" array) stays None
+    def wrap(v):
+        return None if v is None else from_numpy(v)
     if isinstance(loaded, dict):
-        return {k: from_numpy(v) for k, v in loaded.items()}
-    return [from_numpy(v) for v in loaded]
+        return {k: wrap(v) for k, v in loaded.items()}
+    return [wrap(v) for v in loaded]
 
 
 def save(fname, data):

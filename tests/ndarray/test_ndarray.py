@@ -206,3 +206,24 @@ def test_import_and_exit_with_queued_work_in_subprocess():
             "for _ in range(2000):\n    x = x + 1\nprint('pushed')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "pushed" in r.stdout, r.stderr
+
+
+def test_load_files_written_by_mxnet_and_save_identical_bytes(tmp_path):
+    """mx.nd.load reads .params written by MXNet 1.9.1 (tests/data/params, made by
+    tests/data/make_params_fixtures.py) and mx.nd.save writes the same bytes back."""
+    import pathlib
+    data = pathlib.Path(__file__).parent.parent / "data" / "params"
+    src = data / "dict_dtypes.params"
+    loaded = mx.nd.load(str(src))
+    expected = np.load(data / "dict_dtypes.npz", allow_pickle=False)
+    assert sorted(loaded) == sorted(expected.files)
+    for k in expected.files:
+        np.testing.assert_array_equal(loaded[k].asnumpy(), expected[k])
+        assert loaded[k].dtype == expected[k].dtype.type
+    out = tmp_path / "again.params"
+    mx.nd.save(str(out), {k: loaded[k] for k in loaded})
+    assert out.read_bytes() == src.read_bytes()
+    with pytest.raises(MXNetError, match="again_cut"):
+        cut = tmp_path / "again_cut.params"
+        cut.write_bytes(src.read_bytes()[:-5])
+        mx.nd.load(str(cut))
