@@ -303,7 +303,9 @@ static int mxc_run_scalar(mxc_opcall *c, mxc_bloop f, int64_t es, int heavy, con
   MXC_BINARY_KERNELS(name, i32, int32_t, heavy)                                                \
   MXC_BINARY_KERNELS(name, i64, int64_t, heavy)
 
+MXC_VEC_BEGIN
 MXC_BINARY_OPS(MXC_BINARY_DEFINE)
+MXC_VEC_END
 
 #define MXC_BINARY_ENTRY3(name, code, tag)                                                     \
   {"binary:" #name, code, -1, mxc_binary_##name##_##tag},                                      \

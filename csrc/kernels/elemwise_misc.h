@@ -76,7 +76,9 @@ static int mxc_run_cast(mxc_opcall *c, mxc_cloop f, int64_t esx, int64_t esy) {
     return mxc_run_cast(c, mxc_cl_##tin##_##tout, sizeof(Tin), sizeof(Tout));                  \
   }
 #define MXC_CAST_ROW(tin, Tin, cin, kin) MXC_TAGS_OUT(MXC_CAST_ONE, tin, Tin, cin, kin)
+MXC_VEC_BEGIN
 MXC_TAGS_IN(MXC_CAST_ROW)
+MXC_VEC_END
 
 #define MXC_CAST_ENTRY(tin, Tin, cin, kin, tout, Tout, cout) {"cast", cin, cout, mxc_cast_##tin##_##tout},
 #define MXC_CAST_ENTRY_ROW(tin, Tin, cin, kin) MXC_TAGS_OUT(MXC_CAST_ENTRY, tin, Tin, cin, kin)
@@ -112,6 +114,7 @@ typedef struct {
     return 0;                                                                                  \
   }
 #define MXC_CLIP_LDF(x) ((float)(x))
+MXC_VEC_BEGIN
 MXC_CLIP_FN(f16, uint16_t, float, mxc_half_to_float, MXC_TO_f16)
 MXC_CLIP_FN(f32, float, float, MXC_CLIP_LDF, MXC_TO_f32)
 MXC_CLIP_FN(f64, double, double, MXC_LD_f64, MXC_TO_f64)
@@ -119,6 +122,7 @@ MXC_CLIP_FN(u8, uint8_t, float, MXC_CLIP_LDF, MXC_TO_u8)
 MXC_CLIP_FN(i8, int8_t, float, MXC_CLIP_LDF, MXC_TO_i8)
 MXC_CLIP_FN(i32, int32_t, float, MXC_CLIP_LDF, MXC_TO_i32)
 MXC_CLIP_FN(i64, int64_t, float, MXC_CLIP_LDF, MXC_TO_i64)
+MXC_VEC_END
 
 #define MXC_CLIP_ENTRIES                                                                       \
   {"clip", MXC_FLOAT16, -1, mxc_clip_f16}, {"clip", MXC_FLOAT32, -1, mxc_clip_f32},            \

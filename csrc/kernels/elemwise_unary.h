@@ -50,7 +50,7 @@ static inline double mxc_lgammad(double a) {
  * negation wraps (so -INT32_MIN stays INT32_MIN and int32 sigmoid(INT32_MIN) is 1) */
 #define MXC_INEG(a) (sizeof(a) < 4 ? (int64_t)(-(int)(a)) : (int64_t)(DT)(0u - (U)(a)))
 
-/* X(name, float expr, double expr, heavy, int kind, exact int expr)
+/* X(name, float expr, double expr, heavy (see MXC_CLONES), int kind, exact int expr)
  * int kind: E = exact integer expr (a is DT, U its unsigned twin), D = double expr then cast,
  *           F = float expr then cast. */
 #define MXC_UNARY_OPS(X)                                                                       \
@@ -68,7 +68,7 @@ static inline double mxc_lgammad(double a) {
   X(sqrt, sqrtf(a), sqrt(a), 1, D, 0)                                                          \
   X(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1, D, 0)                                            \
   X(cbrt, cbrtf(a), cbrt(a), 1, D, 0)                                                          \
-  X(exp, expf(a), exp(a), 1, D, 0)                                                             \
+  X(exp, mxc_expf(a), exp(a), 2, D, 0)                                                             \
   X(expm1, expm1f(a), expm1(a), 1, D, 0)                                                       \
   X(log, logf(a), log(a), 1, D, 0)                                                             \
   X(log10, log10f(a), log10(a), 1, D, 0)                                                       \
@@ -88,7 +88,7 @@ static inline double mxc_lgammad(double a) {
   X(arctanh, atanhf(a), atanh(a), 1, D, 0)                                                     \
   X(degrees, MXC_DEG_F * a, (double)MXC_DEG_F * a, 0, F, 0)                                    \
   X(radians, MXC_RAD_F * a, (double)MXC_RAD_F * a, 0, F, 0)                                    \
-  X(sigmoid, 1.0f / (1.0f + expf(-a)), 1.0 / (1.0 + exp(-a)), 1, E,                             \
+  X(sigmoid, 1.0f / (1.0f + mxc_expf(-a)), 1.0 / (1.0 + exp(-a)), 2, E,                             \
     MXC_ITO(a, 1.0 / (1.0 + exp((double)MXC_INEG(a)))))                                        \
   X(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0), 0, E,            \
     (a > 0 ? a : (DT)0))                                                                        \
@@ -123,7 +123,20 @@ static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy
 }
 
 /* one loop + one kernel; BODY reads x[i] and writes y[i] */
+/* heavy: 0 = memory-bound loop, 1 = libm call per element (parallel from fewer elements),
+ * 2 = like 1, and the loop is a pure-C polynomial worth compiling for AVX2/AVX-512 as well
+ * (picked at load time by the CPU's features) */
+#define MXC_CLONES_0
+#define MXC_CLONES_1
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MXC_CLONES_2 __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define MXC_CLONES_2
+#endif
+#define MXC_CLONES(heavy) MXC_CLONES_##heavy
+
 #define MXC_UNARY_FN(name, tag, T, heavy, BODY)                                                \
+  MXC_CLONES(heavy)                                                                            \
   static void mxc_ul_##name##_##tag(const void *xv, void *yv, int64_t n) {                    \
     const T *x = (const T *)xv;                                                                \
     T *y = (T *)yv;                                                                            \
@@ -154,7 +167,9 @@ static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy
 /* one integer expression serves signed and unsigned types: `a < 0` is simply false for uint8 */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wtype-limits"
+MXC_VEC_BEGIN
 MXC_UNARY_OPS(MXC_UNARY_DEFINE)
+MXC_VEC_END
 #pragma GCC diagnostic pop
 
 /* copy: any dtype, by element size */

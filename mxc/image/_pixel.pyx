@@ -187,10 +187,11 @@ cdef void _crop_chw(const pix_t *src, int64_t sw, int cn, int y0, int x0, bint m
     cdef int k, i, j, jj
     cdef const pix_t *row
     cdef pix_t *orow
-    cdef float m, s
+    cdef float m = 0, s = 1
     for k in range(oc):
-        m = mean[k]
-        s = mult[k]
+        if normalize:  # mean / mult are NULL otherwise
+            m = mean[k]
+            s = mult[k]
         for i in range(oh):
             row = src + ((y0 + i) * sw + x0) * cn + cmap[k]
             orow = out + (<int64_t>k * oh + i) * ow
@@ -205,19 +206,53 @@ cdef void _crop_chw(const pix_t *src, int64_t sw, int cn, int y0, int x0, bint m
 cdef void _crop_u8_to_f32(const uint8_t *src, int64_t sw, int cn, int y0, int x0, bint mirror,
                           const int *cmap, const float *mean, const float *mult,
                           float *out, int oc, int oh, int ow) noexcept nogil:
-    cdef int k, i, j, jj
+    cdef int k, i, j
+    cdef int64_t plane = <int64_t>oh * ow
     cdef const uint8_t *row
+    cdef const uint8_t *px
+    cdef float *o0
+    cdef float *o1
+    cdef float *o2
     cdef float *orow
-    cdef float m, s
+    cdef float m0, m1, m2, s0, s1, s2, m, s
+    cdef int c0, c1, c2
+    if oc == 3:
+        # one pass over the source row writes the three output planes (reads each pixel once)
+        c0 = cmap[0]; c1 = cmap[1]; c2 = cmap[2]
+        m0 = mean[0]; m1 = mean[1]; m2 = mean[2]
+        s0 = mult[0]; s1 = mult[1]; s2 = mult[2]
+        for i in range(oh):
+            row = src + ((y0 + i) * sw + x0) * cn
+            o0 = out + <int64_t>i * ow
+            o1 = o0 + plane
+            o2 = o1 + plane
+            if mirror:
+                px = row + (ow - 1) * cn
+                for j in range(ow):
+                    o0[j] = (<float>px[c0] - m0) * s0
+                    o1[j] = (<float>px[c1] - m1) * s1
+                    o2[j] = (<float>px[c2] - m2) * s2
+                    px -= cn
+            else:
+                px = row
+                for j in range(ow):
+                    o0[j] = (<float>px[c0] - m0) * s0
+                    o1[j] = (<float>px[c1] - m1) * s1
+                    o2[j] = (<float>px[c2] - m2) * s2
+                    px += cn
+        return
     for k in range(oc):
         m = mean[k]
         s = mult[k]
         for i in range(oh):
             row = src + ((y0 + i) * sw + x0) * cn + cmap[k]
-            orow = out + (<int64_t>k * oh + i) * ow
-            for j in range(ow):
-                jj = ow - 1 - j if mirror else j
-                orow[jj] = (<float>row[j * cn] - m) * s
+            orow = out + k * plane + <int64_t>i * ow
+            if mirror:
+                for j in range(ow):
+                    orow[ow - 1 - j] = (<float>row[j * cn] - m) * s
+            else:
+                for j in range(ow):
+                    orow[j] = (<float>row[j * cn] - m) * s
 
 
 def _check_crop(src_shape, int y0, int x0, cmap, out_shape, mean, mult):
@@ -234,7 +269,7 @@ def _check_crop(src_shape, int y0, int x0, cmap, out_shape, mean, mult):
         raise ValueError(f"mean and mult need {oc} entries")
 
 
-def crop_to_chw(pix_t[:, :, ::1] src not None, int y0, int x0, bint mirror,
+def crop_to_chw(const pix_t[:, :, ::1] src not None, int y0, int x0, bint mirror,
                 const int[::1] cmap not None, const float[::1] mean, const float[::1] mult,
                 pix_t[:, :, ::1] out not None):
     """Crop ``src[y0:y0+h, x0:x0+w]`` (HWC) into ``out`` (CHW of the same dtype).
@@ -294,7 +329,7 @@ cdef void _flip_lr(const pix_t *src, pix_t *dst, int h, int w, int cn) noexcept 
                 dst[r + (w - 1 - j) * cn + c] = src[r + j * cn + c]
 
 
-def flip_lr(pix_t[:, :, ::1] src not None, pix_t[:, :, ::1] dst not None):
+def flip_lr(const pix_t[:, :, ::1] src not None, pix_t[:, :, ::1] dst not None):
     """Left-right flip of an HWC image into ``dst`` (a different buffer of the same shape)."""
     if src.shape[0] != dst.shape[0] or src.shape[1] != dst.shape[1] or src.shape[2] != dst.shape[2]:
         raise ValueError(f"flip_lr: shapes differ ({src.shape[0]}, {src.shape[1]}, {src.shape[2]}) "

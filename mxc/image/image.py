@@ -899,7 +899,11 @@ class ImageIter(DataIter):
                     continue
                 data = self.augmentation_transform(data)
                 self.postprocess_into(data, batch_data[i])
-                batch_label[i] = label
+                lab = np.asarray(label, dtype=np.float32)
+                if lab.size != max(self.label_width, 1):
+                    raise MXNetError(f"ImageIter: sample has {lab.size} labels, label_width is "
+                                     f"{self.label_width}")
+                batch_label[i] = lab.reshape(batch_label[i].shape)
                 i += 1
         except StopIteration:
             if not i:

@@ -550,6 +550,7 @@ class _TableIter(DataIter):
         self._order = np.arange(self._n)
         self._pos = 0
         self._overflow = False
+        self._ended = False
         self.provide_data = [DataDesc(data_name, (batch_size,) + data.shape[1:], dtype)]
         self.provide_label = [DataDesc(label_name, (batch_size,) + label.shape[1:], _REAL)]
         self._batch = None
@@ -560,10 +561,11 @@ class _TableIter(DataIter):
             self._overflow = False
         else:
             self._pos = 0
+        self._ended = False
 
     def iter_next(self):
         bs = self.batch_size
-        if self._pos >= self._n:
+        if self._ended or self._pos >= self._n:
             return False
         take = self._order[self._pos:self._pos + bs]
         self._pos += len(take)
@@ -575,6 +577,7 @@ class _TableIter(DataIter):
             take = np.concatenate([take, self._order[:pad]])
             self._pos = pad
             self._overflow = True
+            self._ended = True
         elif pad:
             take = np.concatenate([take, np.full(pad, -1)])
         self._batch = (take, pad)
