@@ -49,8 +49,9 @@ typedef struct {
     const int64_t N = c->out[0].shape[0], M = c->out[0].shape[1], k = c->iattr[0];             \
     T *y = (T *)c->out[0].data;                                                                \
     memset(y, 0, (size_t)(N * M) * sizeof(T));                                                 \
-    int64_t i0 = k >= 0 ? 0 : -k;                                                              \
-    for (int64_t i = i0; i < N && i + k < M; ++i) y[i * M + i + k] = (ONE);                   \
+    if (k > -N && k < M) { /* else the diagonal misses the matrix (and -k cannot overflow) */ \
+      for (int64_t i = k >= 0 ? 0 : -k; i < N && i + k < M; ++i) y[i * M + i + k] = (ONE);    \
+    }                                                                                          \
     return 0;                                                                                  \
   }
 

@@ -138,6 +138,33 @@ cdef class NDArrayBase:
             memcpy(dst, src, n)
         return out
 
+    # Python operators: see _binop at the end of this file
+    def __add__(self, other): return _binop(self, other, 0, False, False)
+    def __radd__(self, other): return _binop(self, other, 0, True, False)
+    def __iadd__(self, other): return _binop(self, other, 0, False, True)
+    def __sub__(self, other): return _binop(self, other, 1, False, False)
+    def __rsub__(self, other): return _binop(self, other, 1, True, False)
+    def __isub__(self, other): return _binop(self, other, 1, False, True)
+    def __mul__(self, other): return _binop(self, other, 2, False, False)
+    def __rmul__(self, other): return _binop(self, other, 2, True, False)
+    def __imul__(self, other): return _binop(self, other, 2, False, True)
+    def __truediv__(self, other): return _binop(self, other, 3, False, False)
+    def __rtruediv__(self, other): return _binop(self, other, 3, True, False)
+    def __itruediv__(self, other): return _binop(self, other, 3, False, True)
+    def __mod__(self, other): return _binop(self, other, 4, False, False)
+    def __rmod__(self, other): return _binop(self, other, 4, True, False)
+    def __imod__(self, other): return _binop(self, other, 4, False, True)
+    def __pow__(self, other, modulo=None): return _binop(self, other, 5, False, False)
+    def __rpow__(self, other, modulo=None): return _binop(self, other, 5, True, False)
+    def __ipow__(self, other): return _binop(self, other, 5, False, True)
+    def __eq__(self, other): return _binop(self, other, 6, False, False)
+    def __ne__(self, other): return _binop(self, other, 7, False, False)
+    def __gt__(self, other): return _binop(self, other, 8, False, False)
+    def __ge__(self, other): return _binop(self, other, 9, False, False)
+    def __lt__(self, other): return _binop(self, other, 10, False, False)
+    def __le__(self, other): return _binop(self, other, 11, False, False)
+    __hash__ = object.__hash__
+
 
 cpdef NDArrayBase make_array(type cls, Chunk chunk, Py_ssize_t offset, tuple shape, object dtype, object ctx):
     """Wrap (chunk, offset) as an instance of `cls` (NDArray); checks the view fits the chunk."""
@@ -345,3 +372,44 @@ cpdef object fast_scalar(FastKernel k, NDArrayBase x, double scalar, NDArrayBase
         return None
     _push_ew(k, addr, x, None, out, scalar, True)
     return out
+
+
+
+# ---- Python operators --------------------------------------------------------------------------
+# NDArray's arithmetic and comparison operators try the fast path first; mxc.ndarray installs,
+# per operator, the three FastKernels (array-array, array-scalar, scalar-array) and the general
+# Python function that handles everything else (broadcasting, numpy operands, autograd).
+cdef list _FAST_BIN = []
+cdef list _FAST_SC = []
+cdef list _FAST_RSC = []
+cdef list _SLOW = []
+
+OPERATORS = ("add", "sub", "mul", "truediv", "mod", "pow", "eq", "ne", "gt", "ge", "lt", "le")
+
+
+def install_operators(list table):
+    """table[i] = (FastKernel array-array, FastKernel x OP s, FastKernel s OP x, slow function);
+    slow(self, other, reflected, inplace) computes the general case."""
+    global _FAST_BIN, _FAST_SC, _FAST_RSC, _SLOW
+    if len(table) != len(OPERATORS):
+        raise ValueError("install_operators: one entry per operator in OPERATORS")
+    _FAST_BIN = [t[0] for t in table]
+    _FAST_SC = [t[1] for t in table]
+    _FAST_RSC = [t[2] for t in table]
+    _SLOW = [t[3] for t in table]
+
+
+cdef object _binop(NDArrayBase self, object other, int op, bint reflected, bint inplace):
+    cdef object r = None
+    cdef NDArrayBase out = self if inplace else None
+    if _SLOW:
+        if isinstance(other, NDArrayBase):
+            if not reflected:
+                r = fast_binary(<FastKernel>_FAST_BIN[op], self, <NDArrayBase>other, out)
+        elif isinstance(other, float) or (isinstance(other, int) and not isinstance(other, bool)):
+            r = fast_scalar(<FastKernel>(_FAST_RSC[op] if reflected else _FAST_SC[op]), self,
+                            <double>other, out)
+        if r is not None:
+            return r
+        return _SLOW[op](self, other, reflected, inplace)
+    raise RuntimeError("mxc.ndarray is not initialised")

@@ -31,6 +31,7 @@ import math
 import os
 import queue
 import random
+import sys
 import threading
 import weakref
 
@@ -38,6 +39,10 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError
+# image.py imports mxc.io.io; when mxc.image is imported first this module sees it partially
+# initialised, which is fine: its attributes are only looked up when images are processed
+from ..image import image as _img
+from ..image import _pixel
 from ..ndarray import ndarray as _nd
 from .io import DataBatch, DataDesc, DataIter
 
@@ -239,8 +244,6 @@ class ImageRecordIter(DataIter):
                                     or min_random_area > max_random_area):
             raise ValueError(f"{name}: need 0 < min_aspect_ratio <= max_aspect_ratio and "
                              f"min_random_area <= max_random_area")
-        from ..image import _pixel  # noqa: F401  (fail early if the extension is missing)
-
         self.path_imgrec = str(path_imgrec)
         self.data_shape = data_shape
         self.batch_size = int(batch_size)
@@ -305,6 +308,7 @@ class ImageRecordIter(DataIter):
         self._epoch = 0           # epoch number of the next reset / start
         self._resume = 0          # samples of the current epoch already used by a wrapped batch
         self._orders = {}         # epoch -> sample order (shared by the wrap of the previous one)
+        self._bufpool = []
         self._pool = _Pool(self.preprocess_threads, f"mxc-{name}-worker")
         self._producer = None
         self._stop = None
@@ -420,12 +424,11 @@ class ImageRecordIter(DataIter):
     def _submit(self, take, epochs, npad, stop):
         bs = self.batch_size
         n_real = len(take)
-        data = np.empty((bs,) + self.data_shape, self.dtype)
-        label = np.empty(self._label_shape, np.float32)
-        index = np.zeros(bs, np.uint64)
+        data, label, index = self._buffers()
         if n_real < bs:  # round_batch=False: padding samples are zeros
             data[n_real:] = 0
             label[n_real:] = 0
+            index[n_real:] = 0
         batch = _Batch(n_real, data, label, index, npad, stop)
         handle = self._rec.handle
         for slot in range(n_real):
@@ -434,14 +437,25 @@ class ImageRecordIter(DataIter):
             self._pool.submit(_Job(self, batch, slot, sample, epochs[slot], raw))
         return batch
 
+    def _buffers(self):
+        # Reuse the arrays of a batch the consumer has dropped: only this pool still refers to
+        # them (refcount 2 = the pool's tuple + getrefcount's argument; an NDArray or view made
+        # from them holds a reference).  Saves faulting in fresh pages for every batch.
+        for bufs in self._bufpool:
+            if all(sys.getrefcount(a) == 2 for a in bufs):
+                return bufs
+        bufs = (np.empty((self.batch_size,) + self.data_shape, self.dtype),
+                np.empty(self._label_shape, np.float32), np.zeros(self.batch_size, np.uint64))
+        if len(self._bufpool) < self.prefetch_buffer + 4:
+            self._bufpool.append(bufs)
+        return bufs
+
     # ---- per image (worker threads) ----------------------------------------------------------
     def _rng(self, epoch, sample):
         base = self.seed if self.seed_aug is None else self.seed_aug
         return random.Random((base * 1000003 + epoch) * 1000003 + sample)
 
     def _process(self, batch, slot, sample, epoch, raw):
-        from ..image import image as _img
-        from ..image import _pixel
         p = self._p
         header, payload = recordio.unpack(raw)
         # label

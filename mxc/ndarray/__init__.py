@@ -4,9 +4,11 @@ from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace
                       zeros_like, ones_like, waitall, from_numpy, from_dlpack, concatenate,
                       moveaxis)
 from .ufunc import *  # noqa: F401,F403
+from .ufunc import install_operators
 from .serialize_nd import save, load, load_frombuffer  # noqa: F401
 from . import register as _register
 from . import methods as _methods
 
 _register.populate(globals())
 _methods.attach(NDArray)
+install_operators()

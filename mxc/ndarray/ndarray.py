@@ -201,29 +201,20 @@ def _nd():
     return sys.modules["mxc.ndarray"]
 
 
-# Python operators, forward, reflected and in place, from one table.
-def _binary_method(fname, reflected=False, inplace=False):
-    f = None
-
+# Python operators: +, -, *, /, %, ** and comparisons live in handle.pyx (C fast path with a
+# Python fallback installed by mxc.ndarray); floor division is composed here.
+def _floordiv(reflected=False, inplace=False):
     def method(self, other):
-        nonlocal f
-        if f is None:
-            f = getattr(_nd(), fname)
+        f = _nd().floor_divide
         if inplace:
             return f(self, other, out=self)
         return f(other, self) if reflected else f(self, other)
-    method.__name__ = fname
     return method
 
 
-for _py, _f in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                ("floordiv", "floor_divide"), ("mod", "modulo"), ("pow", "power")]:
-    setattr(NDArray, f"__{_py}__", _binary_method(_f))
-    setattr(NDArray, f"__r{_py}__", _binary_method(_f, reflected=True))
-    setattr(NDArray, f"__i{_py}__", _binary_method(_f, inplace=True))
-for _py, _f in [("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("ge", "greater_equal"),
-                ("lt", "lesser"), ("le", "lesser_equal")]:
-    setattr(NDArray, f"__{_py}__", _binary_method(_f))
+NDArray.__floordiv__ = _floordiv()
+NDArray.__rfloordiv__ = _floordiv(reflected=True)
+NDArray.__ifloordiv__ = _floordiv(inplace=True)
 NDArray.__div__ = NDArray.__truediv__
 NDArray.__rdiv__ = NDArray.__rtruediv__
 NDArray.__idiv__ = NDArray.__itruediv__

@@ -94,3 +94,46 @@ def floor_divide(lhs, rhs, out=None):
     if out is not None:
         return res.copyto(out)
     return res
+
+
+# (fast array-array op, array-scalar op, scalar-array op, general function) per Python operator,
+# in the order of handle.OPERATORS
+_OPERATOR_TABLE = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar", "add"),
+    "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar", "subtract"),
+    "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar", "multiply"),
+    "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar", "divide"),
+    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar", "modulo"),
+    "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar", "power"),
+    "eq": ("broadcast_equal", "_equal_scalar", "_equal_scalar", "equal"),
+    "ne": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar", "not_equal"),
+    "gt": ("broadcast_greater", "_greater_scalar", "_lesser_scalar", "greater"),
+    "ge": ("broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar", "greater_equal"),
+    "lt": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar", "lesser"),
+    "le": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar", "lesser_equal"),
+}
+
+
+def _slow_operator(f, comparison):
+    def slow(self, other, reflected, inplace):
+        try:
+            if inplace:
+                return f(self, other, out=self)
+            return f(other, self) if reflected else f(self, other)
+        except TypeError:
+            if comparison:        # x == None, x != "a": let Python fall back to identity
+                return NotImplemented
+            raise
+    return slow
+
+
+def install_operators():
+    """Give NDArray's C operators their kernels and their general fallbacks."""
+    from .._core import handle
+    table = []
+    for name in handle.OPERATORS:
+        bin_op, sc, rsc, fname = _OPERATOR_TABLE[name]
+        table.append((registry.get(bin_op).fast_kernel(), registry.get(sc).fast_kernel(),
+                      registry.get(rsc).fast_kernel(),
+                      _slow_operator(globals()[fname], name in ("eq", "ne", "gt", "ge", "lt", "le"))))
+    handle.install_operators(table)

@@ -2,7 +2,8 @@
 
 Prints one JSON line per figure:
     {"bench": "add", "n": 16777216, "dtype": "float32", "impl": "mxc-kernel", "gbps": ...}
-GB/s = (bytes read + bytes written) / best time over repeats (1e9 bytes per GB). Every
+GB/s = (bytes read + bytes written) / best time over repeats (1e9 bytes per GB), the
+implementations interleaved. Every
 implementation writes into a preallocated output and uses the same thread count (default 2).
 
     python tools/bench/bench_kernels_elemwise.py [--threads N] [--sizes 1048576,16777216]
@@ -29,15 +30,19 @@ OPS = {
 }
 
 
-def best_time(fn, budget=0.4, min_reps=3, max_reps=50):
-    fn()   # warm up: page faults, thread team creation
-    times = []
-    t_end = time.perf_counter() + budget
-    while len(times) < min_reps or (time.perf_counter() < t_end and len(times) < max_reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def best_times(fns, rounds=6, reps=4):
+    """Best time of each function; the functions take turns, round after round, so that a burst
+    of load from other processes on a shared machine hits all of them alike."""
+    for fn in fns.values():
+        fn()   # warm up: page faults, thread team creation
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                fn()
+                best[k] = min(best[k], time.perf_counter() - t0)
+    return best
 
 
 def torch_impls(threads):
@@ -80,8 +85,7 @@ def main():
                 tins = [torch.from_numpy(x) for x in ins]
                 tout = torch.from_numpy(out)
                 figures["torch"] = lambda: tfns[op](*tins, out=tout)
-            for impl, fn in figures.items():
-                t = best_time(fn)
+            for impl, t in best_times(figures).items():
                 print(json.dumps({"bench": op, "n": n, "dtype": "float32", "impl": impl,
                                   "gbps": round(nbytes / t / 1e9, 2),
                                   "threads": args.threads if impl != "numpy" else 1}),

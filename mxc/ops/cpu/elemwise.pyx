@@ -32,6 +32,7 @@ cdef extern from "kernels/elemwise.h" nogil:
 cdef dict _build():
     cdef dict table = {}
     cdef int i = 0
+    cdef mxc_kentry e
     while mxc_elemwise_table[i].name != NULL:
         e = mxc_elemwise_table[i]
         key = int(e.key0) if e.key1 < 0 else (int(e.key0), int(e.key1))

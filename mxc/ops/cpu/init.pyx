@@ -21,6 +21,7 @@ cdef extern from "kernels/elemwise_init.h" nogil:
 cdef dict _build():
     cdef dict table = {}
     cdef int i = 0
+    cdef mxc_kentry e
     while mxc_init_table[i].name != NULL:
         e = mxc_init_table[i]
         table.setdefault(e.name.decode(), {})[int(e.key0)] = <uintptr_t>e.fn

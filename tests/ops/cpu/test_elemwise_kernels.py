@@ -343,6 +343,8 @@ def test_unary_float(op, dt):
             fin = np.isfinite(exp.astype(np.float64))
             assert_close(got[fin], exp[fin], dt, f"{op} {n}")
             assert np.array_equal(np.isnan(got), np.isnan(exp)), op
+            inf = np.isinf(exp)
+            np.testing.assert_array_equal(got[inf], exp[inf], err_msg=op)
         else:
             assert_close(got, exp, dt, f"{op} {np.dtype(dt)} n={n}")
 
