@@ -179,8 +179,8 @@ _PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
 
 
 def resize_np(src, w, h, interp=1):
-    """Resize a numpy HWC image to (h, w); uint8 for every method, float32 for 0 and 1 via uint8
-    is not allowed (pass uint8)."""
+    """Resize a uint8 numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
+    (see :func:`imresize`); returns a new uint8 HWC array."""
     src = np.ascontiguousarray(src)
     if w <= 0 or h <= 0:
         raise ValueError(f"imresize: target size ({w}, {h}) must be positive")
@@ -450,7 +450,8 @@ class RandomSizedCropAug(Augmenter):
         self.size = size
         self.area = kwargs.pop("min_area") if "min_area" in kwargs else area
         if kwargs:
-            raise TypeError(f"unexpected keyword arguments for RandomSizedCropAug: {sorted(kwargs)}")
+            raise TypeError(f"unexpected keyword arguments for RandomSizedCropAug: "
+                            f"{sorted(kwargs)}")
         self.ratio = ratio
         self.interp = interp
 
@@ -581,7 +582,8 @@ class ColorJitterAug(RandomOrderAug):
 
 
 class LightingAug(Augmenter):
-    """AlexNet-style PCA lighting noise: add ``eigvec @ (alpha * eigval)``, alpha ~ N(0, alphastd)."""
+    """AlexNet-style PCA lighting noise: add ``(eigvec * alpha) @ eigval``,
+    alpha ~ N(0, alphastd)."""
 
     def __init__(self, alphastd, eigval, eigvec):
         super().__init__(alphastd=alphastd, eigval=eigval, eigvec=eigvec)

@@ -76,6 +76,7 @@ class _Pool:
             if job is None:
                 return
             job()
+            del job  # a finished job must not keep its iterator alive while the queue is empty
 
     def submit(self, job):
         self._q.put(job)
@@ -314,13 +315,16 @@ class ImageRecordIter(DataIter):
         self._stop = None
         self._out = None
         self._state_lock = threading.Lock()
+        self._stop_box = [None]  # the running epoch's stop event, for the finalizer
         self._finalizer = weakref.finalize(self, ImageRecordIter._shutdown_resources, self._pool,
-                                           self._rec)
+                                           self._rec, self._stop_box)
         self._start_epoch()
 
     # ---- lifecycle -------------------------------------------------------------------------
     @staticmethod
-    def _shutdown_resources(pool, rec):
+    def _shutdown_resources(pool, rec, stop_box):
+        if stop_box[0] is not None:
+            stop_box[0].set()
         pool.close()
         rec.close()
 
@@ -374,8 +378,12 @@ class ImageRecordIter(DataIter):
             plan.append((take, epochs, npad))
         self._next_resume = resume_next
         self._stop = threading.Event()
+        self._stop_box[0] = self._stop
         self._out = queue.Queue(maxsize=self.prefetch_buffer)
-        self._producer = threading.Thread(target=self._produce, args=(plan, self._stop, self._out),
+        # the thread holds only a weak reference, so an iterator dropped mid-epoch is collected
+        # (its finalizer stops the thread) instead of being kept alive by its own producer
+        self._producer = threading.Thread(target=ImageRecordIter._produce,
+                                          args=(weakref.ref(self), plan, self._stop, self._out),
                                           daemon=True, name=f"mxc-{type(self).__name__}-producer")
         self._producer.start()
 
@@ -387,23 +395,28 @@ class ImageRecordIter(DataIter):
         self._start_epoch()
 
     # ---- producer ----------------------------------------------------------------------------
-    def _produce(self, plan, stop, out):
+    @staticmethod
+    def _produce(ref, plan, stop, out):
         inflight = []
         max_inflight = 2  # one batch being decoded while the previous completes keeps workers busy
+        put = ImageRecordIter._put
+        emit = ImageRecordIter._emit
         try:
             for take, epochs, npad in plan:
-                if stop.is_set():
+                it = ref()
+                if it is None or stop.is_set():
                     return
-                inflight.append(self._submit(take, epochs, npad, stop))
+                inflight.append(it._submit(take, epochs, npad, stop))
+                del it
                 if len(inflight) >= max_inflight:
-                    if not self._emit(inflight.pop(0), stop, out):
+                    if not emit(inflight.pop(0), stop, out):
                         return
             while inflight:
-                if not self._emit(inflight.pop(0), stop, out):
+                if not emit(inflight.pop(0), stop, out):
                     return
-            self._put(out, stop, None)
+            put(out, stop, None)
         except BaseException as exc:  # reported to the consumer by next()
-            self._put(out, stop, exc)
+            put(out, stop, exc)
 
     @staticmethod
     def _put(out, stop, item):
@@ -415,11 +428,12 @@ class ImageRecordIter(DataIter):
                 continue
         return False
 
-    def _emit(self, batch, stop, out):
+    @staticmethod
+    def _emit(batch, stop, out):
         while not batch.done.wait(0.1):
             if stop.is_set():
                 return False
-        return self._put(out, stop, batch)
+        return ImageRecordIter._put(out, stop, batch)
 
     def _submit(self, take, epochs, npad, stop):
         bs = self.batch_size

@@ -741,7 +741,10 @@ class MNISTIter(_TableIter):
         lo, hi = part_index * n // num_parts, (part_index + 1) * n // num_parts
         imgs, labs = imgs[lo:hi], labs[lo:hi]
         data = imgs.astype(_REAL) * _REAL(1.0 / 256.0)
-        data = data.reshape(len(data), -1) if flat else data.reshape((len(data), 1) + imgs.shape[1:])
+        if flat:
+            data = data.reshape(len(data), -1)
+        else:
+            data = data.reshape((len(data), 1) + imgs.shape[1:])
         super().__init__(np.ascontiguousarray(data), labs.astype(_REAL), int(batch_size), False,
                          data_name, label_name, _REAL)
         self.shuffle = shuffle

@@ -72,15 +72,16 @@ def main():
     d, l, p = run_iter(mx.io.ImageRecordIter, data_shape=(3, 24, 24), resize=26, scale=1 / 255.0,
                        **common)
     exp.update(resize_data=d, resize_label=l, resize_pad=p)
-    d, l, p = run_iter(mx.io.ImageRecordIter, data_shape=(3, 28, 28), round_batch=False, mirror=True,
-                       **common)
+    d, l, p = run_iter(mx.io.ImageRecordIter, data_shape=(3, 28, 28), round_batch=False,
+                       mirror=True, **common)
     exp.update(noround_data=d, noround_label=l, noround_pad=p)
     d, l, p = run_iter(mx.io.ImageRecordUInt8Iter, data_shape=(3, 24, 24), **common)
     exp.update(uint8_data=d, uint8_label=l, uint8_pad=p)
     d, l, p = run_iter(mx.io.ImageRecordIter, data_shape=(1, 24, 24), **common)
     exp.update(gray_data=d, gray_label=l, gray_pad=p)
     d, l, p = run_iter(mx.io.ImageRecordIter, epochs=1, data_shape=(3, 24, 24), label_width=2,
-                       path_imgrec=os.path.join(HERE, "multi.rec"), batch_size=5, preprocess_threads=1)
+                       path_imgrec=os.path.join(HERE, "multi.rec"), batch_size=5,
+                       preprocess_threads=1)
     exp.update(multi_data=d, multi_label=l)
     it = mx.io.ImageRecordIter(data_shape=(3, 24, 24), **common)
     exp["provide_label_shape"] = np.array(it.provide_label[0][1])

@@ -223,3 +223,22 @@ def test_early_stop_does_not_hang_at_exit():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "(2, 3, 24, 24)"
+
+
+def test_dropped_iterator_stops_its_threads():
+    import gc
+    import threading
+    import time
+    before = {t.ident for t in threading.enumerate()}
+    it = ImageRecordIter(path_imgrec=REC, data_shape=(3, 24, 24), batch_size=2,
+                         preprocess_threads=2, prefetch_buffer=1)
+    next(it)
+    del it
+    gc.collect()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        extra = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
+        if not extra:
+            break
+        time.sleep(0.05)
+    assert not extra, [t.name for t in extra]
