@@ -9,5 +9,5 @@ from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from .ndarray import NDArray  # noqa: F401
 from ._core import engine, storage  # noqa: F401
-from . import recordio  # noqa: F401
+from . import recordio, io, image  # noqa: F401
 from .ops import registry as _registry  # noqa: F401

@@ -7,7 +7,8 @@ vars an operation writes and are raised by whoever waits on them. See docs/engin
 
 Scheduling state lives under one mutex (2 cores: contention is cheap, and one lock makes the
 grant logic easy to trust); nothing under that mutex ever takes the GIL, so a thread holding the
-GIL may take the mutex. Each operation is one malloc (block + var list + FIFO entries + name).
+GIL may take the mutex. Each operation is one block (block + var list + FIFO entries + name) from
+the small-object pool (csrc/mxc/smallpool.h), as is each var.
 """
 import atexit
 import os
@@ -15,6 +16,11 @@ import os
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+
+cdef extern from "mxc/smallpool.h" nogil:
+    void *mxc_sp_alloc(size_t n)
+    void *mxc_sp_calloc(size_t n)
+    void mxc_sp_free(void *p)
 from libc.string cimport memcpy, strlen
 
 from mxc.base import MXNetError, env_int, env_str
@@ -166,7 +172,7 @@ cdef inline void _unlock() noexcept nogil:
 
 
 cdef VarC* var_new() noexcept nogil:
-    cdef VarC *v = <VarC*>calloc(1, sizeof(VarC))
+    cdef VarC *v = <VarC*>mxc_sp_calloc(sizeof(VarC))
     if v != NULL:
         v.refcount = 1
     return v
@@ -192,7 +198,7 @@ cdef void var_decref(VarC *v) noexcept nogil:
         _lock()
         _err_decref(v.err)
         _unlock()
-    free(v)
+    mxc_sp_free(v)
 
 
 cdef inline ErrRec* _var_err(VarC *v) noexcept nogil:   # lock held
@@ -476,7 +482,7 @@ cdef void _release(OpBlock *op) noexcept nogil:
     cdef int i
     for i in range(op.nvars):
         var_decref(op.vars[i])
-    free(op)
+    mxc_sp_free(op)
 
 
 cdef inline void _run_taken(OpBlock *op) noexcept nogil:
@@ -663,7 +669,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     name_len = strlen(opname)
     n = nconst + nmut
     total = sizeof(OpBlock) + <size_t>n * (sizeof(VarC*) + sizeof(DepEntry)) + name_len + 1
-    op = <OpBlock*>malloc(total)
+    op = <OpBlock*>mxc_sp_alloc(total)
     if op == NULL:
         raise MemoryError("mxc engine: out of memory queueing an operation")
     p = <char*>op + sizeof(OpBlock)
@@ -673,7 +679,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     memcpy(op.opname, opname, name_len + 1)
     n = _dedupe(op.vars, mutable_vars, nmut, const_vars, nconst, &nm)
     if n < 0:
-        free(op)
+        mxc_sp_free(op)
         raise MemoryError("mxc engine: out of memory queueing an operation")
     op.nvars = n
     op.nmut = nm
@@ -686,7 +692,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
         try:
             _start_workers()
         except BaseException:
-            free(op)
+            mxc_sp_free(op)
             raise
     for i in range(n):
         var_incref(op.vars[i])
@@ -713,7 +719,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     if i != 0:
         for i in range(n):
             var_decref(op.vars[i])
-        free(op)
+        mxc_sp_free(op)
         raise MemoryError("mxc engine: out of memory queueing an operation")
     if g_inline:
         with nogil:

@@ -3,7 +3,9 @@
 `run_on_numpy` calls a kernel directly on numpy arrays, outside the engine: kernel tests use it
 to check a kernel before any front end exists, and it is the reference path for debugging.
 """
-from libc.stdlib cimport calloc, free
+cdef extern from "mxc/smallpool.h" nogil:
+    void *mxc_sp_calloc(size_t n)
+    void mxc_sp_free(void *p)
 from libc.string cimport strncpy
 from libc.stdint cimport int64_t, uintptr_t
 cimport numpy as cnp
@@ -27,7 +29,7 @@ CODE_DTYPE = {v: k for k, v in DTYPE_CODE.items()}
 
 cdef mxc_opcall* new_call(mxc_kernel kernel, int nin, int nout) except NULL:
     cdef size_t n = sizeof(mxc_opcall) + <size_t>(nin + nout) * sizeof(mxc_tensor)
-    cdef mxc_opcall *call = <mxc_opcall*>calloc(1, n)
+    cdef mxc_opcall *call = <mxc_opcall*>mxc_sp_calloc(n)
     if call == NULL:
         raise MemoryError("mxc: out of memory building an operator call")
     call.kernel = kernel
@@ -41,7 +43,7 @@ cdef mxc_opcall* new_call(mxc_kernel kernel, int nin, int nout) except NULL:
 
 
 cdef void free_call(void *call) noexcept nogil:
-    free(call)
+    mxc_sp_free(call)
 
 
 cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
