@@ -15,6 +15,7 @@ cdef struct ErrRec:
     int delivered        # raised by some wait_var already (wait_for_all skips it)
     int cleared          # wait_for_all cleared it: vars holding it count as clean
     int recorded         # sits in the engine's list for wait_for_all
+    unsigned long long seq   # push order of the failing op: wait_for_all reports the earliest
     char *msg            # "<opname>: <message>"
 
 

@@ -474,6 +474,8 @@ cdef void _execute(OpBlock *op) noexcept nogil:
                 op.err = _new_err(op.opname, <const char*>"operation failed")
             else:
                 op.err = _new_err(op.opname, buf)
+            if op.err != NULL:
+                op.err.seq = op.seq
     if op.free_arg != NULL:
         op.free_arg(op.arg)
 
@@ -930,7 +932,7 @@ def wait_for_all():
         The first error stored since the previous ``wait_for_all`` that no wait has raised
         yet. All errors stored so far are then cleared, from the vars too (as in MXNet).
     """
-    cdef int rc, i
+    cdef int rc, i, best
     cdef char *first = NULL
     cdef char *copy = NULL
     cdef size_t k
@@ -946,8 +948,14 @@ def wait_for_all():
     if rc != 0:
         raise MXNetError("mxc engine: wait_for_all can never finish (NaiveEngine)")
     _lock()
+    # with several workers, errors are recorded in completion order: report the earliest pushed
+    best = -1
     for i in range(g_nerrs):
-        if first == NULL and not g_errs[i].delivered and not g_errs[i].cleared:
+        if not g_errs[i].delivered and not g_errs[i].cleared and (
+                best < 0 or g_errs[i].seq < g_errs[best].seq):
+            best = i
+    for i in range(g_nerrs):
+        if first == NULL and i == best:
             first = g_errs[i].msg
             # a C copy: no Python object may be made under the lock (GC could free a Var,
             # whose release takes the lock)
