@@ -2,6 +2,8 @@
 
     python tools/bench/bench_core.py [--quick]
 
+    python tools/bench/bench_core.py --peer-python /path/to/mxnet-venv/bin/python
+
 Figures: a chain of 1,000 dependent small adds then one wait (us/op); one op then asnumpy (us);
 add/mul/relu/exp on 1M and 16M float32 (GB/s = bytes read + written / time); sum over 16M float32
 (GB/s); `import mxc` plus the first op (s, fresh interpreter). Peers: numpy always; PyTorch and
@@ -18,6 +20,8 @@ import numpy as np
 
 
 def emit(bench, impl, value, unit, **extra):
+    if ONLY is not None and impl not in ONLY:
+        return
     print(json.dumps(dict(bench=bench, impl=impl, value=round(value, 4), unit=unit, **extra)),
           flush=True)
 
@@ -29,6 +33,9 @@ def best(fn, repeat):
         fn()
         t = min(t, time.perf_counter() - t0)
     return t
+
+
+ONLY = None     # restrict to these implementations (used when this script runs as a peer)
 
 
 def peers():
@@ -138,14 +145,29 @@ def import_time(libs):
 
 
 def main():
+    global ONLY
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    ap.add_argument("--only", help="comma-separated implementations to report")
+    ap.add_argument("--section", choices=["chain", "bandwidth", "import"])
+    ap.add_argument("--peer-python", help="another interpreter (e.g. one with MXNet 1.9.1) whose "
+                    "mxnet figures are measured in the same run, section by section")
     args = ap.parse_args()
+    ONLY = set(args.only.split(",")) if args.only else None
     libs = peers()
-    chain(libs, repeat=3 if args.quick else 7)
     sizes = [1 << 20, 1 << 22] if args.quick else [1 << 20, 1 << 24]
-    bandwidth(libs, sizes, 3 if args.quick else 10)
-    import_time(libs)
+    sections = [("chain", lambda: chain(libs, repeat=3 if args.quick else 7)),
+                ("bandwidth", lambda: bandwidth(libs, sizes, 3 if args.quick else 10)),
+                ("import", lambda: import_time(libs))]
+    for name, run in sections:
+        if args.section and args.section != name:
+            continue
+        run()
+        if args.peer_python:
+            cmd = [args.peer_python, __file__, "--only", "mxnet", "--section", name]
+            if args.quick:
+                cmd.append("--quick")
+            subprocess.run(cmd, check=False)
 
 
 if __name__ == "__main__":
