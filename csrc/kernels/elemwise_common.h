@@ -12,15 +12,7 @@
  */
 #ifndef MXC_ELEMWISE_COMMON_H
 #define MXC_ELEMWISE_COMMON_H
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#include <stdio.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include "mxc/opcall.h"
-#include "kernels/half.h"
+#include "kernels/common.h"
 
 /* Below this many elements a kernel runs on the calling thread: waking an OpenMP team costs a
  * few microseconds, which a memory-bound loop over 64K floats (~10 us) barely repays. Kernels

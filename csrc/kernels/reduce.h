@@ -18,25 +18,7 @@
  */
 #ifndef MXC_KERNELS_REDUCE_H
 #define MXC_KERNELS_REDUCE_H
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include "mxc/opcall.h"
-#include "kernels/half.h"
-
-/* OpenMP pragmas that vanish without -fopenmp (no unknown-pragma warnings in such builds) */
-#ifndef MXC_PRAGMA
-#ifdef _OPENMP
-#define MXC_PRAGMA(x) _Pragma(#x)
-#else
-#define MXC_PRAGMA(x)
-#endif
-#endif
+#include "kernels/common.h"
 
 #define MXC_RED_PAR_MIN 65536
 #define MXC_RED_STACK_ACC 64

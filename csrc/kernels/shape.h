@@ -14,25 +14,7 @@
  */
 #ifndef MXC_KERNELS_SHAPE_H
 #define MXC_KERNELS_SHAPE_H
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include "mxc/opcall.h"
-#include "kernels/half.h"
-
-/* OpenMP pragmas that vanish without -fopenmp (no unknown-pragma warnings in such builds) */
-#ifndef MXC_PRAGMA
-#ifdef _OPENMP
-#define MXC_PRAGMA(x) _Pragma(#x)
-#else
-#define MXC_PRAGMA(x)
-#endif
-#endif
+#include "kernels/common.h"
 
 #define MXC_SH_PAR_MIN 65536   /* elements; below this a kernel runs on the calling thread */
 /* transpose tiles: TI elements along the source's contiguous axis, TJ along the destination's */

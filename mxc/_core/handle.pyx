@@ -333,19 +333,6 @@ cdef int _push_ew(FastKernel k, uintptr_t addr, NDArrayBase x, NDArrayBase y, ND
     return 0
 
 
-cpdef object fast_unary(FastKernel k, NDArrayBase x, NDArrayBase out=None):
-    """y = f(x) for an elementwise kernel; None when this call needs the general path."""
-    cdef uintptr_t addr = k.addr[x._dcode]
-    if addr == 0 or x._ag is not None:
-        return None
-    if out is None:
-        out = _new_like(x)
-    elif out._shape != x._shape or out._dcode != x._dcode:
-        return None
-    _push_ew(k, addr, x, None, out, 0.0, False)
-    return out
-
-
 cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase out=None):
     """out = a OP b for arrays of one shape, dtype and device; None otherwise."""
     cdef uintptr_t addr = k.addr[a._dcode]
@@ -361,8 +348,7 @@ cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase
     return out
 
 
-cpdef object fast_scalar(FastKernel k, NDArrayBase x, double scalar, NDArrayBase out=None):
-    """out = x OP scalar (or scalar OP x for the reflected kernels); None for the general path."""
+cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, NDArrayBase out):
     cdef uintptr_t addr = k.addr[x._dcode]
     if addr == 0 or x._ag is not None:
         return None
@@ -370,9 +356,18 @@ cpdef object fast_scalar(FastKernel k, NDArrayBase x, double scalar, NDArrayBase
         out = _new_like(x)
     elif out._shape != x._shape or out._dcode != x._dcode:
         return None
-    _push_ew(k, addr, x, None, out, scalar, True)
+    _push_ew(k, addr, x, None, out, scalar, has_scalar)
     return out
 
+
+cpdef object fast_unary(FastKernel k, NDArrayBase x, NDArrayBase out=None):
+    """y = f(x) for an elementwise kernel; None when this call needs the general path."""
+    return _fast1(k, x, 0.0, False, out)
+
+
+cpdef object fast_scalar(FastKernel k, NDArrayBase x, double scalar, NDArrayBase out=None):
+    """out = x OP scalar (or scalar OP x for the reflected kernels); None for the general path."""
+    return _fast1(k, x, scalar, True, out)
 
 
 # ---- Python operators --------------------------------------------------------------------------

@@ -3,7 +3,7 @@ Kernels: mxc/ops/cpu/shape.pyx ("take", "one_hot", "scatter_rows")."""
 import numpy as np
 
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, copy_then_inplace
 
 _MODES = {"clip": 0, "wrap": 1, "raise": 2}
 
@@ -73,16 +73,9 @@ def _scatter_infer(a, s, d):
 
 
 def _scatter_forward():
-    fwd = kernel_forward("shape", "scatter_rows", key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
-                         name="_scatter_set_rows")
-    copy = kernel_forward("elemwise", "unary:copy", name="_scatter_set_rows")
-
-    def forward(a, inputs, outputs):
-        dst = outputs[0]
-        if dst._chunk is not inputs[0]._chunk:
-            copy(a, [inputs[0]], [dst])
-        fwd(a, [dst] + list(inputs[1:]), [dst])
-    return forward
+    return copy_then_inplace(kernel_forward("shape", "scatter_rows", name="_scatter_set_rows",
+                                            key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
+                             "_scatter_set_rows")
 
 
 register(OpDef("_scatter_set_rows", inputs=("data", "indices", "value"), infer=_scatter_infer,

@@ -148,3 +148,16 @@ def kernel_forward(family, kname, key=None, attrs=None, name=None):
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
         push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS)
     return forward
+
+
+def copy_then_inplace(forward, name):
+    """Forward of an op whose kernel updates input 0 in place (slice assignment, scatter): the
+    output starts as a copy of input 0 unless it is input 0's buffer (``x[...] = v``)."""
+    copy = kernel_forward("elemwise", "unary:copy", name=name)
+
+    def wrapped(a, inputs, outputs):
+        dst = outputs[0]
+        if dst._chunk is not inputs[0]._chunk or dst._offset != inputs[0]._offset:
+            copy(a, [inputs[0]], [dst])
+        forward(a, [dst] + list(inputs[1:]), [dst])
+    return wrapped

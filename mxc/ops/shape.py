@@ -5,7 +5,7 @@ import numpy as np
 
 from .elemwise import sum_to
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, copy_then_inplace
 
 
 def infer_reshape(src, target, reverse=False, op="reshape"):
@@ -364,15 +364,8 @@ def _slice_assign_attrs(scalar):
 
 
 def _slice_assign_forward(kname, scalar=False):
-    fwd = kernel_forward("shape", kname, attrs=_slice_assign_attrs(scalar), name="_slice_assign")
-    copy = kernel_forward("elemwise", "unary:copy", name="_slice_assign")
-
-    def forward(a, inputs, outputs):
-        dst = outputs[0]
-        if dst._chunk is not inputs[0]._chunk:
-            copy(a, [inputs[0]], [dst])
-        fwd(a, [dst] + list(inputs[1:]), [dst])
-    return forward
+    return copy_then_inplace(kernel_forward("shape", kname, attrs=_slice_assign_attrs(scalar),
+                                            name="_slice_assign"), "_slice_assign")
 
 
 def _slice_assign_infer(a, s, d):

@@ -1,0 +1,21 @@
+/* What every CPU kernel header includes: the call contract, float16 conversion, and OpenMP
+ * pragmas that vanish in builds without -fopenmp (no unknown-pragma warnings there). */
+#ifndef MXC_KERNELS_COMMON_H
+#define MXC_KERNELS_COMMON_H
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "mxc/opcall.h"
+#include "kernels/half.h"
+
+#ifdef _OPENMP
+#define MXC_PRAGMA(x) _Pragma(#x)
+#else
+#define MXC_PRAGMA(x)
+#endif
+#endif
