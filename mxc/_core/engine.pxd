@@ -32,6 +32,8 @@ cdef struct DepEntry:
 cdef struct VarC:
     void *payload                # set by the owner after var_new()
     free_fn release_payload      # called once, any thread, no GIL, when refcount reaches 0
+    void *data                   # the memory this var guards, for its owner (the engine never
+                                 # reads it); NDArray chunks set it when they allocate, lazily
     int refcount                 # atomic
     # everything below is the engine's, guarded by its lock
     int running_reads            # granted reads not yet completed

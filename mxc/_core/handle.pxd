@@ -3,8 +3,9 @@ from mxc._core.engine cimport Var, VarC
 from mxc._core.storage cimport Block
 
 cdef class Chunk(Var):
-    """A storage block owned by an engine var: the unit that views share and the engine orders."""
-    cdef void *base         # start of the memory (block ptr, or external memory)
+    """A storage block owned by an engine var: the unit that views share and the engine orders.
+    The block is allocated when first needed (by the first operation that runs on it, or by a
+    read from Python), so queued work holds no memory: ``c.data`` is NULL until then."""
     cdef size_t nbytes
     cdef int dev_type
     cdef int dev_id
@@ -20,8 +21,7 @@ cdef class NDArrayBase:
     cdef readonly object _ctx
     cdef public object _ag                # autograd state (later issue); None when not recorded
     cdef object __weakref__
-    cdef inline void* data_ptr(self):
-        return <char*>self._chunk.base + self._offset
+    cdef void* data_ptr(self) except NULL
 
 
 cdef class FastKernel:

@@ -18,6 +18,26 @@ from mxc.base import MXNetError
 
 cnp.import_array()
 
+cdef extern from *:
+    """
+    static inline void *mxc_load_ptr(void **p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void mxc_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline int mxc_cas_ptr(void **p, void *expected, void *desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_ACQUIRE);
+    }
+    """
+    void *mxc_load_ptr(void **p) noexcept nogil
+    void mxc_store_ptr(void **p, void *v) noexcept nogil
+    int mxc_cas_ptr(void **p, void *expected, void *desired) noexcept nogil
+
+cdef extern from "mxc/smallpool.h" nogil:
+    void *mxc_sp_alloc(size_t n)
+    void mxc_sp_free(void *p)
+
+cdef extern from "<stdio.h>" nogil:
+    int snprintf(char *buf, size_t n, const char *fmt, ...)
+
 cdef enum:
     MAX_STACK_VARS = 16
 
@@ -38,19 +58,32 @@ cdef class Chunk(Var):
 
 
 cdef Chunk alloc_chunk(size_t nbytes, int dev_type, int dev_id):
-    cdef Block *b = storage_alloc(nbytes, dev_type, dev_id)
-    if b == NULL:
-        if dev_type == 2:
-            raise MXNetError("gpu: the CUDA backend is not part of this release of mxc yet")
-        raise MemoryError(f"mxc: cannot allocate {nbytes} bytes")
+    """A chunk whose block is allocated lazily (chunk_ensure) from the pooled storage."""
+    if dev_type == 2:
+        raise MXNetError("gpu: the CUDA backend is not part of this release of mxc yet")
     cdef Chunk c = Chunk()
-    c.c.payload = b
-    c.c.release_payload = _release_block
-    c.base = b.ptr
+    c.c.payload = NULL
+    c.c.release_payload = _release_block      # storage_free(NULL) is a no-op
+    c.c.data = NULL
     c.nbytes = nbytes
     c.dev_type = dev_type
     c.dev_id = dev_id
     return c
+
+
+cdef int chunk_ensure(VarC *v, size_t nbytes, int dev_type, int dev_id) noexcept nogil:
+    """Give v its storage block if it has none. Safe from any thread: concurrent readers of a
+    never-written chunk may race here, so the block is installed with a compare-and-swap."""
+    cdef Block *b
+    if mxc_load_ptr(&v.data) != NULL:
+        return 0
+    b = storage_alloc(nbytes, dev_type, dev_id)
+    if b == NULL:
+        return -1
+    if not mxc_cas_ptr(&v.payload, NULL, <void*>b):
+        storage_free(b)            # another thread won; use its block
+    mxc_store_ptr(&v.data, (<Block*>mxc_load_ptr(&v.payload)).ptr)
+    return 0
 
 
 cdef Chunk external_chunk(object owner, void *ptr, size_t nbytes):
@@ -59,7 +92,7 @@ cdef Chunk external_chunk(object owner, void *ptr, size_t nbytes):
     Py_INCREF(owner)
     c.c.payload = <void*><PyObject*>owner
     c.c.release_payload = _release_pyobj
-    c.base = ptr
+    c.c.data = ptr
     c.nbytes = nbytes
     c.dev_type = 1
     c.dev_id = 0
@@ -109,6 +142,12 @@ cdef class NDArrayBase:
 
     def _same_memory(self, NDArrayBase other):
         return self._chunk is other._chunk
+
+    cdef void* data_ptr(self) except NULL:
+        cdef Chunk c = self._chunk
+        if chunk_ensure(c.c, c.nbytes, c.dev_type, c.dev_id) != 0:
+            raise MemoryError(f"mxc: cannot allocate {c.nbytes} bytes")
+        return <char*>c.c.data + self._offset
 
     def wait_to_read(self):
         """Block until every pending operation on this array's storage is done; raise its error."""
@@ -217,14 +256,70 @@ def wrap_numpy(type cls, cnp.ndarray a, ctx):
     return make_array(cls, c, 0, (<object>a).shape, a.dtype, ctx)
 
 
-cdef inline int _set_tensor(mxc_tensor *t, NDArrayBase a) except -1:
-    cdef int i, nd = len(a._shape)
-    t.data = a.data_ptr()
+# A queued kernel call: the call, plus where each tensor's memory will come from. Pointers are
+# resolved when the op runs, after its output chunks got their blocks (lazily), so a long queue
+# of pending work holds no memory for results that do not exist yet.
+cdef struct TensorRef:
+    VarC *var
+    size_t nbytes
+    Py_ssize_t offset
+    int dev_type
+    int dev_id
+
+cdef struct Pushed:
+    mxc_opcall *call
+    int n              # nin + nout; TensorRef refs[n] follow the struct
+
+
+cdef inline TensorRef* _refs(Pushed *p) noexcept nogil:
+    return <TensorRef*>(<char*>p + sizeof(Pushed))
+
+
+cdef Pushed* _new_pushed(mxc_kernel kernel, int nin, int nout) except NULL:
+    cdef mxc_opcall *call = new_call(kernel, nin, nout)
+    cdef Pushed *p = <Pushed*>mxc_sp_alloc(sizeof(Pushed) + <size_t>(nin + nout) * sizeof(TensorRef))
+    if p == NULL:
+        free_call(call)
+        raise MemoryError("mxc: out of memory queueing an operator")
+    p.call = call
+    p.n = nin + nout
+    return p
+
+
+cdef void _free_pushed(void *arg) noexcept nogil:
+    free_call((<Pushed*>arg).call)
+    mxc_sp_free(arg)
+
+
+cdef int _run_pushed(void *arg, char *err, size_t errlen) noexcept nogil:
+    cdef Pushed *p = <Pushed*>arg
+    cdef TensorRef *r = _refs(p)
+    cdef int i
+    for i in range(p.n):                      # call.out directly follows call.inp
+        if chunk_ensure(r[i].var, r[i].nbytes, r[i].dev_type, r[i].dev_id) != 0:
+            snprintf(err, errlen, "out of memory allocating %zu bytes", r[i].nbytes)
+            return -1
+        p.call.inp[i].data = <char*>r[i].var.data + r[i].offset
+    return run_call(p.call, err, errlen)
+
+
+cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
+    """Describe array `a` as tensor i (inputs first, then outputs) of the queued call."""
+    cdef mxc_tensor *t = &p.call.inp[i]
+    cdef TensorRef *r = &_refs(p)[i]
+    cdef Chunk c = a._chunk
+    cdef int k, nd = len(a._shape)
+    t.data = NULL
     t.dtype = a._dcode
     t.ndim = nd
     t.size = a._size
-    for i in range(nd):
-        t.shape[i] = a._shape[i]
+    for k in range(nd):
+        t.shape[k] = a._shape[k]
+    r.var = c.c
+    r.nbytes = c.nbytes
+    r.offset = a._offset
+    r.dev_type = c.dev_type
+    r.dev_id = c.dev_id
     return 0
 
 
@@ -234,7 +329,7 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
 
     Shapes and dtypes were checked by the operator's inference; this only builds the call."""
     cdef int nin = len(inputs), nout = len(outputs), i
-    cdef mxc_opcall *call = new_call(<mxc_kernel>kernel, nin, nout)
+    cdef Pushed *p = _new_pushed(<mxc_kernel>kernel, nin, nout)
     cdef VarC *stack_vars[MAX_STACK_VARS]
     cdef VarC **vars = stack_vars
     cdef NDArrayBase a
@@ -245,23 +340,20 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
                 raise MemoryError()
         for i in range(nin):
             a = <NDArrayBase?>inputs[i]
-            _set_tensor(&call.inp[i], a)
+            _set_tensor(p, i, a)
             vars[i] = a._chunk.c
         for i in range(nout):
             a = <NDArrayBase?>outputs[i]
-            _set_tensor(&call.out[i], a)
+            _set_tensor(p, nin + i, a)
             vars[nin + i] = a._chunk.c
         if iattr or fattr:
-            fill_attrs(call, iattr, fattr)
-        call.req = req
-        call.nthreads = nthreads
+            fill_attrs(p.call, iattr, fattr)
+        p.call.req = req
+        p.call.nthreads = nthreads
+        push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
     except BaseException:
-        free_call(call)
-        if vars != stack_vars:
-            free(vars)
+        _free_pushed(p)          # push_native raising means nothing was queued
         raise
-    try:
-        push_native(run_call, call, free_call, vars, nin, vars + nin, nout, 0, name)
     finally:
         if vars != stack_vars:
             free(vars)
@@ -312,23 +404,23 @@ cdef NDArrayBase _new_like(NDArrayBase p):
 cdef int _push_ew(FastKernel k, uintptr_t addr, NDArrayBase x, NDArrayBase y, NDArrayBase out,
                   double scalar, bint has_scalar) except -1:
     cdef int nin = 1 if y is None else 2
-    cdef mxc_opcall *call = new_call(<mxc_kernel>addr, nin, 1)
+    cdef Pushed *p = _new_pushed(<mxc_kernel>addr, nin, 1)
     cdef VarC *vars[3]
-    _set_tensor(&call.inp[0], x)
-    vars[0] = x._chunk.c
-    if y is not None:
-        _set_tensor(&call.inp[1], y)
-        vars[1] = y._chunk.c
-    _set_tensor(&call.out[0], out)
-    vars[nin] = out._chunk.c
-    if has_scalar:
-        call.fattr[0] = scalar
-        call.nfattr = 1
-    call.nthreads = k.nthreads
     try:
-        push_native(run_call, call, free_call, vars, nin, vars + nin, 1, 0, k.name)
+        _set_tensor(p, 0, x)
+        vars[0] = x._chunk.c
+        if y is not None:
+            _set_tensor(p, 1, y)
+            vars[1] = y._chunk.c
+        _set_tensor(p, nin, out)
+        vars[nin] = out._chunk.c
+        if has_scalar:
+            p.call.fattr[0] = scalar
+            p.call.nfattr = 1
+        p.call.nthreads = k.nthreads
+        push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, 1, 0, k.name)
     except BaseException:
-        free_call(call)
+        _free_pushed(p)
         raise
     return 0
 
