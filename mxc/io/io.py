@@ -139,7 +139,23 @@ class DataIter:
         """Padding count of the current batch."""
 
 
-class ResizeIter(DataIter):
+class _CurrentBatchIter(DataIter):
+    """An iterator that produces whole DataBatch objects: the getters read ``current_batch``."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_CurrentBatchIter):
     """Present ``data_iter`` as ``size`` batches per epoch (restarting it when it runs out).
 
     Parameters
@@ -180,20 +196,9 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchIter):
     """Fetch the next batch of one or more iterators on background threads.
 
     Parameters
@@ -324,17 +329,6 @@ class PrefetchingIter(DataIter):
             return self.current_batch
         raise StopIteration
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 # ---- NDArrayIter ----------------------------------------------------------------------------

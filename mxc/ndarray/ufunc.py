@@ -1,6 +1,7 @@
 """MXNet's array/scalar arithmetic functions (``mx.nd.add(x, 2)``, ``x * y``, ``3 - x``):
 NDArray with NDArray broadcasts, NDArray with a scalar uses the ``_*_scalar`` operator."""
 import numbers
+import operator
 
 import numpy as np
 
@@ -44,41 +45,40 @@ def _make(fname, bcast, scalar, rscalar, pyop):
         return _helper(lhs, rhs, bcast, scalar, rscalar, pyop, out)
     f.__name__ = fname
     f.__doc__ = f"{fname} of arrays and scalars with broadcasting (MXNet's ``mx.nd.{fname}``)."
+    f.ops = (bcast, scalar, rscalar)     # what NDArray's C operators use (install_operators)
     return f
 
 
-import operator as _op
-
-_TABLE = [
-    ("add", "broadcast_add", "_plus_scalar", "_plus_scalar", _op.add),
-    ("subtract", "broadcast_sub", "_minus_scalar", "_rminus_scalar", _op.sub),
-    ("multiply", "broadcast_mul", "_mul_scalar", "_mul_scalar", _op.mul),
-    ("divide", "broadcast_div", "_div_scalar", "_rdiv_scalar", _op.truediv),
-    ("modulo", "broadcast_mod", "_mod_scalar", "_rmod_scalar", _op.mod),
-    ("power", "broadcast_power", "_power_scalar", "_rpower_scalar", _op.pow),
-    ("maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", max),
-    ("minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", min),
-    ("hypot", "broadcast_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: (a * a + b * b) ** 0.5),
-    ("equal", "broadcast_equal", "_equal_scalar", "_equal_scalar", lambda a, b: float(a == b)),
-    ("not_equal", "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar",
-     lambda a, b: float(a != b)),
-    ("greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar", lambda a, b: float(a > b)),
-    ("greater_equal", "broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar",
-     lambda a, b: float(a >= b)),
-    ("lesser", "broadcast_lesser", "_lesser_scalar", "_greater_scalar", lambda a, b: float(a < b)),
-    ("lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
-     lambda a, b: float(a <= b)),
-    ("logical_and", "broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar",
-     lambda a, b: float(bool(a) and bool(b))),
-    ("logical_or", "broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar",
-     lambda a, b: float(bool(a) or bool(b))),
-    ("logical_xor", "broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar",
-     lambda a, b: float(bool(a) != bool(b))),
-]
-
-for _row in _TABLE:
-    globals()[_row[0]] = _make(*_row)
-true_divide = divide  # noqa: F821
+add = _make("add", "broadcast_add", "_plus_scalar", "_plus_scalar", operator.add)
+subtract = _make("subtract", "broadcast_sub", "_minus_scalar", "_rminus_scalar", operator.sub)
+multiply = _make("multiply", "broadcast_mul", "_mul_scalar", "_mul_scalar", operator.mul)
+divide = _make("divide", "broadcast_div", "_div_scalar", "_rdiv_scalar", operator.truediv)
+modulo = _make("modulo", "broadcast_mod", "_mod_scalar", "_rmod_scalar", operator.mod)
+power = _make("power", "broadcast_power", "_power_scalar", "_rpower_scalar", operator.pow)
+maximum = _make("maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", max)
+minimum = _make("minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", min)
+hypot = _make("hypot", "broadcast_hypot", "_hypot_scalar", "_hypot_scalar",
+              lambda a, b: (a * a + b * b) ** 0.5)
+equal = _make("equal", "broadcast_equal", "_equal_scalar", "_equal_scalar",
+              lambda a, b: float(a == b))
+not_equal = _make("not_equal", "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar",
+                  lambda a, b: float(a != b))
+# scalar OP x for comparisons flips the comparison: 2 > x is x < 2
+greater = _make("greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar",
+                lambda a, b: float(a > b))
+greater_equal = _make("greater_equal", "broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar", lambda a, b: float(a >= b))
+lesser = _make("lesser", "broadcast_lesser", "_lesser_scalar", "_greater_scalar",
+               lambda a, b: float(a < b))
+lesser_equal = _make("lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar",
+                     "_greater_equal_scalar", lambda a, b: float(a <= b))
+logical_and = _make("logical_and", "broadcast_logical_and", "_logical_and_scalar",
+                    "_logical_and_scalar", lambda a, b: float(bool(a) and bool(b)))
+logical_or = _make("logical_or", "broadcast_logical_or", "_logical_or_scalar",
+                   "_logical_or_scalar", lambda a, b: float(bool(a) or bool(b)))
+logical_xor = _make("logical_xor", "broadcast_logical_xor", "_logical_xor_scalar",
+                    "_logical_xor_scalar", lambda a, b: float(bool(a) != bool(b)))
+true_divide = divide
 
 
 def floor_divide(lhs, rhs, out=None):
@@ -88,30 +88,18 @@ def floor_divide(lhs, rhs, out=None):
     if not isinstance(x, NDArray):
         return lhs // rhs
     if np.issubdtype(x.dtype, np.floating):
-        res = nd.floor(divide(lhs, rhs))  # noqa: F821
+        res = nd.floor(divide(lhs, rhs))
     else:
-        res = divide(subtract(lhs, modulo(lhs, rhs)), rhs)  # noqa: F821
+        res = divide(subtract(lhs, modulo(lhs, rhs)), rhs)
     if out is not None:
         return res.copyto(out)
     return res
 
 
-# (fast array-array op, array-scalar op, scalar-array op, general function) per Python operator,
-# in the order of handle.OPERATORS
-_OPERATOR_TABLE = {
-    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar", "add"),
-    "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar", "subtract"),
-    "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar", "multiply"),
-    "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar", "divide"),
-    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar", "modulo"),
-    "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar", "power"),
-    "eq": ("broadcast_equal", "_equal_scalar", "_equal_scalar", "equal"),
-    "ne": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar", "not_equal"),
-    "gt": ("broadcast_greater", "_greater_scalar", "_lesser_scalar", "greater"),
-    "ge": ("broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar", "greater_equal"),
-    "lt": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar", "lesser"),
-    "le": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar", "lesser_equal"),
-}
+# the mx.nd function behind each Python operator, in the order of handle.OPERATORS
+_OPERATOR_FUNCTIONS = {"add": add, "sub": subtract, "mul": multiply, "truediv": divide,
+                       "mod": modulo, "pow": power, "eq": equal, "ne": not_equal, "gt": greater,
+                       "ge": greater_equal, "lt": lesser, "le": lesser_equal}
 
 
 def _slow_operator(f, comparison):
@@ -132,8 +120,7 @@ def install_operators():
     from .._core import handle
     table = []
     for name in handle.OPERATORS:
-        bin_op, sc, rsc, fname = _OPERATOR_TABLE[name]
-        table.append((registry.get(bin_op).fast_kernel(), registry.get(sc).fast_kernel(),
-                      registry.get(rsc).fast_kernel(),
-                      _slow_operator(globals()[fname], name in ("eq", "ne", "gt", "ge", "lt", "le"))))
+        f = _OPERATOR_FUNCTIONS[name]
+        table.append(tuple(op.fast_kernel() for op in f.ops)
+                     + (_slow_operator(f, name in ("eq", "ne", "gt", "ge", "lt", "le")),))
     handle.install_operators(table)

@@ -1,7 +1,6 @@
 """Reductions with MXNet's axis / keepdims / exclude: sum, mean, prod, max, min, nansum, nanprod,
 norm, argmax, argmin. Kernels: mxc/ops/cpu/reduce.pyx ("reduce:<name>"); the kernel always writes
 the keepdims shape, which the front end views as the requested one (no copy)."""
-import numpy as np
 
 from .params import Param
 from .registry import OpDef, register, kernel_forward
