@@ -90,8 +90,9 @@ class NDArray(NDArrayBase):
     __hash__ = object.__hash__
 
     def __reduce__(self):
-        raise TypeError("NDArray is not picklable; use mx.nd.save / mx.nd.load "
-                        "(mxc never pickles array files)")
+        # as MXNet: an NDArray pickles by value (multiprocessing, deepcopy); files should use
+        # mx.nd.save, which never pickles
+        return _unpickle, (self.asnumpy(), self.context.device_type, self.context.device_id)
 
     # ---- values --------------------------------------------------------------------------
     def asscalar(self):
@@ -196,6 +197,10 @@ class NDArray(NDArrayBase):
         return _nd().logical_not(self)
 
 
+def _unpickle(values, device_type, device_id):
+    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+
+
 def _nd():
     """The ``mx.nd`` namespace (operator functions are generated into it after import)."""
     return sys.modules["mxc.ndarray"]
@@ -233,7 +238,8 @@ def array(source_array, ctx=None, dtype=None):
     included), as MXNet 1.x."""
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
-        out = source_array.as_in_context(ctx) if dtype is None else source_array.astype(dtype)
+        out = source_array if dtype is None else source_array.astype(dtype)
+        out = out.as_in_context(ctx)
         return out.copy() if out is source_array else out
     dt = _dtype(dtype)
     if not isinstance(source_array, np.ndarray):

@@ -11,12 +11,6 @@ from ..ops import registry
 from .ndarray import NDArray, _nd
 
 
-def _outputs_for(op, attrs, inputs, ctx):
-    shapes = [x._shape for x in inputs]
-    dtypes = [x._dtype for x in inputs]
-    return op.infer(attrs, shapes, dtypes)
-
-
 def invoke(op, inputs, kwargs, out=None):
     """Run operator `op` on NDArray `inputs`; returns one NDArray or a list."""
     ctx = kwargs.pop("ctx", None) if kwargs else None

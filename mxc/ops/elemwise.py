@@ -11,8 +11,6 @@ import numpy as np
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
-_DTYPE_PARAM_NAMES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
-
 
 # ---- shape and dtype inference -------------------------------------------------------------
 def same_shape(op):
@@ -153,10 +151,6 @@ register(OpDef("_copyto", infer=unary_infer,
 
 
 # ---- binary ----------------------------------------------------------------------------------
-def _lt(F, a, b):
-    return a < b
-
-
 # name: (elemwise op name and aliases, broadcast op aliases, gradient f(F, a, b, y, g) -> (ga, gb))
 _BINARY = {
     "add": (("elemwise_add", "_add", "_plus", "_Plus"), ("broadcast_plus",),

@@ -35,17 +35,13 @@ _AXIS_PARAMS = (Param("axis", "shape", None, optional=True), Param("keepdims", b
                 Param("exclude", bool, False))
 
 
-def _out_dtype(name, dt):
-    return dt
-
-
 def _infer(name):
     def infer(attrs, shapes, dtypes):
         axes = reduce_axes(name, len(shapes[0]), attrs["axis"], attrs.get("exclude", False))
         for a in axes:
             if shapes[0][a] == 0 and name in ("max", "min", "argmax", "argmin"):
                 raise ValueError(f"{name}: cannot reduce an empty axis {a} of shape {shapes[0]}")
-        return [reduced_shape(shapes[0], axes, attrs["keepdims"])], [_out_dtype(name, dtypes[0])]
+        return [reduced_shape(shapes[0], axes, attrs["keepdims"])], [dtypes[0]]   # MXNet 1.9.1: argmax too keeps the input dtype
     return infer
 
 

@@ -20,7 +20,8 @@ import os
 from ..base import MXNetError
 from .params import Param, parse_attrs
 
-__all__ = ["OpDef", "Param", "register", "get", "all_ops", "kernel", "omp_threads"]
+__all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
+           "copy_then_inplace"]
 
 _OPS = {}        # every name and alias -> OpDef
 _DEFS = []       # each OpDef once, in registration order
@@ -107,14 +108,6 @@ def omp_threads():
     """OpenMP threads per kernel: OMP_NUM_THREADS, else every core (decided once, in Python)."""
     n = os.environ.get("OMP_NUM_THREADS", "")
     return max(1, int(n)) if n.strip().isdigit() else (os.cpu_count() or 1)
-
-
-def kernel(table, name, key):
-    """Address of kernel `name` for dtype `key` from a family's KERNELS table, or a clear error."""
-    try:
-        return table[name][key]
-    except KeyError:
-        raise MXNetError(f"{name.split(':')[-1]}: no CPU kernel for dtype {key}") from None
 
 
 _NTHREADS = omp_threads()

@@ -259,3 +259,15 @@ def test_concurrent_first_reads_of_an_unwritten_array_share_one_block():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env=env)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
+
+
+def test_pickle_and_deepcopy_by_value():
+    import copy
+    import pickle
+    a = mx.nd.array([[1, 2], [3, 4]], dtype="int32", ctx=mx.cpu(1))
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == np.int32 and b.context == mx.cpu(1)
+    np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+    c = copy.deepcopy(a)
+    c[:] = 0
+    assert a.asnumpy().sum() == 10
