@@ -271,3 +271,26 @@ def test_pickle_and_deepcopy_by_value():
     c = copy.deepcopy(a)
     c[:] = 0
     assert a.asnumpy().sum() == 10
+
+
+def test_no_storage_leak_across_many_operations():
+    """Every block goes back to the pool once its arrays and pending operations are gone,
+    including through failed operations, views, slicing copies and out= writes."""
+    import gc
+    from mxc._core import storage
+    mx.nd.waitall()
+    gc.collect()
+    base = storage.stats()["in_use"]
+    for _ in range(200):
+        a = mx.nd.ones((64, 64))
+        b = (a * 2 + 1)[3:9]
+        c = mx.nd.sum(b, axis=1)
+        d = b[:, ::2]
+        mx.nd.elemwise_add(c, c, out=c)
+        bad = mx.nd.take(a, mx.nd.array([99], dtype="int32"), mode="raise")
+        with pytest.raises(MXNetError):
+            (bad + 1).asnumpy()
+        del a, b, c, d, bad
+    mx.nd.waitall()
+    gc.collect()
+    assert storage.stats()["in_use"] == base
