@@ -55,6 +55,10 @@ def extensions():
             extra_link_args=omp_l,
         ))
     debug = os.environ.get("MXC_DEBUG") == "1"
+    # kernels live in headers: a changed header must rebuild the modules that include it
+    headers = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True))
+    for e in exts:
+        e.depends = headers
     return cythonize(
         exts,
         nthreads=int(os.environ.get("MXC_BUILD_JOBS", os.cpu_count() or 1)),
