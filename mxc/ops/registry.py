@@ -105,9 +105,14 @@ def names():
 
 
 def omp_threads():
-    """OpenMP threads per kernel: OMP_NUM_THREADS, else every core (decided once, in Python)."""
+    """OpenMP threads per kernel, decided once in Python: OMP_NUM_THREADS when set, else the
+    cores shared out among the engine's workers (as MXNet does), so that several workers running
+    kernels at once do not oversubscribe the cores (libgomp's spinning barriers collapse then)."""
     n = os.environ.get("OMP_NUM_THREADS", "")
-    return max(1, int(n)) if n.strip().isdigit() else (os.cpu_count() or 1)
+    if n.strip().isdigit():
+        return max(1, int(n))
+    from .._core import engine
+    return max(1, (os.cpu_count() or 1) // max(1, engine.num_workers()))
 
 
 _NTHREADS = omp_threads()
