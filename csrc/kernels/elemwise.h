@@ -6,6 +6,7 @@
 #include "kernels/elemwise_unary.h"
 #include "kernels/elemwise_binary.h"
 #include "kernels/elemwise_misc.h"
+#include "kernels/elemwise_exp512.h"
 
 static const mxc_kentry mxc_elemwise_table[] = {
     MXC_UNARY_OPS(MXC_UNARY_ENTRIES)
@@ -14,6 +15,10 @@ static const mxc_kentry mxc_elemwise_table[] = {
     MXC_CAST_ENTRIES
     MXC_CLIP_ENTRIES
     MXC_WHERE_ENTRIES
+#ifdef MXC_HAVE_EXP512
+    /* a later entry for the same (name, key) replaces the earlier one in KERNELS */
+    {"unary:exp", MXC_FLOAT32, -1, mxc_unary_exp_best_f32},
+#endif
     {NULL, 0, 0, NULL}};
 
 #endif
