@@ -26,6 +26,17 @@ from libc.string cimport memcpy, strlen
 from mxc.base import MXNetError, env_int, env_str
 
 
+cdef extern from "<time.h>" nogil:
+    ctypedef long time_t
+    cdef struct timespec:
+        time_t tv_sec
+        long tv_nsec
+    int clock_gettime(int clk, timespec *ts)
+    enum:
+        CLOCK_REALTIME
+
+from cpython.exc cimport PyErr_CheckSignals
+
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
         pass
@@ -43,6 +54,7 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_mutex_unlock(pthread_mutex_t *m)
     int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
     int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+    int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const timespec *t)
     int pthread_cond_signal(pthread_cond_t *c)
     int pthread_cond_broadcast(pthread_cond_t *c)
     int pthread_create(pthread_t *t, const pthread_attr_t *a,
@@ -498,14 +510,15 @@ cdef inline void _run_taken(OpBlock *op) noexcept nogil:
     _lock()
 
 
-cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
+cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogil:
     """Lock held. Block until: kind 0 -> v has no pending op; 1 -> nothing is pending;
     2 -> pending is under the back-pressure limit; 3 -> every op pushed before the current
     exit/fork drain began is done. Runs ready ops meanwhile (the waiter helps).
     Returns -1 when nothing can ever make progress (no workers, and the only running ops are
     the ones this thread itself is inside)."""
     global g_nsleepers
-    cdef bint done
+    cdef bint done, timed_out
+    cdef timespec deadline
     while True:
         if kind == 0:
             done = v.nops == 0
@@ -524,6 +537,18 @@ cdef int _wait_locked(VarC *v, int kind) noexcept nogil:
             # no workers, and every running op is up this thread's own stack
             return -1
         g_nsleepers += 1
+        if interruptible:
+            # wake up now and then so that the waiting Python thread can take Ctrl-C
+            clock_gettime(CLOCK_REALTIME, &deadline)
+            deadline.tv_nsec += 100000000
+            if deadline.tv_nsec >= 1000000000:
+                deadline.tv_sec += 1
+                deadline.tv_nsec -= 1000000000
+            timed_out = pthread_cond_timedwait(&g_wait_cond, &g_mu, &deadline) != 0
+            g_nsleepers -= 1
+            if timed_out:
+                return 2
+            continue
         pthread_cond_wait(&g_wait_cond, &g_mu)
         g_nsleepers -= 1
 
@@ -742,6 +767,29 @@ cdef bint _op_uses(OpBlock *op, VarC *v) noexcept nogil:
     return False
 
 
+cdef object _interrupt = None      # the exception a signal handler raised during a wait
+
+
+cdef int _poll_signals() noexcept with gil:
+    """Run pending Python signal handlers (Ctrl-C) for a thread blocked in a wait; 1 if one
+    raised (kept in _interrupt for the waiter to re-raise)."""
+    global _interrupt
+    try:
+        PyErr_CheckSignals()
+    except BaseException as e:
+        _interrupt = e
+        return 1
+    return 0
+
+
+cdef inline void _reraise_interrupt() except *:
+    global _interrupt
+    cdef object e = _interrupt
+    if e is not None:
+        _interrupt = None
+        raise e
+
+
 cdef int wait_var(VarC *v) except -1:
     """Block (GIL released) until every op pushed on v is done; raise the error v holds."""
     cdef OpBlock *cur = <OpBlock*>mxc_engine_cur_op()
@@ -761,7 +809,14 @@ cdef int wait_var(VarC *v) except -1:
     with nogil:
         _lock()
         v.nwaiters += 1
-        rc = _wait_locked(v, 0)
+        rc = _wait_locked(v, 0, True)
+        while rc == 2:
+            _unlock()
+            if _poll_signals():
+                _lock()
+                break
+            _lock()
+            rc = _wait_locked(v, 0, True)
         v.nwaiters -= 1
         if rc == 0:
             e = _var_err(v)
@@ -769,6 +824,8 @@ cdef int wait_var(VarC *v) except -1:
                 v.err = NULL          # delivered: v's reference moves to us
                 e.delivered = 1
         _unlock()
+    if rc == 2:
+        _reraise_interrupt()      # Ctrl-C: the operations go on; a later wait finds them done
     if rc != 0:
         raise MXNetError("mxc engine: wait on a variable whose operations wait for the running "
                          "one (NaiveEngine) can never finish")
@@ -942,9 +999,18 @@ def wait_for_all():
     with nogil:
         _lock()
         _add_wait_all(1)
-        rc = _wait_locked(NULL, 1)
+        rc = _wait_locked(NULL, 1, True)
+        while rc == 2:
+            _unlock()
+            if _poll_signals():
+                _lock()
+                break
+            _lock()
+            rc = _wait_locked(NULL, 1, True)
         _add_wait_all(-1)
         _unlock()
+    if rc == 2:
+        _reraise_interrupt()
     if rc != 0:
         raise MXNetError("mxc engine: wait_for_all can never finish (NaiveEngine)")
     _lock()

@@ -505,3 +505,34 @@ def test_latency_figures():
     # targets are < 1 us and < 10 us; the bounds leave room for a busy shared machine
     assert chain < 3.0
     assert single < 30.0
+
+
+def test_ctrl_c_interrupts_a_wait():
+    """Waits take Ctrl-C (MXNet's could only be killed): KeyboardInterrupt reaches the waiting
+    thread while the operation keeps running, and a later wait finds it done."""
+    code = (
+        "import os, signal, threading, time\n"
+        "import mxc\n"
+        "from mxc._core import engine\n"
+        "v = engine.Var()\n"
+        "engine.push(lambda: time.sleep(1.5), mutable_vars=[v], name='slow')\n"
+        "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t = time.time()\n"
+        "try:\n"
+        "    v.wait()\n"
+        "    print('not interrupted')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after %.2f s' % (time.time() - t))\n"
+        "threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "try:\n"
+        "    engine.wait_for_all()\n"
+        "except KeyboardInterrupt:\n"
+        "    print('wait_for_all interrupted')\n"
+        "engine.wait_for_all()\n"
+        "print('done', engine.pending())\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), r.stdout
+    assert float(lines[0].split()[2]) < 1.0, r.stdout
+    assert lines[1] == "wait_for_all interrupted" and lines[2] == "done 0", r.stdout
