@@ -434,10 +434,17 @@ cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase
         return None
     if out is None:
         out = _new_like(a)
-    elif out._shape != a._shape or out._dcode != a._dcode:
+    elif (out._shape != a._shape or out._dcode != a._dcode or _overlaps_shifted(a, out)
+          or _overlaps_shifted(b, out)):
         return None
     _push_ew(k, addr, a, b, out, 0.0, False)
     return out
+
+
+cdef inline bint _overlaps_shifted(NDArrayBase x, NDArrayBase out):
+    """x and out share storage at different offsets: an elementwise kernel writing out would
+    read values it already overwrote (x[1:] += x[:-1]); the general path uses a temporary."""
+    return x._chunk is out._chunk and x._offset != out._offset
 
 
 cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, NDArrayBase out):
@@ -446,7 +453,7 @@ cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, 
         return None
     if out is None:
         out = _new_like(x)
-    elif out._shape != x._shape or out._dcode != x._dcode:
+    elif out._shape != x._shape or out._dcode != x._dcode or _overlaps_shifted(x, out):
         return None
     _push_ew(k, addr, x, None, out, scalar, has_scalar)
     return out

@@ -67,10 +67,11 @@ def run(op, inputs, attrs, out=None, ctx=None):
             raise ValueError(f"{op.name}: out= has shape {o.shape}, the result has shape {tuple(s)}")
         if o._dtype != d:
             raise ValueError(f"{op.name}: out= has dtype {o._dtype}, the result has dtype {d}")
-    # writing over an input is safe only for operators that declare it (elementwise ones)
-    aliased = [(i, j) for i, x in enumerate(inputs) for j, o in enumerate(outputs)
-               if x._chunk is o._chunk]
-    if aliased and not all(p in op.inplace for p in aliased):
+    # writing over an input is safe only for operators that declare it (elementwise ones), and
+    # only when input and output start at the same element (not x[1:] += x[:-1])
+    aliased = [(i, j, x._offset == o._offset) for i, x in enumerate(inputs)
+               for j, o in enumerate(outputs) if x._chunk is o._chunk]
+    if aliased and not all(same and (i, j) in op.inplace for i, j, same in aliased):
         tmp = [_h.empty(NDArray, o.shape, o._dtype, ctx) for o in outputs]
         op.forward(attrs, inputs, tmp)
         for t, o in zip(tmp, outputs):

@@ -294,3 +294,16 @@ def test_no_storage_leak_across_many_operations():
     mx.nd.waitall()
     gc.collect()
     assert storage.stats()["in_use"] == base
+
+
+def test_overlapping_in_place_updates_read_the_old_values():
+    # numpy's answer; a kernel writing over what it still has to read would give a running sum
+    x = mx.nd.arange(6)
+    x[1:] += x[:-1]
+    assert x.asnumpy().tolist() == [0, 1, 3, 5, 7, 9]
+    y = mx.nd.arange(6)
+    mx.nd.elemwise_add(y[:-1], y[1:], out=y[1:])
+    assert y.asnumpy().tolist() == [0, 1, 3, 5, 7, 9]
+    z = mx.nd.arange(6)
+    mx.nd.negative(z[:-1], out=z[1:])
+    assert z.asnumpy().tolist() == [0, 0, -1, -2, -3, -4]
