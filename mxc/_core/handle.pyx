@@ -238,7 +238,8 @@ cpdef NDArrayBase empty(type cls, tuple shape, object dtype, object ctx):
 
 def from_numpy(type cls, src, ctx, dtype=None):
     """A new array holding a copy of numpy array `src` (converted to `dtype`)."""
-    cdef cnp.ndarray a = np.ascontiguousarray(src, dtype=dtype)
+    # (np.ascontiguousarray would turn a 0-d array into shape (1,))
+    cdef cnp.ndarray a = np.asarray(src, dtype=dtype, order="C")
     cdef NDArrayBase out = empty(cls, (<object>a).shape, a.dtype, ctx)
     cdef size_t n = a.nbytes
     cdef void *dst = out.data_ptr()
