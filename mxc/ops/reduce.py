@@ -8,8 +8,9 @@ from .registry import OpDef, register, kernel_forward
 
 def reduce_axes(op, ndim, axis, exclude):
     """The set of reduced axes (normalised, sorted) from MXNet's axis/exclude parameters."""
-    if axis is None:
-        axes = tuple(range(ndim))
+    if not axis:
+        # None or () reduces everything, whatever exclude says (MXNet's ReduceAxesShapeImpl)
+        return tuple(range(ndim))
     else:
         axes = []
         for a in axis:
