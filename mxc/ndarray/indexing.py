@@ -3,7 +3,10 @@
 Basic indexing (ints, slices, None, Ellipsis) returns a view sharing storage when the selected
 region is contiguous in memory and a copy (the ``slice`` operator) otherwise; integer indices
 drop their axis, but a result with no axes left has shape (1,), as MXNet 1.x has no 0-d arrays.
-An integer array (NDArray, numpy array or list) selects rows along axis 0 (``take``)."""
+An integer array (NDArray, numpy array or list) selects rows along axis 0 (``take``, on the
+device); a tuple mixing arrays with ints, slices, None and Ellipsis follows numpy's advanced
+indexing rules, as MXNet 1.9 does: the flat positions of the selected elements are worked out on
+the host, then gathered (``take``) or scattered (``_scatter_set_rows``) on the flattened array."""
 import numbers
 
 import numpy as np
@@ -100,13 +103,49 @@ def _index_array(key, arr):
     return array(a, ctx=arr.context, dtype=np.int64)
 
 
+def _host_index(k):
+    """One entry of an advanced key as numpy (NDArray indices are waited for and made ints)."""
+    if isinstance(k, NDArray):
+        if k.dtype == np.bool_:
+            raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, (list, np.ndarray)):
+        a = np.asarray(k)
+        if a.dtype == np.bool_:
+            raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise IndexError(f"only integers, slices, None, Ellipsis and integer arrays are "
+                             f"valid indices, got {k!r}")
+        return a
+    return k
+
+
+def _advanced_flat(arr, key):
+    """Flat positions (numpy int64, shaped like the result) of the elements numpy's advanced
+    indexing selects. Each axis's coordinates are indexed as a broadcast view, so the memory
+    used is the result's size, not the array's."""
+    if arr.ndim == 0:
+        raise IndexError("too many indices for a 0-d array")
+    key = tuple(_host_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+    shape = arr.shape
+    flat, stride = None, 1
+    for ax in range(len(shape) - 1, -1, -1):
+        coord = np.arange(shape[ax], dtype=np.int64).reshape((-1,) + (1,) * (len(shape) - 1 - ax))
+        c = np.broadcast_to(coord, shape)[key] * stride
+        flat = c if flat is None else flat + c
+        stride *= shape[ax]
+    return np.asarray(flat, dtype=np.int64)
+
+
 def getitem(arr, key):
     exp = _expand_key(arr, key)
     if exp is None:
-        if isinstance(key, tuple):
-            raise IndexError("advanced indexing with a tuple of arrays is not supported yet; "
-                             "index one axis with an integer array (rows along axis 0)")
-        return _nd().take(arr, _index_array(key, arr), axis=0, mode="raise")
+        if not isinstance(key, tuple):          # rows along axis 0, gathered on the device
+            return _nd().take(arr, _index_array(key, arr), axis=0, mode="raise")
+        flat = _advanced_flat(arr, key)
+        idx = array(flat.reshape(-1), ctx=arr.context, dtype=np.int64)
+        out = _nd().take(arr.reshape((-1,)), idx, axis=0)
+        return out.reshape(flat.shape if flat.ndim else (1,))
     per_axis, new_axes = exp
     starts, steps, lens, int_axes = _plan(arr, per_axis)
     shape = _final_shape(lens, int_axes, new_axes)
@@ -140,12 +179,18 @@ def setitem(arr, key, value):
     nd = _nd()
     exp = _expand_key(arr, key)
     if exp is None:
-        idx = _index_array(key, arr)
-        if isinstance(value, (numbers.Number, np.generic)):
-            v = nd.full(idx.shape + arr.shape[1:], value, ctx=arr.context, dtype=arr._dtype)
+        if isinstance(key, tuple):               # element positions, scattered into the flat array
+            flat = _advanced_flat(arr, key)
+            idx = array(flat.reshape(-1), ctx=arr.context, dtype=np.int64)
+            dst, shape = arr.reshape((-1,)), flat.shape
         else:
-            v = _value_array(arr, value, idx.shape + arr.shape[1:])
-        nd._scatter_set_rows(arr, idx, v, out=arr)
+            idx = _index_array(key, arr)
+            dst, shape = arr, idx.shape + arr.shape[1:]
+        if isinstance(value, (numbers.Number, np.generic)):
+            v = nd.full(shape, value, ctx=arr.context, dtype=arr._dtype)
+        else:
+            v = _value_array(arr, value, shape)
+        nd._scatter_set_rows(dst, idx, v.reshape(idx.shape + dst.shape[1:]), out=dst)
         return
     per_axis, new_axes = exp
     starts, steps, lens, int_axes = _plan(arr, per_axis)

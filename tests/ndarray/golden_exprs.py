@@ -143,4 +143,9 @@ EXPRS = {
     "gamma_neg": "mx.nd.gamma(mx.nd.array([-0.5, 0.5, 5]))",
     "sqrt_neg": "mx.nd.sqrt(mx.nd.array([-1.0, 4.0]))",
     "log_zero": "mx.nd.log(mx.nd.array([0.0, 1.0]))",
+    "adv_col_list": "mx.nd.array(np.arange(24).reshape(2, 3, 4))[:, [0, 2]]",
+    "adv_int_mix": "mx.nd.array(np.arange(24).reshape(2, 3, 4))[1, :, [3, 0]]",
+    "adv_two_arrays": "mx.nd.array(np.arange(24).reshape(2, 3, 4))[[0, 1], [1, 2]]",
+    "adv_nd_index": "mx.nd.array(np.arange(24).reshape(2, 3, 4))[:, mx.nd.array([2, 0])]",
+    "adv_setitem": "a = mx.nd.zeros((3, 4))\na[:, [0, 2]] = 1\na",
 }

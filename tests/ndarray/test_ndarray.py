@@ -307,3 +307,29 @@ def test_overlapping_in_place_updates_read_the_old_values():
     z = mx.nd.arange(6)
     mx.nd.negative(z[:-1], out=z[1:])
     assert z.asnumpy().tolist() == [0, 0, -1, -2, -3, -4]
+
+
+ADVANCED_KEYS = [
+    (slice(None), [0, 2]), ([1, 0], 2), (1, slice(None), [3, 0]), (Ellipsis, [1]), ([0, 1], [1, 2]),
+    ([[0], [1]], slice(1, 3)), (slice(None), [2, 0], slice(1, None, 2)), (None, [1, 0]),
+    ([1, 1], [2, 0], [3, 3]), (slice(None), [[0, 1], [2, 2]], 1), ([-1, 0], slice(None, None, -1)),
+]
+
+
+@pytest.mark.parametrize("key", ADVANCED_KEYS, ids=[str(k) for k in ADVANCED_KEYS])
+def test_advanced_indexing_follows_numpy(key, rng):
+    """Tuples mixing integer arrays with ints/slices/None/Ellipsis select and assign exactly as
+    numpy (MXNet 1.9 does the same; a few of these are also in the MXNet golden set)."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.nd.array(x)
+    got, exp = a[key].asnumpy(), x[key]
+    assert got.shape == exp.shape and np.array_equal(got, exp)
+    val = rng.standard_normal(exp.shape).astype(np.float32)
+    x[key] = val
+    a[key] = val
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    x[key] = 7
+    a[key] = 7
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    with pytest.raises(IndexError):
+        a[(slice(None), [0, 9])]
