@@ -151,6 +151,30 @@ class NDArray(NDArrayBase):
     def reshape_like(self, other):
         return self.reshape(other.shape)
 
+    def tostype(self, stype):
+        """Storage type conversion; mxc arrays are dense ('default'), sparse is not supported."""
+        if stype != "default":
+            raise MXNetError(f"tostype: storage type {stype!r} is not supported by mxc yet "
+                             f"(only 'default')")
+        return self
+
+    def slice_assign(self, rhs, begin, end, step):
+        """self[begin:end:step] = rhs, in place (MXNet's NDArray.slice_assign)."""
+        return _nd()._slice_assign(self, rhs, begin=begin, end=end, step=step, out=self)
+
+    def slice_assign_scalar(self, value, begin, end, step):
+        """self[begin:end:step] = value, in place."""
+        return _nd()._slice_assign_scalar(self, scalar=float(value), begin=begin, end=end,
+                                          step=step, out=self)
+
+    def _sync_copyfrom(self, source_array):
+        """Copy a numpy array (or anything numpy accepts) into this array and wait for it."""
+        src = np.asarray(source_array, dtype=self._dtype)
+        if src.shape != self.shape:
+            raise ValueError(f"_sync_copyfrom: shape {src.shape} does not match {self.shape}")
+        self[...] = src
+        self.wait_to_read()
+
     def _flat_view(self, begin, end, shape):
         """A view over elements [begin, end) of this (contiguous) array, with `shape`."""
         return _h.make_array(NDArray, self._chunk, self._offset + begin * self._dtype.itemsize,

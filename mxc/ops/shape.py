@@ -221,6 +221,24 @@ register(OpDef("broadcast_like", inputs=("lhs", "rhs"),
                composite=_blike_composite, doc="Broadcast lhs to the shape of rhs."))
 
 
+def _baxis_composite(F, a, x):
+    shape = list(x.shape)
+    axes, sizes = a["axis"], a["size"]
+    if len(axes) != len(sizes):
+        raise ValueError(f"broadcast_axis: axis {axes} and size {sizes} differ in length")
+    for ax, n in zip(axes, sizes):
+        ax %= x.ndim
+        if shape[ax] != 1:
+            raise ValueError(f"broadcast_axis: axis {ax} has size {shape[ax]}, not 1")
+        shape[ax] = n
+    return F.broadcast_to(x, shape=tuple(shape))
+
+
+register(OpDef("broadcast_axis", aliases=("broadcast_axes",),
+               params=(Param("axis", "shape", ()), Param("size", "shape", ())),
+               composite=_baxis_composite, doc="Broadcast axes of size 1 to `size`."))
+
+
 # ---- concat / stack / split ---------------------------------------------------------------------
 def _concat_infer(a, s, d):
     if not s:

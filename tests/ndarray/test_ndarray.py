@@ -333,3 +333,21 @@ def test_advanced_indexing_follows_numpy(key, rng):
     np.testing.assert_array_equal(a.asnumpy(), x)
     with pytest.raises(IndexError):
         a[(slice(None), [0, 9])]
+
+
+def test_mxnet_helper_methods():
+    a = mx.nd.zeros((3, 4))
+    a.slice_assign(mx.nd.ones((2, 2)), begin=(0, 1), end=(2, 3), step=(1, 1))
+    a.slice_assign_scalar(5, begin=(2, 0), end=(3, 4), step=(1, 2))
+    exp = np.zeros((3, 4), np.float32)
+    exp[0:2, 1:3] = 1
+    exp[2, 0:4:2] = 5
+    np.testing.assert_array_equal(a.asnumpy(), exp)
+    assert a.tostype("default") is a
+    with pytest.raises(MXNetError, match="csr"):
+        a.tostype("csr")
+    a._sync_copyfrom(np.arange(12).reshape(3, 4))
+    assert a.asnumpy()[2, 3] == 11
+    b = mx.nd.ones((2, 1, 3)).broadcast_axes(axis=1, size=4)
+    assert b.shape == (2, 4, 3) and b.asnumpy().sum() == 24
+    assert mx.nd.broadcast_axis(mx.nd.ones((1, 3)), axis=(0,), size=(2,)).shape == (2, 3)
