@@ -782,6 +782,20 @@ cdef int _poll_signals() noexcept with gil:
     return 0
 
 
+cdef int _wait_interruptible(VarC *v, int kind) noexcept nogil:
+    """Lock held: _wait_locked, polling Python's signal handlers between timed sleeps; 2 when
+    a handler raised (the caller re-raises it with _reraise_interrupt)."""
+    cdef int rc = _wait_locked(v, kind, True)
+    while rc == 2:
+        _unlock()
+        if _poll_signals():
+            _lock()
+            return 2
+        _lock()
+        rc = _wait_locked(v, kind, True)
+    return rc
+
+
 cdef inline void _reraise_interrupt() except *:
     global _interrupt
     cdef object e = _interrupt
@@ -809,14 +823,7 @@ cdef int wait_var(VarC *v) except -1:
     with nogil:
         _lock()
         v.nwaiters += 1
-        rc = _wait_locked(v, 0, True)
-        while rc == 2:
-            _unlock()
-            if _poll_signals():
-                _lock()
-                break
-            _lock()
-            rc = _wait_locked(v, 0, True)
+        rc = _wait_interruptible(v, 0)
         v.nwaiters -= 1
         if rc == 0:
             e = _var_err(v)
@@ -999,14 +1006,7 @@ def wait_for_all():
     with nogil:
         _lock()
         _add_wait_all(1)
-        rc = _wait_locked(NULL, 1, True)
-        while rc == 2:
-            _unlock()
-            if _poll_signals():
-                _lock()
-                break
-            _lock()
-            rc = _wait_locked(NULL, 1, True)
+        rc = _wait_interruptible(NULL, 1)
         _add_wait_all(-1)
         _unlock()
     if rc == 2:

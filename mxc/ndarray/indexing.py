@@ -91,16 +91,22 @@ def _ends(starts, steps, lens):
     return tuple(None if e < 0 else e for e in ends)
 
 
-def _index_array(key, arr):
-    if isinstance(key, NDArray):
-        return key
-    a = np.asarray(key)
+def _int_indices(k):
+    """A list or numpy index array checked to hold integers (MXNet 1.x has no boolean masks)."""
+    a = np.asarray(k)
     if a.dtype == np.bool_:
         raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
     if not np.issubdtype(a.dtype, np.integer):
         raise IndexError(f"only integers, slices, None, Ellipsis and integer arrays are valid "
-                         f"indices, got {key!r}")
-    return array(a, ctx=arr.context, dtype=np.int64)
+                         f"indices, got {k!r}")
+    return a
+
+
+def _index_array(key, arr):
+    """Rows to take along axis 0, as an NDArray (NDArray keys stay on the device)."""
+    if isinstance(key, NDArray):
+        return key
+    return array(_int_indices(key), ctx=arr.context, dtype=np.int64)
 
 
 def _host_index(k):
@@ -110,13 +116,7 @@ def _host_index(k):
             raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
         return k.asnumpy().astype(np.int64)
     if isinstance(k, (list, np.ndarray)):
-        a = np.asarray(k)
-        if a.dtype == np.bool_:
-            raise IndexError("boolean mask indexing is not supported by MXNet 1.x NDArray")
-        if not np.issubdtype(a.dtype, np.integer):
-            raise IndexError(f"only integers, slices, None, Ellipsis and integer arrays are "
-                             f"valid indices, got {k!r}")
-        return a
+        return _int_indices(k)
     return k
 
 
