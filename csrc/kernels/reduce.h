@@ -111,6 +111,9 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
   void *acc;
   int64_t n = y->size;
   int nt = call->nthreads, rc;
+#ifndef _OPENMP
+  nt = 1;   /* without OpenMP the parallel regions run once: split work would be left undone */
+#endif
   if (call->niattr < x->ndim) {
     snprintf(call->err, MXC_ERR_LEN, "%s: expected %d axis flags, got %d", ops->name, x->ndim,
              call->niattr);
