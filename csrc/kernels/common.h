@@ -15,7 +15,11 @@
 
 #ifdef _OPENMP
 #define MXC_PRAGMA(x) _Pragma(#x)
+#define MXC_TID() omp_get_thread_num()
+#define MXC_NTH() omp_get_num_threads()
 #else
 #define MXC_PRAGMA(x)
+#define MXC_TID() 0
+#define MXC_NTH() 1
 #endif
 #endif

@@ -148,11 +148,7 @@ static int mxc_red_drive(mxc_opcall *call, const mxc_red_ops *ops) {
     /* outermost group kept: threads own disjoint output slabs */
 MXC_PRAGMA(omp parallel num_threads(nt))
     {
-#ifdef _OPENMP
-      int t = omp_get_thread_num(), T = omp_get_num_threads();
-#else
-      int t = 0, T = 1;
-#endif
+      int t = MXC_TID(), T = MXC_NTH();
       int64_t a0 = p.s[0] * t / T, a1 = p.s[0] * (t + 1) / T;
       if (a1 > a0) ops->block(x->data, acc, &p, a0, a1, 0, p.s[p.g - 1]);
     }
@@ -161,11 +157,7 @@ MXC_PRAGMA(omp parallel num_threads(nt))
     int64_t inner = p.s[p.g - 1];
 MXC_PRAGMA(omp parallel num_threads(nt))
     {
-#ifdef _OPENMP
-      int t = omp_get_thread_num(), T = omp_get_num_threads();
-#else
-      int t = 0, T = 1;
-#endif
+      int t = MXC_TID(), T = MXC_NTH();
       /* keep column splits on 16-element boundaries so threads do not share cache lines */
       int64_t c0 = (inner * t / T) & ~(int64_t)15, c1 = t + 1 == T ? inner : (inner * (t + 1) / T) & ~(int64_t)15;
       if (c1 > c0) ops->block(x->data, acc, &p, 0, p.s[0], c0, c1);
@@ -185,11 +177,7 @@ MXC_PRAGMA(omp parallel num_threads(nt))
     } else {
 MXC_PRAGMA(omp parallel num_threads(T0))
       {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), T = omp_get_num_threads();
-#else
-        int t = 0, T = 1;
-#endif
+        int t = MXC_TID(), T = MXC_NTH();
         void *mine = t == 0 ? acc : (void *)(priv + (size_t)(t - 1) * n * ops->accsize);
         int64_t a0 = s0 * t / T, a1 = s0 * (t + 1) / T;
         if (t > 0) ops->init(mine, n);

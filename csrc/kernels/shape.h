@@ -25,14 +25,6 @@
 #define MXC_SH_TJ 32
 #endif
 
-#ifdef _OPENMP
-#define MXC_SH_TID() omp_get_thread_num()
-#define MXC_SH_NTH() omp_get_num_threads()
-#else
-#define MXC_SH_TID() 0
-#define MXC_SH_NTH() 1
-#endif
-
 static inline int mxc_sh_threads(const mxc_opcall *call, int64_t work) {
   return (call->nthreads > 1 && work >= MXC_SH_PAR_MIN) ? call->nthreads : 1;
 }
@@ -152,14 +144,14 @@ static void mxc_sh_walk_run(mxc_sh_walk *w, char *dst, const char *src, int es, 
   } else if (rows >= nthreads) {
 MXC_PRAGMA(omp parallel num_threads(nthreads))
     {
-      int t = MXC_SH_TID(), T = MXC_SH_NTH();
+      int t = MXC_TID(), T = MXC_NTH();
       int64_t r0 = rows * t / T, r1 = rows * (t + 1) / T;
       if (r1 > r0) mxc_sh_walk_range(w, dst, src, es, r0, r1, 0, inner);
     }
   } else {
 MXC_PRAGMA(omp parallel num_threads(nthreads))
     {
-      int t = MXC_SH_TID(), T = MXC_SH_NTH();
+      int t = MXC_TID(), T = MXC_NTH();
       int64_t c0 = inner * t / T, c1 = inner * (t + 1) / T;
       if (c1 > c0) mxc_sh_walk_range(w, dst, src, es, 0, rows, c0, c1);
     }
@@ -444,7 +436,7 @@ static int mxc_shape_transpose_impl(mxc_opcall *call, int es) {
       } else {
 MXC_PRAGMA(omp parallel num_threads(nt))
         {
-          int t = MXC_SH_TID(), T = MXC_SH_NTH();
+          int t = MXC_TID(), T = MXC_NTH();
           mxc_sh_tiles(&c, items * t / T, items * (t + 1) / T);
         }
       }
@@ -796,7 +788,7 @@ static int mxc_shape_take_impl(mxc_opcall *call, int es) {
     } else {
 MXC_PRAGMA(omp parallel num_threads(nt))
       {
-        int t = MXC_SH_TID(), T = MXC_SH_NTH();
+        int t = MXC_TID(), T = MXC_NTH();
         mxc_sh_take_rows(&c, rows * t / T, rows * (t + 1) / T);
       }
     }

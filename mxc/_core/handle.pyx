@@ -1,5 +1,5 @@
 """NDArray handles: chunks of storage owned by engine vars, array views on them, and the push of
-kernels and Python bodies onto the engine. The NDArray class (mxc/ndarray/ndarray.py) subclasses
+kernels onto the engine. The NDArray class (mxc/ndarray/ndarray.py) subclasses
 NDArrayBase; everything on the per-operator hot path lives here, in C."""
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t, uintptr_t
@@ -13,7 +13,6 @@ from mxc._core.engine cimport Var, VarC, push_native, wait_var, free_fn
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
-from mxc._core import engine as _engine
 from mxc.base import MXNetError
 
 cnp.import_array()
@@ -358,13 +357,6 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
     finally:
         if vars != stack_vars:
             free(vars)
-
-
-def push_python(fn, list reads, list writes, name):
-    """Queue a Python body (composite or host-side op) ordered like a kernel on these arrays."""
-    _engine.push(fn, [(<NDArrayBase?>a)._chunk for a in reads],
-                 [(<NDArrayBase?>a)._chunk for a in writes], 0, name)
-
 
 
 # ---- the fast path --------------------------------------------------------------------------

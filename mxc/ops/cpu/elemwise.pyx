@@ -17,29 +17,11 @@ Kernel names and keys (MXNet dtype codes, csrc/mxc/opcall.h):
 - ``where``: inputs (cond, x, y); key = (cond code, x code); cond has x's size, or is 1-D of
   length x.shape[0] (row select).
 """
-from libc.stdint cimport int32_t, uintptr_t
-from mxc._core._types cimport mxc_kernel
+from mxc.ops.cpu._table cimport mxc_kentry, build_table
 
 cdef extern from "kernels/elemwise.h" nogil:
-    ctypedef struct mxc_kentry:
-        const char *name
-        int32_t key0
-        int32_t key1
-        mxc_kernel fn
     const mxc_kentry mxc_elemwise_table[]
 
 
-cdef dict _build():
-    cdef dict table = {}
-    cdef int i = 0
-    cdef mxc_kentry e
-    while mxc_elemwise_table[i].name != NULL:
-        e = mxc_elemwise_table[i]
-        key = int(e.key0) if e.key1 < 0 else (int(e.key0), int(e.key1))
-        table.setdefault(e.name.decode(), {})[key] = <uintptr_t>e.fn
-        i += 1
-    return table
-
-
 #: ``{kernel name: {key: kernel address}}``; see the module docstring for names and keys.
-KERNELS = _build()
+KERNELS = build_table(mxc_elemwise_table)
