@@ -8,6 +8,7 @@ pattern (handy while working on one module).
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,22 @@ def openmp_flags():
     return (["-fopenmp"], ["-fopenmp"]) if ok else ([], [])
 
 
+_INCLUDE = re.compile(r'(?:cdef extern from|#include)\s+"([^"]+\.h)"')
+
+
+def header_deps(path, seen=None):
+    """Headers under csrc/ that `path` includes, followed transitively."""
+    seen = set() if seen is None else seen
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for inc in _INCLUDE.findall(text):
+        h = os.path.join("csrc", inc)
+        if os.path.exists(h) and h not in seen:
+            seen.add(h)
+            header_deps(h, seen)
+    return seen
+
+
 def extensions():
     omp_c, omp_l = openmp_flags()
     only = [p for p in os.environ.get("MXC_BUILD_ONLY", "").split(",") if p]
@@ -55,10 +72,11 @@ def extensions():
             extra_link_args=omp_l,
         ))
     debug = os.environ.get("MXC_DEBUG") == "1"
-    # kernels live in headers: a changed header must rebuild the modules that include it
-    headers = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True))
+    # kernels live in headers: a changed header rebuilds exactly the modules that include it
+    # (csrc/mxc/ holds the contracts that .pxd files declare: every module depends on them)
+    contracts = set(glob.glob(os.path.join("csrc", "mxc", "*.h")))
     for e in exts:
-        e.depends = headers
+        e.depends = sorted(header_deps(e.sources[0]) | contracts)
     return cythonize(
         exts,
         nthreads=int(os.environ.get("MXC_BUILD_JOBS", os.cpu_count() or 1)),

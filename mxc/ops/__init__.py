@@ -1,2 +1,15 @@
-"""Operator definitions: importing this package registers every family."""
-from . import elemwise, reduce, shape, indexing, init  # noqa: F401
+"""Operator definitions: importing this package registers every family.
+
+Every module here other than the registry's own is a family file; adding an operator family is
+adding a file (its kernels at the same stem under ops/cpu/)."""
+import importlib as _importlib
+import pkgutil as _pkgutil
+
+_CORE = ("registry", "params")
+# the first families in a fixed order (later ones build on their helpers); then the rest by name
+_FIRST = ("elemwise", "reduce", "shape", "indexing", "init")
+
+for _name in _FIRST + tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__)
+                                   if m.name not in _FIRST + _CORE and not m.name.startswith("_")
+                                   and not m.ispkg)):
+    _importlib.import_module(f"{__name__}.{_name}")

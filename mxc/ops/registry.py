@@ -10,18 +10,33 @@ typed parameters) and what mxc needs to run it:
 - or ``composite(F, attrs, *inputs)``: an operator built from other operators through the
   namespace F (``mx.nd`` or, later, ``mx.sym``); it needs no kernel and inherits gradients.
 - ``grad(F, attrs, inputs, outputs, out_grads) -> [grad or None per input]``, written with F's
-  differentiable operators, so higher-order gradients come free (autograd, a later issue,
-  calls it; the registry tests check it against central differences today).
+  differentiable operators, so higher-order gradients come free (autograd calls it; the
+  registry tests check it against central differences).
+
+What the symbol front and the executor need beyond that:
+
+- ``aux``: names of the inputs that are auxiliary states (BatchNorm's moving_mean, moving_var).
+  They come last in ``inputs``, get no gradient, and the forward may update them in place.
+- ``mutate``: indices of inputs the forward writes in place (aux states, optimizer states such as
+  sgd_mom_update's mom). Pushed as mutable; never differentiated.
+- ``resources``: what a kernel needs from the runtime: "random" (a seeded generator,
+  mxc._core.resource) and/or "temp_space" (scratch memory).
+- ``infer_inputs(attrs, in_shapes) -> in_shapes``: completes input shapes that are None
+  (unknown) where the operator can tell them (FullyConnected's weight from data and
+  num_hidden), as MXNet's backward shape inference does; ``infer`` is called afterwards.
+- ``is_training()`` (mxc._core.modes): read by the forward of operators that behave differently
+  in training (Dropout, BatchNorm); autograd and the executor set it.
 
 `mx.nd.<name>` for every name and alias, NDArray methods and, later, `mx.sym.<name>` come from here.
 """
 import os
 
 from ..base import MXNetError
+from .._core.modes import is_training  # noqa: F401  (for forwards that depend on the mode)
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
-           "copy_then_inplace"]
+           "copy_then_inplace", "is_training"]
 
 _OPS = {}        # every name and alias -> OpDef
 _DEFS = []       # each OpDef once, in registration order
@@ -30,11 +45,13 @@ _DEFS = []       # each OpDef once, in registration order
 class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
-                 "fast", "fast_kind", "_fast_kernel")
+                 "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
+                 "infer_inputs")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
-                 inplace=(), doc="", fast=None):
+                 inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
+                 infer_inputs=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -46,6 +63,15 @@ class OpDef:
         self.variadic = variadic            # name of the count parameter (concat's num_args) or None
         self.inplace = tuple(inplace)       # (input index, output index) pairs that may share memory
         self.doc = doc
+        self.aux = tuple(aux)
+        if self.aux and tuple(self.inputs[len(self.inputs) - len(self.aux):]) != self.aux:
+            raise TypeError(f"{name}: aux states {self.aux} must be the last inputs")
+        self.mutate = tuple(mutate)         # input indices written in place by the forward
+        self.resources = tuple(resources)
+        for r in self.resources:
+            if r not in ("random", "temp_space"):
+                raise TypeError(f"{name}: unknown resource {r!r}")
+        self.infer_inputs = infer_inputs
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call

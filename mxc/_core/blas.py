@@ -1,0 +1,65 @@
+"""The BLAS that CPU kernels call: OpenBLAS from the scipy-openblas32 package.
+
+Chosen by measurement (tools/bench/bench_nn.py): it is the OpenBLAS build numpy itself ships,
+with runtime CPU dispatch (DYNAMIC_ARCH), and it is a wheel on every platform numpy supports.
+It is opened here with ctypes and its function addresses are handed to the kernel modules
+(csrc/mxc/blas.h), which call them from engine workers without the GIL.
+
+Threads: OpenBLAS keeps its own pool; it is sized once to mxc's threads per kernel
+(OMP_NUM_THREADS, else the cores shared among the engine's workers).
+"""
+import ctypes
+import os
+
+from ..base import MXNetError
+
+__all__ = ["ADDRESSES", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
+
+# the order of enum mxc_blas_fn in csrc/mxc/blas.h
+SYMBOLS = ("cblas_sgemm", "cblas_dgemm", "cblas_strsm", "cblas_dtrsm", "cblas_strmm",
+           "cblas_dtrmm", "cblas_ssyrk", "cblas_dsyrk", "spotrf_", "dpotrf_", "spotri_", "dpotri_",
+           "cblas_sgemv", "cblas_dgemv")
+_PREFIX = "scipy_"
+
+
+def _open():
+    try:
+        import scipy_openblas32 as pkg
+    except ImportError:
+        raise MXNetError("mxc needs the scipy-openblas32 package for its matrix kernels "
+                         "(pip install scipy-openblas32)") from None
+    path = os.path.join(pkg.get_lib_dir(), "lib" + pkg.get_library() + ".so")
+    if not os.path.exists(path):      # macOS / Windows names
+        for f in os.listdir(pkg.get_lib_dir()):
+            if f.startswith("lib" + pkg.get_library()) and f.endswith((".dylib", ".dll", ".so")):
+                path = os.path.join(pkg.get_lib_dir(), f)
+                break
+    return ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+
+
+_LIB = _open()
+ADDRESSES = tuple(ctypes.cast(getattr(_LIB, _PREFIX + s), ctypes.c_void_p).value for s in SYMBOLS)
+_LIB.scipy_openblas_get_config.restype = ctypes.c_char_p
+_LIB.scipy_openblas_set_num_threads.argtypes = [ctypes.c_int]
+_LIB.scipy_openblas_get_num_threads.restype = ctypes.c_int
+
+
+def config():
+    """OpenBLAS's build description (version, DYNAMIC_ARCH, the core it runs on)."""
+    return _LIB.scipy_openblas_get_config().decode()
+
+
+def set_num_threads(n):
+    _LIB.scipy_openblas_set_num_threads(max(1, int(n)))
+
+
+def get_num_threads():
+    return _LIB.scipy_openblas_get_num_threads()
+
+
+def _init_threads():
+    from ..ops.registry import omp_threads
+    set_num_threads(omp_threads())
+
+
+_init_threads()
