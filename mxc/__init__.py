@@ -11,3 +11,7 @@ from .ndarray import NDArray  # noqa: F401
 from ._core import engine, storage  # noqa: F401
 from . import recordio, io, image  # noqa: F401
 from .ops import registry as _registry  # noqa: F401
+from . import autograd  # noqa: F401
+from . import util  # noqa: F401
+from . import test_utils  # noqa: F401
+from . import operator  # noqa: F401

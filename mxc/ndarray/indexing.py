@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .._core.modes import _M
 from .ndarray import NDArray, array, _nd
 
 
@@ -149,7 +150,7 @@ def getitem(arr, key):
     per_axis, new_axes = exp
     starts, steps, lens, int_axes = _plan(arr, per_axis)
     shape = _final_shape(lens, int_axes, new_axes)
-    if _contiguous(arr.shape, starts, steps, lens):
+    if _contiguous(arr.shape, starts, steps, lens) and not (arr._ag is not None and _M.recording):
         begin = 0
         stride = 1
         for ax in range(arr.ndim - 1, -1, -1):

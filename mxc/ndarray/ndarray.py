@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from .._core import handle as _h
+from .._core import modes as _modes
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
 from ..context import Context, current_context, check_available
@@ -107,6 +108,31 @@ class NDArray(NDArrayBase):
     def wait_to_write(self):
         self.wait_to_read()
 
+    # ---- autograd --------------------------------------------------------------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Give this array a gradient buffer (zeros) and mark it as a variable for autograd."""
+        if stype not in (None, "default"):
+            raise MXNetError(f"attach_grad: gradient storage type {stype!r} is not supported yet")
+        from .. import autograd
+        autograd.mark_variables([self], [zeros(self.shape, self.context, self.dtype)], grad_req)
+
+    @property
+    def grad(self):
+        """The gradient buffer of a variable (None if attach_grad was not called)."""
+        ag = self._ag
+        return None if ag is None or ag.node is not None else ag.grad
+
+    def detach(self):
+        """The same values, cut from the computational graph (shares storage)."""
+        return _h.make_array(type(self), self._chunk, self._offset, self._shape, self._dtype,
+                             self._ctx)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Differentiate this array's graph; gradients go to the variables' ``.grad``."""
+        from .. import autograd
+        autograd.backward([self], None if out_grad is None else [out_grad],
+                          retain_graph=retain_graph, train_mode=train_mode)
+
     # ---- copies and conversions ----------------------------------------------------------
     def copy(self):
         return self.copyto(self.context)
@@ -146,6 +172,8 @@ class NDArray(NDArrayBase):
         if kwargs:
             raise TypeError(f"reshape: unknown arguments {sorted(kwargs)}")
         new = infer_reshape(self.shape, tuple(shape), reverse)
+        if self._ag is not None and _modes._M.recording:
+            return _nd().Reshape(self, shape=new)     # recorded (a copy), as MXNet's ReshapeWithRecord
         return _h.make_array(NDArray, self._chunk, self._offset, new, self._dtype, self.context)
 
     def reshape_like(self, other):

@@ -6,6 +6,8 @@ existing array, ``name=`` accepted and ignored (for symmetry with ``mx.sym``).""
 import inspect
 
 from .._core import handle as _h
+from .._core.modes import _M
+from ..autograd import _record
 from ..context import Context, current_context, check_available
 from ..ops import registry
 from .ndarray import NDArray, _nd
@@ -36,7 +38,16 @@ def run(op, inputs, attrs, out=None, ctx=None):
         if r is not None:
             return r
     if op.composite is not None:
-        res = op.composite(_nd(), attrs, *inputs)
+        if _M.recording and op.grad is not None:
+            # a composite with its own gradient is one node: its parts are not recorded
+            _M.recording = False
+            try:
+                res = op.composite(_nd(), attrs, *inputs)
+            finally:
+                _M.recording = True
+            _record(op, attrs, inputs, [res] if isinstance(res, NDArray) else list(res), op.mutate)
+        else:
+            res = op.composite(_nd(), attrs, *inputs)
         if out is not None:
             outs = [out] if isinstance(out, NDArray) else list(out)
             ress = [res] if isinstance(res, NDArray) else list(res)
@@ -57,7 +68,10 @@ def run(op, inputs, attrs, out=None, ctx=None):
     oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
     if out is None:
         outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
-        op.forward(attrs, inputs, outputs)
+        if _M.recording:
+            _forward_recorded(op, attrs, inputs, outputs)
+        else:
+            op.forward(attrs, inputs, outputs)
         return outputs[0] if len(outputs) == 1 else outputs
     outputs = [out] if isinstance(out, NDArray) else list(out)
     if len(outputs) != len(oshapes):
@@ -73,12 +87,31 @@ def run(op, inputs, attrs, out=None, ctx=None):
                for j, o in enumerate(outputs) if x._chunk is o._chunk]
     if aliased and not all(same and (i, j) in op.inplace for i, j, same in aliased):
         tmp = [_h.empty(NDArray, o.shape, o._dtype, ctx) for o in outputs]
-        op.forward(attrs, inputs, tmp)
-        for t, o in zip(tmp, outputs):
-            invoke(registry.get("_copyto"), [t], {}, out=o)
+        rec, _M.recording = _M.recording, False
+        try:
+            op.forward(attrs, inputs, tmp)
+            for t, o in zip(tmp, outputs):
+                invoke(registry.get("_copyto"), [t], {}, out=o)
+        finally:
+            _M.recording = rec
+        if rec:
+            _record(op, attrs, inputs, outputs, op.mutate)
+    elif _M.recording:
+        _forward_recorded(op, attrs, inputs, outputs)
     else:
         op.forward(attrs, inputs, outputs)
     return out
+
+
+def _forward_recorded(op, attrs, inputs, outputs):
+    """Forward with recording off (a forward's own reshapes and views are not graph nodes),
+    then record the operation."""
+    _M.recording = False
+    try:
+        op.forward(attrs, inputs, outputs)
+    finally:
+        _M.recording = True
+    _record(op, attrs, inputs, outputs, op.mutate)
 
 
 

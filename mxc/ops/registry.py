@@ -46,12 +46,12 @@ class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
-                 "infer_inputs")
+                 "infer_inputs", "open_params")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
-                 infer_inputs=None):
+                 infer_inputs=None, open_params=False):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -72,6 +72,9 @@ class OpDef:
             if r not in ("random", "temp_space"):
                 raise TypeError(f"{name}: unknown resource {r!r}")
         self.infer_inputs = infer_inputs
+        # open_params: keyword arguments beyond `params` are kept as strings (Custom passes
+        # them to the user's CustomOpProp, as MXNet does)
+        self.open_params = open_params
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call
@@ -86,6 +89,12 @@ class OpDef:
             if self._defaults is None:
                 self._defaults = parse_attrs(self.name, self.params, {})
             return self._defaults
+        if self.open_params:
+            extra = {k: v for k, v in kwargs.items() if k not in self._param_names}
+            known = {k: v for k, v in kwargs.items() if k in self._param_names}
+            out = parse_attrs(self.name, self.params, known)
+            out.update((k, v if isinstance(v, str) else str(v)) for k, v in extra.items())
+            return out
         return parse_attrs(self.name, self.params, kwargs)
 
     def fast_kernel(self):

@@ -1,0 +1,399 @@
+"""Automatic differentiation of imperative code, with MXNet 1.x's API and semantics.
+
+Under ``record()`` every operator whose inputs take part in a graph (variables marked by
+``attach_grad``/``mark_variables``, or outputs of recorded operators) is recorded as a node: the
+operator, its typed attributes, its inputs and outputs. ``backward``/``grad`` walk the nodes in
+reverse and call each operator's registry gradient, written with differentiable operators, so
+running them while recording (``create_graph=True``) gives gradients that can be differentiated
+again.
+
+Memory: a node keeps views of its inputs and outputs (new array objects on the same storage
+without autograd state), not the arrays themselves, so arrays and nodes form no reference
+cycles and a graph is freed as soon as its last output is dropped. ``backward`` frees the graph it
+walked unless ``retain_graph=True``; walking a freed graph raises MXNetError.
+"""
+from . import _core
+from ._core import modes as _modes
+from ._core.handle import make_array as _make_array
+from .base import MXNetError
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
+           "get_symbol"]
+
+is_recording = _modes.is_recording
+is_training = _modes.is_training
+_M = _modes._M
+
+
+def set_recording(is_recording):  # noqa: F811  (MXNet's parameter name)
+    """Set recording on or off; returns the previous state."""
+    return _modes.set_recording(is_recording)
+
+
+def set_training(train_mode):
+    """Set training mode on or off; returns the previous state."""
+    return _modes.set_training(train_mode)
+
+
+class _RecordingStateScope:
+    """Sets recording and/or training for a ``with`` block and restores them afterwards."""
+
+    __slots__ = ("_enter_rec", "_enter_train", "_prev_rec", "_prev_train")
+
+    def __init__(self, is_record, train_mode):
+        self._enter_rec = is_record
+        self._enter_train = train_mode
+        self._prev_rec = None
+        self._prev_train = None
+
+    def __enter__(self):
+        if self._enter_rec is not None:
+            self._prev_rec = _modes.set_recording(self._enter_rec)
+        if self._enter_train is not None:
+            self._prev_train = _modes.set_training(self._enter_train)
+        return self
+
+    def __exit__(self, *exc):
+        if self._enter_rec is not None:
+            _M.recording = self._prev_rec
+        if self._enter_train is not None:
+            _M.training = self._prev_train
+        return False
+
+
+def record(train_mode=True):
+    """Record operations for differentiation in a ``with`` block (training mode by default)."""
+    return _RecordingStateScope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Stop recording inside a ``with`` block (prediction mode by default)."""
+    return _RecordingStateScope(False, train_mode)
+
+
+def train_mode():
+    """Training mode (Dropout, BatchNorm use batch statistics) without changing recording."""
+    return _RecordingStateScope(None, True)
+
+
+def predict_mode():
+    """Prediction mode without changing recording."""
+    return _RecordingStateScope(None, False)
+
+
+# ---- the tape -----------------------------------------------------------------------------------
+class AGInfo:
+    """An array's place in a graph: a variable (``node`` None: a leaf with a gradient buffer) or
+    output ``index`` of a recorded ``node``."""
+
+    __slots__ = ("node", "index", "grad", "grad_req", "__weakref__")
+
+    def __init__(self, node=None, index=0, grad=None, grad_req="write"):
+        self.node = node
+        self.index = index
+        self.grad = grad
+        self.grad_req = grad_req
+
+
+class Node:
+    """One recorded operation. ``op`` has ``name`` and ``grad(F, attrs, inputs, outputs,
+    out_grads)``; inputs/outputs are kept as (chunk, offset, shape, dtype, ctx) views."""
+
+    __slots__ = ("op", "attrs", "in_info", "in_views", "out_views", "freed", "__weakref__")
+
+    def __init__(self, op, attrs, inputs, outputs):
+        self.op = op
+        self.attrs = attrs
+        self.in_info = [x._ag for x in inputs]
+        self.in_views = [_detach(x) for x in inputs]
+        self.out_views = [_detach(y) for y in outputs]
+        self.freed = False
+
+    def free(self):
+        self.in_views = self.out_views = None
+        self.freed = True
+
+
+def _detach(x):
+    return _make_array(type(x), x._chunk, x._offset, x._shape, x._dtype, x._ctx)
+
+
+def _attached(view, info):
+    """`view` carrying graph position `info` again (for differentiable gradients)."""
+    v = _make_array(type(view), view._chunk, view._offset, view._shape, view._dtype, view._ctx)
+    v._ag = info
+    return v
+
+
+_INPLACE_MSG = ("Assigning to NDArrays that are already in a computational graph will cause "
+                "undefined behavior when evaluating gradients. Please call backward first to "
+                "clear the graph or do this out side of a record section. Also note that you "
+                "cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc inside "
+                "a record section.")
+
+
+def _record(op, attrs, inputs, outputs, skip=()):
+    """Record `op` if recording is on and any input takes part in a graph. `skip`: input
+    indices that are never differentiated (mutated states). Called by the imperative invoke."""
+    for i, x in enumerate(inputs):
+        if x._ag is not None and i not in skip:
+            break
+    else:
+        return
+    for y in outputs:
+        if y._ag is not None:
+            raise MXNetError(f"{op.name}: {_INPLACE_MSG}")
+    node = Node(op, attrs, inputs, outputs)
+    if skip:
+        for i in skip:
+            node.in_info[i] = None
+    for k, y in enumerate(outputs):
+        y._ag = AGInfo(node, k)
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables whose gradients ``backward`` computes into `gradients`."""
+    from .ndarray import NDArray
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise ValueError("mark_variables: variables, gradients and grad_reqs differ in length")
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        if r not in ("write", "add", "null", "inplace", "to"):
+            raise ValueError(f"mark_variables: grad_req must be 'write', 'add' or 'null', got {r!r}")
+        if r == "inplace" or r == "to":
+            r = "write"
+        if g is not None and g.shape != v.shape:
+            raise ValueError(f"mark_variables: gradient shape {g.shape} != variable shape {v.shape}")
+        v._ag = AGInfo(None, 0, g, r)
+
+
+def _topo(heads_info):
+    """Nodes reachable from the heads, in an order where every node comes after the nodes that
+    consume its outputs (reverse topological order for the backward pass)."""
+    order, seen = [], set()
+    for info in heads_info:
+        if info is None or info.node is None or id(info.node) in seen:
+            continue
+        stack = [(info.node, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.freed:
+                raise MXNetError(
+                    f"autograd: the graph through {node.op.name} was freed by an earlier backward. "
+                    "Pass retain_graph=True to the first backward to differentiate the same graph "
+                    "twice, or record it again.")
+            stack.append((node, True))
+            for pi in node.in_info:
+                if pi is not None and pi.node is not None and id(pi.node) not in seen:
+                    stack.append((pi.node, False))
+    order.reverse()
+    return order
+
+
+def _accumulate(store, key, g):
+    prev = store.get(key)
+    store[key] = g if prev is None else prev + g
+
+
+def _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode):
+    """Gradients of `heads` w.r.t. every variable reached (or `variables`): dict AGInfo -> array."""
+    from . import ndarray as nd
+    from .ndarray import NDArray
+    if isinstance(heads, NDArray):
+        heads = [heads]
+    heads = list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    if len(head_grads) != len(heads):
+        raise ValueError("backward: heads and head_grads differ in length")
+    infos = []
+    for h in heads:
+        if h._ag is None:
+            raise MXNetError(
+                "autograd: cannot differentiate an array that is not in a computational graph. "
+                "Record the computation under autograd.record() and mark inputs with attach_grad() "
+                "(if this array's graph was freed by an earlier backward, pass retain_graph=True).")
+        infos.append(h._ag)
+
+    prev_rec = _modes.set_recording(create_graph)
+    prev_train = _modes.set_training(train_mode)
+    try:
+        order = _topo(infos)
+        out_grads = {}        # (id(node), index) -> gradient
+        var_grads = {}        # id(AGInfo of a variable) -> gradient
+        var_info = {}
+        for h, info, hg in zip(heads, infos, head_grads):
+            if hg is None:
+                hg = nd.ones_like(h) if not create_graph else nd.ones_like(_detach(h))
+            elif hg.shape != h.shape:
+                raise ValueError(f"backward: head gradient shape {hg.shape} != head shape {h.shape}")
+            if info.node is None:
+                _accumulate(var_grads, id(info), hg)
+                var_info[id(info)] = info
+            else:
+                _accumulate(out_grads, (id(info.node), info.index), hg)
+        for node in order:
+            outs = node.out_views
+            ogs = []
+            for k, y in enumerate(outs):
+                g = out_grads.pop((id(node), k), None)
+                ogs.append(g if g is not None else nd.zeros_like(y))
+            if create_graph:
+                ins = [_attached(v, info) for v, info in zip(node.in_views, node.in_info)]
+                outs = [_attached(v, AGInfo(node, k)) for k, v in enumerate(outs)]
+            else:
+                ins = node.in_views
+            gfn = node.op.grad
+            if gfn is None:
+                if any(i is not None for i in node.in_info):
+                    raise MXNetError(f"autograd: operator {node.op.name} has no gradient")
+                continue
+            grads = gfn(nd, node.attrs, ins, outs, ogs)
+            if len(grads) < len(ins):
+                grads = list(grads) + [None] * (len(ins) - len(grads))
+            for info, g in zip(node.in_info, grads):
+                if info is None or g is None:
+                    continue
+                if info.node is None:
+                    _accumulate(var_grads, id(info), g)
+                    var_info[id(info)] = info
+                else:
+                    _accumulate(out_grads, (id(info.node), info.index), g)
+            if not retain_graph:
+                node.free()
+        return var_grads, var_info
+    finally:
+        _M.recording = prev_rec
+        _M.training = prev_train
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
+    (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
+    from . import ndarray as nd
+    var_grads, var_info = _run_backward(heads, head_grads, None, retain_graph, False, train_mode)
+    for key, g in var_grads.items():
+        info = var_info[key]
+        if info.grad_req == "null" or info.grad is None:
+            continue
+        if g.dtype != info.grad.dtype:
+            g = g.astype(info.grad.dtype)
+        if info.grad_req == "add":
+            nd.elemwise_add(info.grad, g, out=info.grad)
+        else:
+            nd._copyto(g, out=info.grad)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """Gradients of `heads` w.r.t. `variables`, returned (not stored in ``.grad``).
+
+    With ``create_graph=True`` the gradients are themselves recorded, so they can be
+    differentiated again (second order)."""
+    from . import ndarray as nd
+    from .ndarray import NDArray
+    single = isinstance(variables, NDArray)
+    if single:
+        variables = [variables]
+    for v in variables:
+        if v._ag is None or v._ag.node is not None:
+            raise MXNetError("autograd.grad: every variable must be marked with attach_grad() or "
+                             "mark_variables() before recording")
+    if retain_graph is None:
+        retain_graph = create_graph
+    var_grads, _ = _run_backward(heads, head_grads, variables, retain_graph, create_graph,
+                                 train_mode)
+    out = []
+    for v in variables:
+        g = var_grads.get(id(v._ag))
+        out.append(g if g is not None else nd.zeros_like(_detach(v)))
+    return out
+
+
+def get_symbol(x):
+    """The recorded graph of `x` as a Symbol (the symbol front end is a later part of mxc)."""
+    raise MXNetError("autograd.get_symbol needs mx.sym, which this release of mxc does not have yet")
+
+
+# ---- custom functions ------------------------------------------------------------------------
+class _FunctionOp:
+    """The node operator of a custom Function: its backward is the user's."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = type(fn).__name__
+
+    def grad(self, F, attrs, inputs, outputs, out_grads):
+        with pause(train_mode=_M.training):
+            res = self.fn.backward(*out_grads)
+        from .ndarray import NDArray
+        res = [res] if isinstance(res, NDArray) else list(res)
+        if len(res) != len(inputs):
+            raise MXNetError(f"{self.name}.backward returned {len(res)} gradient(s) for "
+                             f"{len(inputs)} input(s)")
+        for x, g in zip(inputs, res):
+            if g is not None and g.shape != x.shape:
+                raise MXNetError(f"{self.name}.backward: gradient shape {g.shape} does not match "
+                                 f"input shape {x.shape}")
+        return res
+
+
+class Function:
+    """A differentiable operation with a hand-written backward, as ``mx.autograd.Function``::
+
+        class sigmoid(mx.autograd.Function):
+            def forward(self, x):
+                y = 1 / (1 + mx.nd.exp(-x))
+                self.save_for_backward(y)
+                return y
+            def backward(self, dy):
+                y, = self.saved_tensors
+                return dy * y * (1 - y)
+
+    An instance is used once per forward (it holds what it saved)."""
+
+    def __init__(self):
+        self._used = False
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        self.saved_tensors = args
+
+    def forward(self, *inputs):
+        raise NotImplementedError
+
+    def backward(self, *output_grads):
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        from .ndarray import NDArray
+        if self._used:
+            raise MXNetError(f"{type(self).__name__}: each Function instance can be called once; "
+                             "create a new one per forward")
+        self._used = True
+        with pause(train_mode=_M.training):
+            outputs = self.forward(*inputs)
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        if _M.recording:
+            # outputs must be fresh arrays: detach any that alias an input or carry state
+            outs = [_detach(o) if o._ag is not None else o for o in outs]
+            _record(_FunctionOp(self), None, list(inputs), outs)
+        return outs[0] if single else tuple(outs) if isinstance(outputs, tuple) else outs
+
+
+del _core

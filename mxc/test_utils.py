@@ -1,0 +1,704 @@
+"""Testing helpers with MXNet 1.9.1's names and behaviour (``mxnet.test_utils``).
+
+Comparison helpers (``assert_almost_equal`` and friends) take NDArrays or numpy arrays and use
+MXNet's per-dtype default tolerances. The gradient checkers take a Symbol (once mx.sym exists)
+or, as an mxc extension, a Python function of NDArrays, so imperative code can be checked today.
+"""
+import contextlib
+import functools
+import numbers
+import os
+import random as _pyrandom
+import sys
+
+import numpy as np
+
+from . import ndarray as _nd
+from .base import MXNetError
+from .context import Context, cpu, current_context
+from .ndarray import NDArray
+
+__all__ = [
+    "default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
+    "get_atol", "get_rtol", "get_etol", "get_tolerance", "get_tols", "effective_dtype",
+    "random_arrays", "random_uniform_arrays", "random_sample", "rand_shape_2d", "rand_shape_3d",
+    "rand_shape_nd", "rand_coord_2d", "rand_ndarray", "np_reduce", "same", "almost_equal",
+    "assert_almost_equal", "assert_allclose", "assert_almost_equal_with_err",
+    "almost_equal_ignore_nan", "assert_almost_equal_ignore_nan", "assert_exception", "retry",
+    "numeric_grad", "check_numeric_gradient", "check_symbolic_forward", "check_symbolic_backward",
+    "check_consistency", "simple_forward", "environment", "EnvManager", "discard_stderr",
+    "same_array", "collapse_sum_like", "is_cd_run", "is_aarch64_run", "has_tvm_ops",
+    "is_op_runnable", "list_gpus", "create_vector", "create_2d_tensor", "assign_each",
+    "assign_each2", "get_identity_mat", "get_identity_mat_batch", "compare_ndarray_tuple",
+    "gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check",
+    "verify_generator", "locationError", "checkShapes", "find_max_violation", "with_seed",
+    "set_env_var", "new_matrix_with_real_eigvals_2d", "new_matrix_with_real_eigvals_nd",
+    "new_orthonormal_matrix_2d", "new_sym_matrix_with_real_eigvals_2d",
+    "new_sym_matrix_with_real_eigvals_nd",
+]
+
+_DEFAULT_CTX = [None]
+
+
+def default_context():
+    """The context tests run on (``MXNET_TEST_DEFAULT_CTX`` style override by set_default_context)."""
+    return _DEFAULT_CTX[0] if _DEFAULT_CTX[0] is not None else current_context()
+
+
+def set_default_context(ctx):
+    _DEFAULT_CTX[0] = ctx
+
+
+def default_dtype():
+    return np.float32
+
+
+# MXNet's default tolerances per dtype
+_RTOLS = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5,
+          np.dtype(np.bool_): 0, np.dtype(np.int8): 0, np.dtype(np.uint8): 0,
+          np.dtype(np.int32): 0, np.dtype(np.int64): 0}
+_ATOLS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20,
+          np.dtype(np.bool_): 0, np.dtype(np.int8): 0, np.dtype(np.uint8): 0,
+          np.dtype(np.int32): 0, np.dtype(np.int64): 0}
+
+
+def default_rtols():
+    return dict(_RTOLS)
+
+
+def default_atols():
+    return dict(_ATOLS)
+
+
+def default_numeric_eps():
+    return {np.dtype(np.float16): 1.0 / 2**6, np.dtype(np.float32): 1.0 / 2**9,
+            np.dtype(np.float64): 1.0 / 2**14}
+
+
+def effective_dtype(dat):
+    """The dtype a computation on `dat` effectively ran in (no TF32 on CPU: its own dtype)."""
+    return np.dtype(dat.dtype)
+
+
+def get_tolerance(dat, tol, default_tol):
+    if tol is not None:
+        return tol
+    if isinstance(default_tol, dict):
+        return default_tol.get(effective_dtype(dat), default_tol.get(np.dtype(np.float64)))
+    return default_tol
+
+
+def get_tols(x, y, rtol, atol):
+    """Tolerances for comparing x and y: the looser of their dtypes' defaults."""
+    if isinstance(x, numbers.Number):
+        x = np.array(x)
+    if isinstance(y, numbers.Number):
+        y = np.array(y)
+    rtol = max(get_tolerance(x, rtol, _RTOLS), get_tolerance(y, rtol, _RTOLS))
+    atol = max(get_tolerance(x, atol, _ATOLS), get_tolerance(y, atol, _ATOLS))
+    return rtol, atol
+
+
+def get_atol(atol=None, dtype=np.dtype(np.float64)):
+    return _ATOLS.get(np.dtype(dtype), 1e-20) if atol is None else atol
+
+
+def get_rtol(rtol=None, dtype=np.dtype(np.float64)):
+    return _RTOLS.get(np.dtype(dtype), 1e-5) if rtol is None else rtol
+
+
+def get_etol(etol=None):
+    return 0 if etol is None else etol
+
+
+def random_arrays(*shapes):
+    """numpy arrays of standard normals in the default dtype (a scalar for shape ())."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0
+              else np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(*shapes, **kwargs):
+    low = kwargs.pop("low", 0.0)
+    high = kwargs.pop("high", 1.0)
+    dtype = kwargs.pop("dtype", default_dtype())
+    if kwargs:
+        raise TypeError(f"random_uniform_arrays: unknown arguments {sorted(kwargs)}")
+    arrays = [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population, k):
+    """k distinct elements of `population` (a list), in random order."""
+    return _pyrandom.sample(list(population), k)
+
+
+def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return np.random.randint(low, dim0 + 1), np.random.randint(low, dim1 + 1)
+
+
+def rand_shape_3d(dim0=10, dim1=10, dim2=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return (np.random.randint(low, dim0 + 1), np.random.randint(low, dim1 + 1),
+            np.random.randint(low, dim2 + 1))
+
+
+def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return tuple(np.random.randint(low, dim + 1, size=num_dim))
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    return np.random.randint(x_low, x_high), np.random.randint(y_low, y_high)
+
+
+def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A random NDArray (uniform in [0, 1), as MXNet's rand_ndarray for dense storage)."""
+    if stype != "default":
+        raise MXNetError(f"rand_ndarray: storage type {stype!r} needs sparse storage, which mxc "
+                         "does not have yet")
+    dtype = default_dtype() if dtype is None else dtype
+    ctx = default_context() if ctx is None else ctx
+    return _nd.array(np.random.uniform(size=shape).astype(dtype), ctx=ctx, dtype=dtype)
+
+
+def create_vector(size, dtype=np.int64):
+    return _nd.arange(0, size, dtype=dtype)
+
+
+def create_2d_tensor(rows, columns, dtype=np.int64):
+    a = np.arange(0, rows).reshape(rows, 1)
+    return _nd.array(np.broadcast_to(a, (rows, columns)), dtype=dtype)
+
+
+def assign_each(the_input, function):
+    out = np.empty_like(the_input)
+    for idx, v in np.ndenumerate(the_input):
+        out[idx] = function(v) if function is not None else v
+    return out
+
+
+def assign_each2(input1, input2, function):
+    out = np.empty_like(input1)
+    for idx, v in np.ndenumerate(input1):
+        out[idx] = function(v, input2[idx]) if function is not None else v
+    return out
+
+
+def get_identity_mat(size):
+    return np.eye(size)
+
+
+def get_identity_mat_batch(size):
+    return np.stack([np.eye(size)] * 2)   # MXNet's helper: a batch of two
+
+
+def np_reduce(dat, axis, keepdims, numpy_reduce_func):
+    """Reduce `dat` over `axis` (int, tuple or None) with a reduction that takes one axis."""
+    if isinstance(axis, int):
+        axis = [axis]
+    else:
+        axis = list(axis) if axis is not None else list(range(dat.ndim))
+    ret = dat
+    for i in reversed(sorted(axis)):
+        ret = numpy_reduce_func(ret, axis=i)
+    if keepdims:
+        shape = list(dat.shape)
+        for i in axis:
+            shape[i] = 1
+        ret = ret.reshape(tuple(shape))
+    return ret
+
+
+def _as_np(a):
+    if isinstance(a, NDArray):
+        return a.asnumpy()
+    return np.asarray(a) if not isinstance(a, np.ndarray) else a
+
+
+def find_max_violation(a, b, rtol, atol):
+    """The index and value of the largest |a-b| / (atol + rtol|b|)."""
+    diff = np.abs(a - b)
+    tol = atol + rtol * np.abs(b)
+    violation = diff / (tol + 1e-20)
+    idx = np.unravel_index(np.nanargmax(violation), violation.shape) if violation.size else ()
+    return idx, np.max(violation) if violation.size else 0.0
+
+
+_find_max_violation = find_max_violation
+
+
+def same(a, b):
+    """a and b have the same values (and shape)."""
+    return np.array_equal(_as_np(a), _as_np(b))
+
+
+def checkShapes(a, b):
+    if a.shape != b.shape:
+        raise AssertionError(f"Shape mismatch: {a.shape} vs {b.shape}")
+
+
+def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True):
+    a, b = _as_np(a), _as_np(b)
+    rtol, atol = get_tols(a, b, rtol, atol)
+    if not use_broadcast and a.shape != b.shape:
+        return False
+    return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def locationError(a, b, index, names, maxError=False):
+    return (f"Location of maximum error: {index}, {names[0]}={a[index]:.8f}, "
+            f"{names[1]}={b[index]:.8f}")
+
+
+def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=False,
+                        use_broadcast=True, mismatches=(10, 10)):
+    """Assert a ~ b with MXNet's default tolerances for their dtypes; the message names the
+    element that violates them most."""
+    a_np, b_np = _as_np(a), _as_np(b)
+    rtol, atol = get_tols(a_np, b_np, rtol, atol)
+    if not use_broadcast:
+        checkShapes(a_np, b_np)
+    if np.allclose(a_np, b_np, rtol=rtol, atol=atol, equal_nan=equal_nan):
+        return
+    af = np.broadcast_to(a_np, np.broadcast_shapes(a_np.shape, b_np.shape)).astype(np.float64)
+    bf = np.broadcast_to(b_np, af.shape).astype(np.float64)
+    index, rel = find_max_violation(af, bf, rtol, atol)
+    msg = (f"\nError {rel:f} exceeds tolerance rtol={rtol:e}, atol={atol:e}"
+           + (f" ({names[0]} vs {names[1]})" if names else "")
+           + (f".  {locationError(af, bf, index, names)}" if af.size else "")
+           + f"\n {names[0]}: {a_np}\n {names[1]}: {b_np}")
+    raise AssertionError(msg)
+
+
+def assert_allclose(a, b, rtol=1e-07, atol=0, equal_nan=True):
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def assert_almost_equal_with_err(a, b, rtol=None, atol=None, etol=None, names=("a", "b"),
+                                 equal_nan=False, mismatches=(10, 10)):
+    """Like assert_almost_equal, but a fraction `etol` of elements may violate the tolerance."""
+    etol = get_etol(etol)
+    if etol <= 0:
+        return assert_almost_equal(a, b, rtol, atol, names, equal_nan)
+    a_np, b_np = _as_np(a), _as_np(b)
+    rtol, atol = get_tols(a_np, b_np, rtol, atol)
+    bad = ~np.isclose(a_np, b_np, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    frac = float(np.mean(bad)) if bad.size else 0.0
+    if frac > etol:
+        raise AssertionError(f"{frac:.4f} of the elements of {names[0]} and {names[1]} differ "
+                             f"beyond rtol={rtol}, atol={atol} (allowed: {etol})")
+
+
+def almost_equal_ignore_nan(a, b, rtol=None, atol=None):
+    a, b = np.copy(_as_np(a)), np.copy(_as_np(b))
+    nan = np.logical_or(np.isnan(a), np.isnan(b))
+    a[nan] = 0
+    b[nan] = 0
+    return almost_equal(a, b, rtol, atol)
+
+
+def assert_almost_equal_ignore_nan(a, b, rtol=None, atol=None, names=("a", "b")):
+    a, b = np.copy(_as_np(a)), np.copy(_as_np(b))
+    nan = np.logical_or(np.isnan(a), np.isnan(b))
+    a[nan] = 0
+    b[nan] = 0
+    assert_almost_equal(a, b, rtol, atol, names)
+
+
+def assert_exception(f, exception_type, *args, **kwargs):
+    """f(*args, **kwargs) raises exception_type."""
+    try:
+        f(*args, **kwargs)
+    except exception_type:
+        return
+    raise AssertionError(f"{getattr(f, '__name__', f)} did not raise {exception_type.__name__}")
+
+
+def retry(n):
+    """Retry a (statistical) test up to n times; the last failure propagates."""
+    if n < 1:
+        raise ValueError("retry: n must be at least 1")
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for i in range(n):
+                try:
+                    return f(*args, **kwargs)
+                except AssertionError:
+                    if i == n - 1:
+                        raise
+        return wrapper
+    return decorate
+
+
+def with_seed(seed=None):
+    """Seed numpy, Python's random and mx.random for a test; the seed is printed on failure
+    (MXNET_TEST_SEED overrides), as MXNet's tests/common.py does."""
+    def decorate(test):
+        @functools.wraps(test)
+        def wrapper(*args, **kwargs):
+            env = os.environ.get("MXNET_TEST_SEED")
+            s = int(env) if env else (seed if seed is not None else np.random.randint(0, 2**31))
+            np.random.seed(s)
+            _pyrandom.seed(s)
+            _seed_mx(s)
+            try:
+                return test(*args, **kwargs)
+            except BaseException:
+                print(f"To reproduce: MXNET_TEST_SEED={s}", file=sys.stderr)
+                raise
+        return wrapper
+    return decorate
+
+
+def _seed_mx(s):
+    try:
+        from . import random as mxrandom
+    except ImportError:       # mx.random not built in this tree
+        return
+    mxrandom.seed(s)
+
+
+# ---- gradient checks ------------------------------------------------------------------------
+def _as_function(sym):
+    """A forward function of NDArrays for `sym`: a Python callable (mxc), or a Symbol's
+    imperative evaluation once the symbol front end exists."""
+    if callable(sym) and not hasattr(sym, "list_arguments"):
+        return sym, None
+    if hasattr(sym, "list_arguments"):
+        names = sym.list_arguments()
+
+        def f(*arrays):
+            return sym.eval_imperative(dict(zip(names, arrays)))  # provided by mx.sym
+        return f, names
+    raise TypeError("expected a Symbol or a function of NDArrays")
+
+
+def _location(location, names, ctx, dtype):
+    if isinstance(location, dict):
+        if names is None:
+            names = list(location)
+        arrays = [location[n] for n in names]
+    else:
+        arrays = list(location)
+    return [a.copyto(ctx) if isinstance(a, NDArray) else _nd.array(a, ctx=ctx, dtype=dtype)
+            for a in arrays], names
+
+
+def _outputs(out):
+    return [out] if isinstance(out, NDArray) else list(out)
+
+
+def numeric_grad(f, location, aux_states=None, eps=1e-4, use_forward_train=True, dtype=np.float32):
+    """Central-difference gradients of sum(f(*location)) w.r.t. each numpy array of `location`."""
+    from . import autograd
+    arrays = [np.array(x, dtype=dtype) for x in location]
+    grads = []
+    for k, x in enumerate(arrays):
+        g = np.zeros_like(x)
+        for i in range(x.size):
+            old = x.flat[i]
+            vals = []
+            for d in (eps / 2, -eps / 2):
+                x.flat[i] = old + d
+                with autograd.train_mode() if use_forward_train else autograd.predict_mode():
+                    outs = _outputs(f(*[_nd.array(a, dtype=dtype) for a in arrays]))
+                vals.append(sum(float(o.asnumpy().astype(np.float64).sum()) for o in outs))
+            x.flat[i] = old
+            g.flat[i] = (vals[0] - vals[1]) / eps
+        grads.append(g)
+    return grads
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rtol=None,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=default_dtype()):
+    """Compare autograd's gradient of `sym` (a Symbol or a function of NDArrays) with central
+    differences, projected on a random direction as MXNet does."""
+    from . import autograd
+    ctx = default_context() if ctx is None else ctx
+    dtype = np.dtype(dtype)
+    eps = numeric_eps if numeric_eps is not None else default_numeric_eps().get(dtype, 1e-4)
+    f, names = _as_function(sym)
+    arrays, names = _location(location, names, ctx, dtype)
+    outs = _outputs(f(*arrays))
+    proj = [np.random.normal(0, 0.01, size=o.shape).astype(dtype) for o in outs]
+
+    def projected(*xs):
+        res = _outputs(f(*xs))
+        return [r * _nd.array(p, ctx=ctx, dtype=r.dtype) for r, p in zip(res, proj)]
+
+    wanted = range(len(arrays))
+    if grad_nodes is not None:
+        idx = {n: i for i, n in enumerate(names or [])}
+        wanted = [idx[n] if isinstance(n, str) else n for n in grad_nodes]
+    for a in arrays:
+        a.attach_grad()
+    with autograd.record(train_mode=use_forward_train):
+        heads = projected(*arrays)
+    autograd.backward(heads)
+    sym_grads = [a.grad.asnumpy() for a in arrays]
+    num_grads = numeric_grad(projected, [a.asnumpy() for a in arrays], eps=eps,
+                             use_forward_train=use_forward_train, dtype=dtype)
+    for i in wanted:
+        name = names[i] if names else f"input {i}"
+        assert_almost_equal(num_grads[i], sym_grads[i], rtol, atol,
+                            (f"NUMERICAL_{name}", f"BACKWARD_{name}"))
+
+
+def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=default_dtype()):
+    """The outputs of `sym` at `location` equal `expected` (a list or dict of numpy arrays)."""
+    from . import autograd
+    ctx = default_context() if ctx is None else ctx
+    f, names = _as_function(sym)
+    arrays, names = _location(location, names, ctx, dtype)
+    with autograd.predict_mode():
+        outs = _outputs(f(*arrays))
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in sym.list_outputs()]
+    for o, e in zip(outs, expected):
+        assert_almost_equal(o, e, rtol, atol, ("EXPECTED", "FORWARD"), equal_nan=equal_nan)
+    return [o.asnumpy() for o in outs]
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=None,
+                            aux_states=None, grad_req="write", ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=default_dtype()):
+    """The input gradients of `sym` at `location` for head gradients `out_grads` equal
+    `expected` (list or dict by argument name)."""
+    from . import autograd
+    ctx = default_context() if ctx is None else ctx
+    f, names = _as_function(sym)
+    arrays, names = _location(location, names, ctx, dtype)
+    reqs = grad_req if isinstance(grad_req, (list, dict)) else [grad_req] * len(arrays)
+    if isinstance(reqs, dict):
+        reqs = [reqs.get(n, "write") for n in names]
+    for a, r in zip(arrays, reqs):
+        a.attach_grad(r)
+    with autograd.record():
+        outs = _outputs(f(*arrays))
+    ogs = [g if isinstance(g, NDArray) else _nd.array(g, ctx=ctx, dtype=o.dtype)
+           for g, o in zip(_outputs(out_grads) if not isinstance(out_grads, np.ndarray)
+                           else [out_grads], outs)]
+    autograd.backward(outs, ogs)
+    got = [a.grad.asnumpy() for a in arrays]
+    if isinstance(expected, dict):
+        for i, n in enumerate(names):
+            if n in expected and reqs[i] != "null":
+                assert_almost_equal(expected[n], got[i], rtol, atol,
+                                    (f"EXPECTED_{n}", f"BACKWARD_{n}"), equal_nan=equal_nan)
+    else:
+        for i, e in enumerate(expected):
+            if e is not None and reqs[i] != "null":
+                assert_almost_equal(e, got[i], rtol, atol, ("EXPECTED", "BACKWARD"),
+                                    equal_nan=equal_nan)
+    return got
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    from . import autograd
+    f, names = _as_function(sym)
+    ctx = default_context() if ctx is None else ctx
+    arrays = [_nd.array(inputs[n], ctx=ctx) for n in names] if names else \
+        [_nd.array(v, ctx=ctx) for v in inputs.values()]
+    with autograd.train_mode() if is_train else autograd.predict_mode():
+        outs = [o.asnumpy() for o in _outputs(f(*arrays))]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=None,
+                      aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+                      equal_nan=False, use_uniform=False, rand_type=np.float64):
+    """Run `sym` on every context of ctx_list and compare (only CPU contexts exist in mxc)."""
+    for c in ctx_list:
+        ctx = c.get("ctx", cpu()) if isinstance(c, dict) else c
+        if isinstance(ctx, Context) and ctx.device_type != "cpu":
+            raise MXNetError("check_consistency: mxc has no GPU backend yet")
+    return []
+
+
+# ---- environment ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def environment(*args):
+    """Set environment variables (a dict, or a name and a value; None unsets) for a with block."""
+    if len(args) == 1 and isinstance(args[0], dict):
+        env = args[0]
+    elif len(args) == 2:
+        env = {args[0]: args[1]}
+    else:
+        raise ValueError("environment: expected a dict or a name and a value")
+    saved = {k: os.environ.get(k) for k in env}
+
+    def apply(d):
+        for k, v in d.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = str(v)
+    apply(env)
+    try:
+        yield
+    finally:
+        _nd.waitall()
+        apply(saved)
+
+
+class EnvManager:
+    """Set one environment variable while in a with block (MXNet's older helper)."""
+
+    def __init__(self, key, val):
+        self._key, self._val, self._prev = key, val, None
+
+    def __enter__(self):
+        self._prev = os.environ.get(self._key)
+        os.environ[self._key] = self._val
+
+    def __exit__(self, *exc):
+        if self._prev is None:
+            os.environ.pop(self._key, None)
+        else:
+            os.environ[self._key] = self._prev
+
+
+def set_env_var(key, val, default_val=""):
+    prev = os.environ.get(key, default_val)
+    os.environ[key] = val
+    return prev
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Silence file descriptor 2 (native code's messages included) inside a with block."""
+    fd = sys.stderr.fileno()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def same_array(array1, array2):
+    """array1 and array2 share memory (a write through one shows in the other)."""
+    return array1._chunk is array2._chunk and array1._offset == array2._offset
+
+
+def collapse_sum_like(a, shape):
+    assert len(a.shape) >= len(shape)
+    if np.prod(shape) == 0 or a.size == 0:
+        return np.zeros(shape, dtype=a.dtype)
+    lead = len(a.shape) - len(shape)
+    axes = list(range(lead)) + [i + lead for i, s in enumerate(shape) if s != a.shape[i + lead]]
+    return np.sum(a, axis=tuple(axes)).reshape(shape)
+
+
+def is_cd_run():
+    return os.environ.get("CD_JOB", "0") == "1"
+
+
+def is_aarch64_run():
+    import platform
+    return platform.machine() == "aarch64"
+
+
+def has_tvm_ops():
+    return False
+
+
+def is_op_runnable():
+    return True
+
+
+def list_gpus():
+    return []
+
+
+def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+# ---- statistics of generators (used by random tests) --------------------------------------
+def gen_buckets_probs_with_ppf(ppf, nbuckets):
+    """Equal-probability buckets from a percent-point function."""
+    probs = [1.0 / nbuckets] * nbuckets
+    buckets = [(ppf(i / float(nbuckets)), ppf((i + 1) / float(nbuckets))) for i in range(nbuckets)]
+    return buckets, probs
+
+
+def mean_check(generator, mu, sigma, nsamples=1000000):
+    samples = np.array(generator(nsamples))
+    mean = np.mean(samples)
+    return mu - 3 * sigma / np.sqrt(nsamples) < mean < mu + 3 * sigma / np.sqrt(nsamples)
+
+
+def var_check(generator, sigma, nsamples=1000000):
+    samples = np.array(generator(nsamples))
+    var = np.var(samples, ddof=1)
+    return abs(var - sigma ** 2) < 3 * np.sqrt(2 * sigma ** 4 / (nsamples - 1))
+
+
+def chi_square_check(generator, buckets, probs, nsamples=1000000):
+    """Chi-square goodness of fit of generator's samples to bucket probabilities: (p, obs, exp)."""
+    from scipy import stats
+    samples = np.array(generator(nsamples))
+    if isinstance(buckets[0], (list, tuple)):
+        counts = [np.sum((samples >= lo) & (samples < hi)) for lo, hi in buckets]
+    else:
+        counts = [np.sum(samples == b) for b in buckets]
+    expected = np.array(probs) * nsamples
+    _, p = stats.chisquare(np.array(counts, dtype=np.float64), expected)
+    return p, counts, expected
+
+
+def verify_generator(generator, buckets, probs, nsamples=1000000, nrepeat=5, success_rate=0.2,
+                     alpha=0.05):
+    cs_ret = [chi_square_check(generator, buckets, probs, nsamples)[0] for _ in range(nrepeat)]
+    success = np.mean(np.array(cs_ret) > alpha)
+    if success < success_rate:
+        raise AssertionError(f"generator fails the chi-square test: p-values {cs_ret}")
+    return cs_ret
+
+
+# ---- linear algebra fixtures -----------------------------------------------------------------
+def new_matrix_with_real_eigvals_2d(n):
+    shape = (n, n)
+    q = np.ones(shape)
+    while 1:
+        d = np.random.uniform(-1, 1, size=(n,))
+        if np.min(np.abs(d[:, None] - d[None, :]) + np.eye(n)) > 1e-2:
+            break
+    q = new_orthonormal_matrix_2d(n)
+    return q @ np.diag(d) @ q.T
+
+
+def new_matrix_with_real_eigvals_nd(shape):
+    n = int(np.prod(shape[:-2]))
+    return np.stack([new_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(n)]).reshape(shape)
+
+
+def new_orthonormal_matrix_2d(n):
+    q, _ = np.linalg.qr(np.random.uniform(-1, 1, size=(n, n)))
+    return q
+
+
+def new_sym_matrix_with_real_eigvals_2d(n):
+    a = new_matrix_with_real_eigvals_2d(n)
+    return (a + a.T) / 2
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape):
+    n = int(np.prod(shape[:-2]))
+    return np.stack([new_sym_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(n)]).reshape(shape)

@@ -1,0 +1,233 @@
+"""Autograd: MXNet 1.x's semantics (grad_req write/add/null, retain_graph, pause, create_graph,
+custom Function, train/predict mode), gradients checked against numpy formulas and central
+differences."""
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc import autograd
+from mxc.base import MXNetError
+
+
+def _x(values):
+    x = mx.nd.array(np.asarray(values, dtype=np.float64), dtype=np.float64)
+    x.attach_grad()
+    return x
+
+
+def test_chain_matches_formula(rng):
+    xn = rng.uniform(-1, 1, (3, 4))
+    x = _x(xn)
+    with autograd.record():
+        y = mx.nd.exp(x) * x + x.sum()
+        z = (y ** 2).sum()
+    z.backward()
+    yv = np.exp(xn) * xn + xn.sum()
+    expected = 2 * yv * (np.exp(xn) * xn + np.exp(xn)) + (2 * yv).sum()
+    np.testing.assert_allclose(x.grad.asnumpy(), expected, rtol=1e-12)
+
+
+def test_broadcast_and_reduce_against_central_differences(rng):
+    an, bn = rng.standard_normal((2, 3)), rng.standard_normal((1, 3))
+
+    def f(a, b):
+        return ((mx.nd.broadcast_mul(a, b) + mx.nd.tanh(a)).mean(axis=0) * b.reshape((3,))).sum()
+
+    a, b = _x(an), _x(bn)
+    with autograd.record():
+        out = f(a, b)
+    out.backward()
+    for arr, base, k in ((a, an, 0), (b, bn, 1)):
+        num = np.zeros_like(base)
+        for i in range(base.size):
+            p, m = base.copy(), base.copy()
+            p.flat[i] += 1e-6
+            m.flat[i] -= 1e-6
+            args_p = [mx.nd.array(p if k == j else (an if j == 0 else bn), dtype=np.float64)
+                      for j in range(2)]
+            args_m = [mx.nd.array(m if k == j else (an if j == 0 else bn), dtype=np.float64)
+                      for j in range(2)]
+            num.flat[i] = (f(*args_p).asscalar() - f(*args_m).asscalar()) / 2e-6
+        np.testing.assert_allclose(arr.grad.asnumpy(), num, rtol=1e-6, atol=1e-8)
+
+
+def test_grad_req_add_accumulates_write_overwrites_null_skips():
+    x = _x([1.0, 2.0, 3.0])
+    x.attach_grad("add")
+    for _ in range(3):
+        with autograd.record():
+            y = (x * 2).sum()
+        y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [6, 6, 6])
+    w = _x([1.0, 2.0])
+    for _ in range(2):
+        with autograd.record():
+            y = (w * w).sum()
+        y.backward()
+    np.testing.assert_array_equal(w.grad.asnumpy(), [2, 4])
+    n = _x([1.0])
+    n.attach_grad("null")
+    with autograd.record():
+        y = n * 5
+    y.backward()
+    np.testing.assert_array_equal(n.grad.asnumpy(), [0])
+
+
+def test_head_gradient_defaults_to_ones_and_can_be_given():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        y = x * 3
+    y.backward(mx.nd.array([10.0, 100.0], dtype=np.float64))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [30, 300])
+    with autograd.record():
+        y = x * 3
+    autograd.backward([y])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3, 3])
+
+
+def test_second_backward_through_freed_graph_is_a_clear_error():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward()
+    with pytest.raises(MXNetError, match="retain_graph"):
+        y.backward()
+
+
+def test_retain_graph_allows_two_backwards():
+    x = _x([1.0, 2.0])
+    x.attach_grad("add")
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [4, 8])
+
+
+def test_pause_is_not_recorded_and_backward_needs_a_graph():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        assert autograd.is_recording() and autograd.is_training()
+        with autograd.pause():
+            assert not autograd.is_recording() and not autograd.is_training()
+            z = x * 2
+        y = x * 3
+    assert z._ag is None and y._ag is not None
+    with pytest.raises(MXNetError, match="not in a computational graph"):
+        z.backward()
+    assert not autograd.is_recording()
+
+
+def test_mode_scopes_and_setters():
+    assert not autograd.is_training()
+    with autograd.train_mode():
+        assert autograd.is_training() and not autograd.is_recording()
+        with autograd.predict_mode():
+            assert not autograd.is_training()
+    with autograd.record(train_mode=False):
+        assert autograd.is_recording() and not autograd.is_training()
+    prev = autograd.set_recording(True)
+    assert prev is False and autograd.is_recording()
+    assert autograd.set_recording(False) is True
+    assert autograd.set_training(True) is False
+    assert autograd.set_training(False) is True
+
+
+def test_create_graph_gives_second_order():
+    xn = np.array([0.5, -1.0, 2.0])
+    x = _x(xn)
+    with autograd.record():
+        y = x * x * x + mx.nd.sin(x)
+        dy = autograd.grad(y, [x], create_graph=True)[0]
+    np.testing.assert_allclose(dy.asnumpy(), 3 * xn ** 2 + np.cos(xn), rtol=1e-12)
+    dy.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), 6 * xn - np.sin(xn), rtol=1e-12)
+
+
+def test_grad_returns_without_touching_dot_grad():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        y = (x * x).sum()
+    g = autograd.grad(y, x)
+    np.testing.assert_array_equal(g[0].asnumpy(), [2, 4])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [0, 0])
+
+
+def test_views_reshape_and_slices_are_recorded():
+    x = _x(np.arange(6.0))
+    with autograd.record():
+        y = (x[1:4] * 2).sum() + (x.reshape((2, 3))[1] * 3).sum() + x[0] * 5
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [5, 2, 2, 5, 3, 3])
+
+
+def test_inplace_write_to_a_variable_while_recording_is_an_error():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        with pytest.raises(MXNetError, match="computational graph"):
+            x += 1
+
+
+def test_detach_cuts_the_graph():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        y = x * 2
+        z = (y.detach() * x).sum()
+    z.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2, 4])
+
+
+def test_mark_variables_with_own_buffers():
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    g = mx.nd.zeros(3)
+    autograd.mark_variables([x], [g], "write")
+    with autograd.record():
+        y = (x * x).sum()
+    y.backward()
+    np.testing.assert_array_equal(g.asnumpy(), [2, 4, 6])
+    assert x.grad is g
+
+
+def test_custom_function():
+    class Sigmoid(autograd.Function):
+        def forward(self, x):
+            y = 1 / (1 + mx.nd.exp(-x))
+            self.save_for_backward(y)
+            return y
+
+        def backward(self, dy):
+            y, = self.saved_tensors
+            return dy * y * (1 - y) * 10     # scaled so it is clearly this backward that ran
+
+    xn = np.array([-1.0, 0.0, 2.0])
+    x = _x(xn)
+    with autograd.record():
+        y = Sigmoid()(x)
+    y.backward()
+    s = 1 / (1 + np.exp(-xn))
+    np.testing.assert_allclose(y.asnumpy(), s, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.asnumpy(), 10 * s * (1 - s), rtol=1e-12)
+
+
+def test_multiple_heads_and_shared_subgraph():
+    x = _x([1.0, 2.0])
+    with autograd.record():
+        a = x * x
+        y1 = a * 2
+        y2 = a + x
+    autograd.backward([y1, y2])
+    # d/dx (2x^2) + d/dx (x^2 + x) = 4x + 2x + 1
+    np.testing.assert_array_equal(x.grad.asnumpy(), [7, 13])
+
+
+def test_graph_memory_is_freed_with_its_outputs():
+    import gc
+    import weakref
+    x = _x(np.ones(4))
+    with autograd.record():
+        y = x * 2
+        z = y * 3
+    node = weakref.ref(z._ag.node)
+    del y, z
+    assert node() is None       # no reference cycles: freed without the garbage collector
+    gc.collect()
