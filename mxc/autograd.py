@@ -12,9 +12,9 @@ without autograd state), not the arrays themselves, so arrays and nodes form no 
 cycles and a graph is freed as soon as its last output is dropped. ``backward`` frees the graph it
 walked unless ``retain_graph=True``; walking a freed graph raises MXNetError.
 """
-from . import _core
+from ._core import handle as _handle
 from ._core import modes as _modes
-from ._core.handle import make_array as _make_array
+from ._core import tape as _tape
 from .base import MXNetError
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -82,74 +82,12 @@ def predict_mode():
     return _RecordingStateScope(None, False)
 
 
-# ---- the tape -----------------------------------------------------------------------------------
-class AGInfo:
-    """An array's place in a graph: a variable (``node`` None: a leaf with a gradient buffer) or
-    output ``index`` of a recorded ``node``."""
-
-    __slots__ = ("node", "index", "grad", "grad_req", "__weakref__")
-
-    def __init__(self, node=None, index=0, grad=None, grad_req="write"):
-        self.node = node
-        self.index = index
-        self.grad = grad
-        self.grad_req = grad_req
-
-
-class Node:
-    """One recorded operation. ``op`` has ``name`` and ``grad(F, attrs, inputs, outputs,
-    out_grads)``; inputs/outputs are kept as (chunk, offset, shape, dtype, ctx) views."""
-
-    __slots__ = ("op", "attrs", "in_info", "in_views", "out_views", "freed", "__weakref__")
-
-    def __init__(self, op, attrs, inputs, outputs):
-        self.op = op
-        self.attrs = attrs
-        self.in_info = [x._ag for x in inputs]
-        self.in_views = [_detach(x) for x in inputs]
-        self.out_views = [_detach(y) for y in outputs]
-        self.freed = False
-
-    def free(self):
-        self.in_views = self.out_views = None
-        self.freed = True
-
-
-def _detach(x):
-    return _make_array(type(x), x._chunk, x._offset, x._shape, x._dtype, x._ctx)
-
-
-def _attached(view, info):
-    """`view` carrying graph position `info` again (for differentiable gradients)."""
-    v = _make_array(type(view), view._chunk, view._offset, view._shape, view._dtype, view._ctx)
-    v._ag = info
-    return v
-
-
-_INPLACE_MSG = ("Assigning to NDArrays that are already in a computational graph will cause "
-                "undefined behavior when evaluating gradients. Please call backward first to "
-                "clear the graph or do this out side of a record section. Also note that you "
-                "cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc inside "
-                "a record section.")
-
-
-def _record(op, attrs, inputs, outputs, skip=()):
-    """Record `op` if recording is on and any input takes part in a graph. `skip`: input
-    indices that are never differentiated (mutated states). Called by the imperative invoke."""
-    for i, x in enumerate(inputs):
-        if x._ag is not None and i not in skip:
-            break
-    else:
-        return
-    for y in outputs:
-        if y._ag is not None:
-            raise MXNetError(f"{op.name}: {_INPLACE_MSG}")
-    node = Node(op, attrs, inputs, outputs)
-    if skip:
-        for i in skip:
-            node.in_info[i] = None
-    for k, y in enumerate(outputs):
-        y._ag = AGInfo(node, k)
+# ---- the tape (mxc/_core/tape.pyx) -----------------------------------------------------------
+AGInfo = _tape.AGInfo
+Node = _tape.Node
+_detach = _tape.detach
+_record = _tape.record
+_handle.install_recorder(_tape.record_fast, _M)
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):
@@ -171,121 +109,27 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._ag = AGInfo(None, 0, g, r)
 
 
-def _topo(heads_info):
-    """Nodes reachable from the heads, in an order where every node comes after the nodes that
-    consume its outputs (reverse topological order for the backward pass)."""
-    order, seen = [], set()
-    for info in heads_info:
-        if info is None or info.node is None or id(info.node) in seen:
-            continue
-        stack = [(info.node, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if node.freed:
-                raise MXNetError(
-                    f"autograd: the graph through {node.op.name} was freed by an earlier backward. "
-                    "Pass retain_graph=True to the first backward to differentiate the same graph "
-                    "twice, or record it again.")
-            stack.append((node, True))
-            for pi in node.in_info:
-                if pi is not None and pi.node is not None and id(pi.node) not in seen:
-                    stack.append((pi.node, False))
-    order.reverse()
-    return order
-
-
-def _accumulate(store, key, g):
-    prev = store.get(key)
-    store[key] = g if prev is None else prev + g
-
-
-def _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode):
-    """Gradients of `heads` w.r.t. every variable reached (or `variables`): dict AGInfo -> array."""
+def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
+    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach."""
     from . import ndarray as nd
     from .ndarray import NDArray
-    if isinstance(heads, NDArray):
-        heads = [heads]
-    heads = list(heads)
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
     elif isinstance(head_grads, NDArray):
         head_grads = [head_grads]
+    else:
+        head_grads = list(head_grads)
     if len(head_grads) != len(heads):
         raise ValueError("backward: heads and head_grads differ in length")
-    infos = []
-    for h in heads:
-        if h._ag is None:
-            raise MXNetError(
-                "autograd: cannot differentiate an array that is not in a computational graph. "
-                "Record the computation under autograd.record() and mark inputs with attach_grad() "
-                "(if this array's graph was freed by an earlier backward, pass retain_graph=True).")
-        infos.append(h._ag)
-
-    prev_rec = _modes.set_recording(create_graph)
-    prev_train = _modes.set_training(train_mode)
-    try:
-        order = _topo(infos)
-        out_grads = {}        # (id(node), index) -> gradient
-        var_grads = {}        # id(AGInfo of a variable) -> gradient
-        var_info = {}
-        for h, info, hg in zip(heads, infos, head_grads):
-            if hg is None:
-                hg = nd.ones_like(h) if not create_graph else nd.ones_like(_detach(h))
-            elif hg.shape != h.shape:
-                raise ValueError(f"backward: head gradient shape {hg.shape} != head shape {h.shape}")
-            if info.node is None:
-                _accumulate(var_grads, id(info), hg)
-                var_info[id(info)] = info
-            else:
-                _accumulate(out_grads, (id(info.node), info.index), hg)
-        for node in order:
-            outs = node.out_views
-            ogs = []
-            for k, y in enumerate(outs):
-                g = out_grads.pop((id(node), k), None)
-                ogs.append(g if g is not None else nd.zeros_like(y))
-            if create_graph:
-                ins = [_attached(v, info) for v, info in zip(node.in_views, node.in_info)]
-                outs = [_attached(v, AGInfo(node, k)) for k, v in enumerate(outs)]
-            else:
-                ins = node.in_views
-            gfn = node.op.grad
-            if gfn is None:
-                if any(i is not None for i in node.in_info):
-                    raise MXNetError(f"autograd: operator {node.op.name} has no gradient")
-                continue
-            grads = gfn(nd, node.attrs, ins, outs, ogs)
-            if len(grads) < len(ins):
-                grads = list(grads) + [None] * (len(ins) - len(grads))
-            for info, g in zip(node.in_info, grads):
-                if info is None or g is None:
-                    continue
-                if info.node is None:
-                    _accumulate(var_grads, id(info), g)
-                    var_info[id(info)] = info
-                else:
-                    _accumulate(out_grads, (id(info.node), info.index), g)
-            if not retain_graph:
-                node.free()
-        return var_grads, var_info
-    finally:
-        _M.recording = prev_rec
-        _M.training = prev_train
+    return _tape.run_backward(nd, heads, head_grads, retain_graph, create_graph, train_mode)
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
     (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
     from . import ndarray as nd
-    var_grads, var_info = _run_backward(heads, head_grads, None, retain_graph, False, train_mode)
-    for key, g in var_grads.items():
-        info = var_info[key]
+    for info, g in _run_backward(heads, head_grads, retain_graph, False, train_mode).values():
         if info.grad_req == "null" or info.grad is None:
             continue
         if g.dtype != info.grad.dtype:
@@ -313,12 +157,11 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                              "mark_variables() before recording")
     if retain_graph is None:
         retain_graph = create_graph
-    var_grads, _ = _run_backward(heads, head_grads, variables, retain_graph, create_graph,
-                                 train_mode)
+    var_grads = _run_backward(heads, head_grads, retain_graph, create_graph, train_mode)
     out = []
     for v in variables:
         g = var_grads.get(id(v._ag))
-        out.append(g if g is not None else nd.zeros_like(_detach(v)))
+        out.append(g[1] if g is not None else nd.zeros_like(_detach(v)))
     return out
 
 
@@ -395,5 +238,3 @@ class Function:
             _record(_FunctionOp(self), None, list(inputs), outs)
         return outs[0] if single else tuple(outs) if isinstance(outputs, tuple) else outs
 
-
-del _core

@@ -29,3 +29,5 @@ cdef class FastKernel:
     cdef uintptr_t addr[16]
     cdef bytes name
     cdef int nthreads
+    cdef public object op
+    cdef public object attrs

@@ -366,7 +366,9 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
 # path through the registry (mxc/ndarray/register.py), which gives the same result.
 
 cdef class FastKernel:
-    def __init__(self, name, table, int nthreads):
+    def __init__(self, name, table, int nthreads, op=None, attrs=None):
+        self.op = op            # the OpDef, recorded by autograd
+        self.attrs = attrs      # its default attributes (unary and binary kernels)
         cdef int i
         for i in range(16):
             self.addr[i] = 0
@@ -418,19 +420,44 @@ cdef int _push_ew(FastKernel k, uintptr_t addr, NDArrayBase x, NDArrayBase y, ND
     return 0
 
 
+# Autograd: inputs that take part in a graph (_ag set) are recorded when recording is on, by
+# the recorder autograd installs; writing into an existing array while recording goes to the
+# general path (which raises MXNet's error when that array is in a graph).
+cdef object _RECORD = None
+cdef object _MODES = None
+
+
+def install_recorder(record, modes):
+    """record(op, attrs, inputs, outputs) records one operation; modes.recording is read per call."""
+    global _RECORD, _MODES
+    _RECORD = record
+    _MODES = modes
+
+
+cdef inline bint _recording() except -1:
+    return _MODES is not None and _MODES.recording
+
+
 cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase out=None):
     """out = a OP b for arrays of one shape, dtype and device; None otherwise."""
     cdef uintptr_t addr = k.addr[a._dcode]
-    if (addr == 0 or a._dcode != b._dcode or a._ag is not None or b._ag is not None
+    cdef bint rec = False
+    if (addr == 0 or a._dcode != b._dcode
             or not (a._shape is b._shape or a._shape == b._shape)
             or not (a._ctx is b._ctx or a._ctx == b._ctx)):
         return None
+    if a._ag is not None or b._ag is not None:
+        rec = _recording()
+        if rec and (out is not None or k.op is None):
+            return None
     if out is None:
         out = _new_like(a)
     elif (out._shape != a._shape or out._dcode != a._dcode or _overlaps_shifted(a, out)
           or _overlaps_shifted(b, out)):
         return None
     _push_ew(k, addr, a, b, out, 0.0, False)
+    if rec:
+        _RECORD(k.op, k.attrs, [a, b], [out])
     return out
 
 
@@ -442,13 +469,20 @@ cdef inline bint _overlaps_shifted(NDArrayBase x, NDArrayBase out):
 
 cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, NDArrayBase out):
     cdef uintptr_t addr = k.addr[x._dcode]
-    if addr == 0 or x._ag is not None:
+    cdef bint rec = False
+    if addr == 0:
         return None
+    if x._ag is not None:
+        rec = _recording()
+        if rec and (out is not None or k.op is None):
+            return None
     if out is None:
         out = _new_like(x)
     elif out._shape != x._shape or out._dcode != x._dcode or _overlaps_shifted(x, out):
         return None
     _push_ew(k, addr, x, None, out, scalar, has_scalar)
+    if rec:
+        _RECORD(k.op, {"scalar": scalar, "is_int": True} if has_scalar else k.attrs, [x], [out])
     return out
 
 

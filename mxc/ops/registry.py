@@ -104,7 +104,7 @@ class OpDef:
             from .._core.handle import FastKernel
             family, kname, _ = self.fast
             table = importlib.import_module(f"mxc.ops.cpu.{family}").KERNELS[kname]
-            self._fast_kernel = FastKernel(self.name, table, _NTHREADS)
+            self._fast_kernel = FastKernel(self.name, table, _NTHREADS, self, self.parse({}))
         return self._fast_kernel
 
     def n_out(self, attrs):

@@ -1,0 +1,253 @@
+"""Autograd's tape: graph nodes, recording, and the backward walk (mx.autograd is the API).
+
+An array in a graph carries an AGInfo in ``_ag``: a variable (``node`` None; gradient buffer and
+grad_req) or output ``index`` of a recorded Node. A Node keeps its operator, typed attributes,
+the AGInfo of each input, and views of its inputs and outputs: new array objects on the same
+storage without autograd state, so arrays and nodes form no reference cycles and a graph is
+freed with its last output. Recording is on the per-operator hot path, hence Cython.
+"""
+from mxc._core.handle cimport NDArrayBase
+from mxc.base import MXNetError
+from mxc._core import modes as _modes_mod
+
+cdef object _M = _modes_mod._M
+
+
+cdef class AGInfo:
+    """An array's place in a graph: a variable or output `index` of `node`."""
+    cdef public object node
+    cdef public int index
+    cdef public object grad
+    cdef public object grad_req
+    cdef object __weakref__
+
+    def __init__(self, node=None, int index=0, grad=None, grad_req="write"):
+        self.node = node
+        self.index = index
+        self.grad = grad
+        self.grad_req = grad_req
+
+
+cdef class Node:
+    """One recorded operation. ``op`` has ``name`` and ``grad(F, attrs, inputs, outputs,
+    out_grads)``."""
+    cdef public object op
+    cdef public object attrs
+    cdef public list in_info
+    cdef public list in_views
+    cdef public list out_views
+    cdef public bint freed
+    cdef object __weakref__
+
+    def free(self):
+        self.in_views = None
+        self.out_views = None
+        self.freed = True
+
+
+cpdef NDArrayBase detach(NDArrayBase x):
+    """A new array object on x's storage, without autograd state."""
+    cdef type cls = type(x)
+    cdef NDArrayBase a = cls.__new__(cls)
+    a._chunk = x._chunk
+    a._offset = x._offset
+    a._shape = x._shape
+    a._dtype = x._dtype
+    a._dcode = x._dcode
+    a._itemsize = x._itemsize
+    a._size = x._size
+    a._ctx = x._ctx
+    a._ag = None
+    return a
+
+
+cdef NDArrayBase _attached(NDArrayBase view, object info):
+    cdef NDArrayBase v = detach(view)
+    v._ag = info
+    return v
+
+
+cdef Node _new_node(object op, object attrs, list inputs, list outputs):
+    cdef Node node = Node.__new__(Node)
+    cdef NDArrayBase x
+    cdef Py_ssize_t i, n = len(inputs)
+    node.op = op
+    node.attrs = attrs
+    node.in_info = [None] * n
+    node.in_views = [None] * n
+    for i in range(n):
+        x = <NDArrayBase?>inputs[i]
+        node.in_info[i] = x._ag
+        node.in_views[i] = detach(x)
+    node.out_views = [detach(<NDArrayBase?>y) for y in outputs]
+    node.freed = False
+    return node
+
+
+cpdef record_fast(object op, object attrs, list inputs, list outputs):
+    """Record `op` (the caller checked that recording is on, that an input is in a graph and
+    that the outputs are new arrays)."""
+    cdef Node node = _new_node(op, attrs, inputs, outputs)
+    cdef Py_ssize_t k
+    cdef AGInfo info
+    for k in range(len(outputs)):
+        info = AGInfo.__new__(AGInfo)
+        info.node = node
+        info.index = <int>k
+        info.grad = None
+        info.grad_req = "write"
+        (<NDArrayBase>outputs[k])._ag = info
+
+
+INPLACE_MSG = ("Assigning to NDArrays that are already in a computational graph will cause "
+               "undefined behavior when evaluating gradients. Please call backward first to "
+               "clear the graph or do this out side of a record section. Also note that you "
+               "cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, etc inside "
+               "a record section.")
+
+
+cpdef record(object op, object attrs, list inputs, list outputs, tuple skip=()):
+    """Record `op` if recording is on and an input (other than the `skip` indices, mutated
+    states that are never differentiated) is in a graph."""
+    cdef Py_ssize_t i
+    cdef NDArrayBase x
+    cdef bint found = False
+    for i in range(len(inputs)):
+        x = <NDArrayBase?>inputs[i]
+        if x._ag is not None and (not skip or i not in skip):
+            found = True
+            break
+    if not found:
+        return
+    for y in outputs:
+        if (<NDArrayBase?>y)._ag is not None:
+            raise MXNetError(f"{op.name}: {INPLACE_MSG}")
+    record_fast(op, attrs, inputs, outputs)
+    if skip:
+        node = (<NDArrayBase>outputs[0])._ag.node
+        for i in skip:
+            node.in_info[i] = None
+
+
+cdef list _topo(list heads_info):
+    """Nodes reachable from the heads, consumers before producers (the backward order)."""
+    cdef list order = []
+    cdef set seen = set()
+    cdef list stack
+    cdef Node node
+    cdef bint done
+    for info in heads_info:
+        if info is None or (<AGInfo>info).node is None or id((<AGInfo>info).node) in seen:
+            continue
+        stack = [((<AGInfo>info).node, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.freed:
+                raise MXNetError(
+                    f"autograd: the graph through {node.op.name} was freed by an earlier backward. "
+                    "Pass retain_graph=True to the first backward to differentiate the same graph "
+                    "twice, or record it again.")
+            stack.append((node, True))
+            for pi in node.in_info:
+                if pi is not None and (<AGInfo>pi).node is not None \
+                        and id((<AGInfo>pi).node) not in seen:
+                    stack.append(((<AGInfo>pi).node, False))
+    order.reverse()
+    return order
+
+
+cdef inline void _accumulate(dict store, object key, object g):
+    prev = store.get(key)
+    store[key] = g if prev is None else prev + g
+
+
+def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_graph,
+                 bint train_mode):
+    """Walk the graph of `heads` backwards. Returns {id(AGInfo of a variable): (AGInfo, grad)}."""
+    cdef list infos = []
+    cdef NDArrayBase h
+    for x in heads:
+        h = <NDArrayBase?>x
+        if h._ag is None:
+            raise MXNetError(
+                "autograd: cannot differentiate an array that is not in a computational graph. "
+                "Record the computation under autograd.record() and mark inputs with attach_grad() "
+                "(if this array's graph was freed by an earlier backward, pass retain_graph=True).")
+        infos.append(h._ag)
+    prev_rec = _M.recording
+    prev_train = _M.training
+    _M.recording = create_graph
+    _M.training = train_mode
+    cdef dict out_grads = {}
+    cdef dict var_grads = {}
+    cdef Node node
+    cdef AGInfo info
+    cdef list ogs, ins, outs, grads
+    cdef Py_ssize_t k, n
+    try:
+        order = _topo(infos)
+        for x, info_o, hg in zip(heads, infos, head_grads):
+            info = <AGInfo>info_o
+            if hg is None:
+                hg = F.ones_like(detach(x))
+            elif hg.shape != x.shape:
+                raise ValueError(f"backward: head gradient shape {hg.shape} != head shape {x.shape}")
+            if info.node is None:
+                _acc_var(var_grads, info, hg)
+            else:
+                _accumulate(out_grads, (id(info.node), info.index), hg)
+        for node in order:
+            outs = node.out_views
+            n = len(outs)
+            ogs = [None] * n
+            for k in range(n):
+                g = out_grads.pop((id(node), k), None)
+                ogs[k] = g if g is not None else F.zeros_like(outs[k])
+            gfn = node.op.grad
+            if gfn is None:
+                for pi in node.in_info:
+                    if pi is not None:
+                        raise MXNetError(f"autograd: operator {node.op.name} has no gradient")
+                continue
+            if create_graph:
+                ins = [_attached(v, i) for v, i in zip(node.in_views, node.in_info)]
+                outs = [_attached(outs[k], _out_info(node, k)) for k in range(n)]
+            else:
+                ins = node.in_views
+            grads = list(gfn(F, node.attrs, ins, outs, ogs))
+            for k in range(min(len(grads), len(node.in_info))):
+                pi = node.in_info[k]
+                g = grads[k]
+                if pi is None or g is None:
+                    continue
+                info = <AGInfo>pi
+                if info.node is None:
+                    _acc_var(var_grads, info, g)
+                else:
+                    _accumulate(out_grads, (id(info.node), info.index), g)
+            if not retain_graph:
+                node.free()
+        return var_grads
+    finally:
+        _M.recording = prev_rec
+        _M.training = prev_train
+
+
+cdef inline void _acc_var(dict store, AGInfo info, object g):
+    prev = store.get(id(info))
+    store[id(info)] = (info, g) if prev is None else (info, prev[1] + g)
+
+
+cdef AGInfo _out_info(Node node, Py_ssize_t k):
+    cdef AGInfo info = AGInfo.__new__(AGInfo)
+    info.node = node
+    info.index = <int>k
+    info.grad = None
+    info.grad_req = "write"
+    return info
