@@ -8,10 +8,12 @@ from . import context  # noqa: F401
 from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from .ndarray import NDArray  # noqa: F401
-from ._core import engine, storage  # noqa: F401
+from ._core import storage  # noqa: F401
+from . import engine  # noqa: F401
 from . import recordio, io, image  # noqa: F401
 from .ops import registry as _registry  # noqa: F401
 from . import autograd  # noqa: F401
 from . import util  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import operator  # noqa: F401
+from . import random  # noqa: F401
