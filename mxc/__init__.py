@@ -17,3 +17,4 @@ from . import util  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import operator  # noqa: F401
 from . import random  # noqa: F401
+from . import runtime  # noqa: F401

@@ -20,6 +20,7 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
            "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis"]
 
 _DEFAULT_DTYPE = np.dtype(np.float32)
+py_slice = slice      # MXNet's name for Python's slice (its ndarray module shadows `slice`)
 
 
 def _ctx(ctx):
