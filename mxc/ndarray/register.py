@@ -121,30 +121,44 @@ def make_function(op, name):
     nin = len(op.inputs)
     input_names = op.inputs
 
-    if op.variadic:
+    if op.fast_kind == 1 and nin == 1:
+        # elementwise unary: straight to the C fast path when called plainly (mx.nd.exp(x))
+        def fn(*args, out=None, **kwargs):
+            if len(args) == 1 and not kwargs and isinstance(args[0], NDArray):
+                r = _h.fast_unary(op._fast_kernel or op.fast_kernel(), args[0], out)
+                if r is not None:
+                    return r
+            return _general(args, out, kwargs)
+    elif op.variadic:
         def fn(*args, out=None, **kwargs):
             if len(args) == 1 and isinstance(args[0], (list, tuple)):
                 args = tuple(args[0])
             kwargs.setdefault(op.variadic, len(args))
             return invoke(op, list(args), kwargs, out)
     else:
+        fn = None
+
+    def _general(args, out, kwargs):
+        if len(args) < nin:
+            args = list(args)
+            for n in input_names[len(args):]:
+                if n not in kwargs:
+                    raise TypeError(f"{name}: missing input '{n}'")
+                args.append(kwargs.pop(n))
+        elif len(args) > nin:
+            # MXNet's generated functions take parameters positionally after the inputs
+            extra = args[nin:]
+            free = [p.name for p in op.params if p.name not in kwargs]
+            if len(extra) > len(free):
+                raise TypeError(f"{name}: takes {nin} input(s) ({', '.join(input_names)}) "
+                                f"and {len(op.params)} parameter(s), got {len(args)} positional")
+            kwargs.update(zip(free, extra))
+            args = args[:nin]
+        return invoke(op, list(args), kwargs, out)
+
+    if fn is None:
         def fn(*args, out=None, **kwargs):
-            if len(args) < nin:
-                args = list(args)
-                for n in input_names[len(args):]:
-                    if n not in kwargs:
-                        raise TypeError(f"{name}: missing input '{n}'")
-                    args.append(kwargs.pop(n))
-            elif len(args) > nin:
-                # MXNet's generated functions take parameters positionally after the inputs
-                extra = args[nin:]
-                free = [p.name for p in op.params if p.name not in kwargs]
-                if len(extra) > len(free):
-                    raise TypeError(f"{name}: takes {nin} input(s) ({', '.join(input_names)}) "
-                                    f"and {len(op.params)} parameter(s), got {len(args)} positional")
-                kwargs.update(zip(free, extra))
-                args = args[:nin]
-            return invoke(op, list(args), kwargs, out)
+            return _general(args, out, kwargs)
 
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in input_names]
     if op.variadic:
