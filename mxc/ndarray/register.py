@@ -72,10 +72,16 @@ def run(op, inputs, attrs, out=None, ctx=None):
             _forward_recorded(op, attrs, inputs, outputs)
         else:
             op.forward(attrs, inputs, outputs)
-        return outputs[0] if len(outputs) == 1 else outputs
+        nvis = len(outputs) if op.num_visible_outputs is None else op.n_visible(attrs)
+        if nvis == 1:
+            return outputs[0]
+        return outputs if nvis == len(outputs) else outputs[:nvis]
     outputs = [out] if isinstance(out, NDArray) else list(out)
-    if len(outputs) != len(oshapes):
-        raise ValueError(f"{op.name}: out= needs {len(oshapes)} arrays, got {len(outputs)}")
+    nvis = len(oshapes) if op.num_visible_outputs is None else op.n_visible(attrs)
+    if len(outputs) != nvis:
+        raise ValueError(f"{op.name}: out= needs {nvis} arrays, got {len(outputs)}")
+    # hidden outputs (kept for the gradient, as MXNet's) get fresh arrays
+    outputs += [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes[nvis:], odtypes[nvis:])]
     for o, s, d in zip(outputs, oshapes, odtypes):
         if o.shape != tuple(s):
             raise ValueError(f"{op.name}: out= has shape {o.shape}, the result has shape {tuple(s)}")
@@ -139,13 +145,7 @@ def make_function(op, name):
         fn = None
 
     def _general(args, out, kwargs):
-        if len(args) < nin:
-            args = list(args)
-            for n in input_names[len(args):]:
-                if n not in kwargs:
-                    raise TypeError(f"{name}: missing input '{n}'")
-                args.append(kwargs.pop(n))
-        elif len(args) > nin:
+        if len(args) > nin:
             # MXNet's generated functions take parameters positionally after the inputs
             extra = args[nin:]
             free = [p.name for p in op.params if p.name not in kwargs]
@@ -154,7 +154,25 @@ def make_function(op, name):
                                 f"and {len(op.params)} parameter(s), got {len(args)} positional")
             kwargs.update(zip(free, extra))
             args = args[:nin]
-        return invoke(op, list(args), kwargs, out)
+        given = list(args) + [kwargs.pop(n, None) for n in input_names[len(args):]]
+        if op.input_names is None:
+            if len(given) < nin or any(g is None for g in given):
+                missing = [n for n, g in zip(input_names, given + [None] * nin) if g is None]
+                raise TypeError(f"{name}: missing input '{missing[0]}'")
+            return invoke(op, given, kwargs, out)
+        # inputs that depend on parameters (no_bias, use_sequence_length): None or left out
+        # means absent, as in MXNet's generated functions
+        wanted = op.input_names(op.parse({k: v for k, v in kwargs.items()
+                                          if k not in ("ctx", "name")}))
+        by_name = dict(zip(input_names, given))
+        for n in wanted:
+            if by_name.get(n) is None:
+                raise TypeError(f"{name}: missing input '{n}'")
+        extra = [n for n, g in by_name.items() if g is not None and n not in wanted]
+        if extra:
+            raise TypeError(f"{name}: input(s) {extra} given but not used with these parameters "
+                            f"(it takes {list(wanted)})")
+        return invoke(op, [by_name[n] for n in wanted], kwargs, out)
 
     if fn is None:
         def fn(*args, out=None, **kwargs):

@@ -46,12 +46,13 @@ class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
-                 "infer_inputs", "open_params")
+                 "infer_inputs", "open_params", "input_names", "num_visible_outputs")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
-                 infer_inputs=None, open_params=False):
+                 infer_inputs=None, open_params=False, input_names=None,
+                 num_visible_outputs=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -75,6 +76,12 @@ class OpDef:
         # open_params: keyword arguments beyond `params` are kept as strings (Custom passes
         # them to the user's CustomOpProp, as MXNet does)
         self.open_params = open_params
+        # input_names(attrs) -> the inputs used with these parameters (FullyConnected without
+        # bias takes (data, weight)); None: always all of `inputs`
+        self.input_names = input_names
+        # outputs beyond the visible ones are kept for the gradient and not returned (Dropout's
+        # mask); int or callable(attrs); None: all outputs are visible
+        self.num_visible_outputs = num_visible_outputs
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call
@@ -109,6 +116,12 @@ class OpDef:
 
     def n_out(self, attrs):
         return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+
+    def n_visible(self, attrs):
+        v = self.num_visible_outputs
+        if v is None:
+            return self.n_out(attrs)
+        return v(attrs) if callable(v) else v
 
     def __repr__(self):
         return f"<OpDef {self.name}>"
