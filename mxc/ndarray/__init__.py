@@ -12,3 +12,4 @@ from . import methods as _methods
 _register.populate(globals())
 _methods.attach(NDArray)
 install_operators()
+from . import random  # noqa: F401
