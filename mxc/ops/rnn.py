@@ -1,0 +1,288 @@
+"""The fused RNN operator (alias _npx_rnn) with MXNet 1.9.1's packed parameter vector.
+
+RNN(data, parameters, state, state_cell, sequence_length; state_size, num_layers,
+bidirectional=False, mode, p=0, state_outputs=False, projection_size=None,
+lstm_state_clip_min/max=None, lstm_state_clip_nan=False, use_sequence_length=False).
+Inputs as MXNet lists them: state_cell only for mode="lstm", sequence_length only with
+use_sequence_length. Layout TNC: data (T, N, I) -> out (T, N, D*R) with D = 2 when
+bidirectional, R = projection_size or state_size; with state_outputs also hy (L*D, N, R) and,
+for LSTM, cy (L*D, N, H).
+
+``parameters`` is MXNet's single 1-D vector (what Gluon's _rnn_param_concat builds and what
+.params files saved by MXNet hold): every weight first, for each layer, for each direction
+(left then right): i2h weight (G*H, in), h2h weight (G*H, R), and with a projection h2r weight
+(P, H); then every bias in the same order: i2h bias (G*H,), h2h bias (G*H,). G gates per mode,
+in cuDNN's order: LSTM i, f, g (c~), o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h +
+b_hn)) and h' = (1 - z) * n + z * h; rnn_relu / rnn_tanh one gate.
+
+Implementation: a composite of registered operators (autograd differentiates through the
+parts). Per layer and direction the input projection of every time step is one GEMM
+(FullyConnected on (T, N, in)); each step then adds one (N, R) x (R, G*H) product.
+
+Beyond MXNet's CPU operator (which refuses them): use_sequence_length (cuDNN's semantics:
+steps past an item's length give zero output and leave the state alone, the reverse direction
+starts at the item's last valid step), LSTM state clipping (the cell state is clipped after each
+update; NaNs follow ``clip``), and the gradient of an LSTM with a projection (MXNet's CPU code
+runs projections in inference only). Dropout (p > 0) between layers in training uses the Dropout
+operator, applied to the outputs of every layer but the last.
+"""
+import numpy as np
+
+from ..base import MXNetError
+from .params import Param
+from .registry import OpDef, register, is_training
+
+_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+_FLOATS = ("float16", "float32", "float64")
+
+_PARAMS = (
+    Param("state_size", int, required=True),
+    Param("num_layers", int, required=True),
+    Param("bidirectional", bool, False),
+    Param("mode", str, required=True, choices=tuple(_GATES)),
+    Param("p", float, 0.0),
+    Param("state_outputs", bool, False),
+    Param("projection_size", int, None, optional=True),
+    Param("lstm_state_clip_min", float, None, optional=True),
+    Param("lstm_state_clip_max", float, None, optional=True),
+    Param("lstm_state_clip_nan", bool, False),
+    Param("use_sequence_length", bool, False),
+)
+
+
+def input_names(attrs):
+    """The inputs this configuration takes, as MXNet's ListRnnInputNames."""
+    names = ["data", "parameters", "state"]
+    if attrs["mode"] == "lstm":
+        names.append("state_cell")
+    if attrs["use_sequence_length"]:
+        names.append("sequence_length")
+    return names
+
+
+def _num_outputs(attrs):
+    if not attrs["state_outputs"]:
+        return 1
+    return 3 if attrs["mode"] == "lstm" else 2
+
+
+def _dims(attrs):
+    H = attrs["state_size"]
+    P = attrs["projection_size"]
+    return H, P, (P if P else H), attrs["num_layers"], 2 if attrs["bidirectional"] else 1
+
+
+def param_layout(attrs, input_size):
+    """Offsets into the packed vector: a list (layer-major, direction-minor) of dicts
+    name -> (offset, shape) for "wi", "wh", ("wr",) "bi", "bh"; and the vector's length."""
+    H, P, R, L, D = _dims(attrs)
+    G = _GATES[attrs["mode"]] * H
+    off, entries = 0, []
+    for layer in range(L):
+        ni = input_size if layer == 0 else R * D
+        for _ in range(D):
+            e = {"wi": (off, (G, ni))}
+            off += G * ni
+            e["wh"] = (off, (G, R))
+            off += G * R
+            if P:
+                e["wr"] = (off, (P, H))
+                off += P * H
+            entries.append(e)
+    for e in entries:
+        e["bi"] = (off, (G,))
+        e["bh"] = (off + G, (G,))
+        off += 2 * G
+    return entries, off
+
+
+def _check_attrs(attrs):
+    H, P, R, L, D = _dims(attrs)
+    mode = attrs["mode"]
+    if H < 1 or L < 1:
+        raise ValueError(f"RNN: state_size and num_layers must be positive, got {H} and {L}")
+    if not 0.0 <= attrs["p"] < 1.0:
+        raise ValueError(f"RNN: dropout p must be in [0, 1), got {attrs['p']}")
+    if P is not None:
+        if mode != "lstm":
+            raise ValueError("RNN: projection_size is only supported for mode='lstm'")
+        if not 0 < P <= H:
+            raise ValueError(f"RNN: projection_size must be in [1, state_size={H}], got {P}")
+    lo, hi = attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"]
+    if lo is not None or hi is not None:
+        if mode != "lstm":
+            raise ValueError("RNN: state clipping is only supported for mode='lstm'")
+        if lo is None or hi is None:
+            raise ValueError("RNN: lstm_state_clip_min and lstm_state_clip_max must be given together")
+        if hi < lo:
+            raise ValueError(f"RNN: lstm_state_clip_max ({hi}) must be >= lstm_state_clip_min ({lo})")
+
+
+def _expected_shapes(attrs, dshape):
+    H, P, R, L, D = _dims(attrs)
+    T, N, I = dshape
+    _, size = param_layout(attrs, I)
+    exp = {"parameters": (size,), "state": (L * D, N, R), "state_cell": (L * D, N, H),
+           "sequence_length": (N,)}
+    return exp
+
+
+def _infer_inputs(attrs, shapes):
+    _check_attrs(attrs)
+    names = input_names(attrs)
+    shapes = list(shapes)
+    if len(shapes) != len(names):
+        raise ValueError(f"RNN: expected {len(names)} inputs ({', '.join(names)}), got {len(shapes)}")
+    if shapes[0] is None:
+        return shapes
+    if len(shapes[0]) != 3:
+        raise ValueError(f"RNN: data must be 3-D (sequence length, batch, input size), got "
+                         f"shape {tuple(shapes[0])}")
+    exp = _expected_shapes(attrs, tuple(shapes[0]))
+    for i, n in enumerate(names[1:], 1):
+        if shapes[i] is None:
+            shapes[i] = exp[n]
+    return shapes
+
+
+def _infer(attrs, shapes, dtypes):
+    _check_attrs(attrs)
+    names = input_names(attrs)
+    if len(shapes) != len(names):
+        raise ValueError(f"RNN: expected {len(names)} inputs ({', '.join(names)}) for mode="
+                         f"{attrs['mode']!r}, use_sequence_length={attrs['use_sequence_length']}; "
+                         f"got {len(shapes)}")
+    d = tuple(shapes[0])
+    if len(d) != 3:
+        raise ValueError(f"RNN: data must be 3-D (sequence length, batch, input size), got shape {d}")
+    if min(d) < 1:
+        raise ValueError(f"RNN: data shape {d} has an empty axis")
+    exp = _expected_shapes(attrs, d)
+    for i, n in enumerate(names[1:], 1):
+        if tuple(shapes[i]) != exp[n]:
+            extra = " (the packed weights then biases of every layer and direction)" \
+                if n == "parameters" else ""
+            raise ValueError(f"RNN: {n} must have shape {exp[n]}{extra} for data {d}, "
+                             f"state_size={attrs['state_size']}, num_layers={attrs['num_layers']}, "
+                             f"bidirectional={attrs['bidirectional']}, mode={attrs['mode']!r}; "
+                             f"got {tuple(shapes[i])}")
+    dt = [np.dtype(t).name for t in dtypes]
+    if dt[0] not in _FLOATS:
+        raise ValueError(f"RNN: data must be float16, float32 or float64, got {dt[0]}")
+    for i, n in enumerate(names[1:], 1):
+        if n != "sequence_length" and dt[i] != dt[0]:
+            raise ValueError(f"RNN: {n} has dtype {dt[i]}, data has {dt[0]}; they must agree")
+    H, P, R, L, D = _dims(attrs)
+    T, N, _ = d
+    out = [(T, N, D * R)]
+    if attrs["state_outputs"]:
+        out.append((L * D, N, R))
+        if attrs["mode"] == "lstm":
+            out.append((L * D, N, H))
+    return out, [dtypes[0]] * len(out)
+
+
+def _list(x):
+    return x if isinstance(x, (list, tuple)) else [x]
+
+
+def _composite(F, attrs, *inputs):
+    _infer(attrs, [x.shape for x in inputs], [x.dtype for x in inputs])
+    mode = attrs["mode"]
+    H, P, R, L, D = _dims(attrs)
+    G = _GATES[mode] * H
+    x, params, h0 = inputs[0], inputs[1], inputs[2]
+    c0 = inputs[3] if mode == "lstm" else None
+    seqlen = inputs[-1] if attrs["use_sequence_length"] else None
+    T, N, I = x.shape
+    entries, _ = param_layout(attrs, I)
+    lo, hi = attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"]
+    clip = lo is not None
+
+    def piece(spec):
+        off, shape = spec
+        n = 1
+        for s in shape:
+            n *= s
+        v = F.slice_axis(params, axis=0, begin=off, end=off + n)
+        return F.reshape(v, shape=shape)
+
+    h_init = _list(F.split(h0, num_outputs=L * D, axis=0, squeeze_axis=True))
+    c_init = _list(F.split(c0, num_outputs=L * D, axis=0, squeeze_axis=True)) if c0 is not None \
+        else None
+    masks = None
+    if seqlen is not None:
+        masks = [seqlen > t for t in range(T)]        # (N,): step t is inside the item
+
+    layer_in = x
+    hy, cy = [], []
+    for layer in range(L):
+        if layer > 0 and attrs["p"] > 0 and is_training():
+            layer_in = F.Dropout(layer_in, p=attrs["p"])
+        dir_outs = []
+        for d in range(D):
+            idx = layer * D + d
+            e = entries[idx]
+            wi, wh, bi, bh = piece(e["wi"]), piece(e["wh"]), piece(e["bi"]), piece(e["bh"])
+            wr = piece(e["wr"]) if P else None
+            if mode == "gru":
+                xp = F.FullyConnected(layer_in, wi, bi, num_hidden=G, flatten=False)
+            else:       # both biases act on every step alike: fold them into the projection
+                xp = F.FullyConnected(layer_in, wi, bi + bh, num_hidden=G, flatten=False)
+            xs = _list(F.split(xp, num_outputs=T, axis=0, squeeze_axis=True))
+            h = h_init[idx]
+            c = c_init[idx] if c_init is not None else None
+            outs = [None] * T
+            for t in (range(T) if d == 0 else range(T - 1, -1, -1)):
+                if mode == "gru":
+                    hh = F.FullyConnected(h, wh, bh, num_hidden=G)
+                    xr, xz, xn = F.split(xs[t], num_outputs=3, axis=1)
+                    hr, hz, hn = F.split(hh, num_outputs=3, axis=1)
+                    r = F.sigmoid(xr + hr)
+                    z = F.sigmoid(xz + hz)
+                    n = F.tanh(xn + r * hn)
+                    h_new = n + z * (h - n)
+                    c_new = None
+                else:
+                    gates = xs[t] + F.dot(h, wh, transpose_b=True)
+                    if mode == "lstm":
+                        gi, gf, gg, go = F.split(gates, num_outputs=4, axis=1)
+                        c_new = F.sigmoid(gf) * c + F.sigmoid(gi) * F.tanh(gg)
+                        if clip:
+                            c_new = F.clip(c_new, a_min=lo, a_max=hi)
+                        h_new = F.sigmoid(go) * F.tanh(c_new)
+                        if P:
+                            h_new = F.dot(h_new, wr, transpose_b=True)
+                    else:
+                        h_new = F.relu(gates) if mode == "rnn_relu" else F.tanh(gates)
+                        c_new = None
+                if masks is not None:
+                    m = masks[t]
+                    outs[t] = F.where(m, h_new, F.zeros_like(h_new))
+                    h = F.where(m, h_new, h)
+                    if c_new is not None:
+                        c = F.where(m, c_new, c)
+                else:
+                    outs[t] = h = h_new
+                    if c_new is not None:
+                        c = c_new
+            hy.append(h)
+            if c is not None:
+                cy.append(c)
+            dir_outs.append(F.stack(*outs, axis=0) if T > 1 else F.expand_dims(outs[0], axis=0))
+        layer_in = dir_outs[0] if D == 1 else F.concat(*dir_outs, dim=2)
+    if not attrs["state_outputs"]:
+        return layer_in
+    res = [layer_in, F.stack(*hy, axis=0)]
+    if mode == "lstm":
+        res.append(F.stack(*cy, axis=0))
+    return res
+
+
+register(OpDef("RNN", aliases=("_npx_rnn",),
+               inputs=("data", "parameters", "state", "state_cell", "sequence_length"),
+               params=_PARAMS, infer=_infer, infer_inputs=_infer_inputs, composite=_composite,
+               num_outputs=_num_outputs, input_names=input_names,
+               doc="Multi-layer (bidirectional) rnn_relu / rnn_tanh / LSTM / GRU over data (T, N, "
+                   "I) with MXNet's packed `parameters` vector; returns out (T, N, D*R) and with "
+                   "state_outputs the final states."))
