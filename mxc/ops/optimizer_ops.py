@@ -1,0 +1,452 @@
+"""Optimizer update operators with MXNet 1.9.1's names, parameters and formulas: sgd_update,
+sgd_mom_update, nag_mom_update, adam_update, rmsprop_update, rmspropalex_update, ftrl_update,
+ftml_update, signsgd_update, signum_update, lamb_update_phase1/2, _sparse_adagrad_update,
+_adamw_update, their mixed-precision forms (mp_*: float16 weights with float32 master copies and
+states) and the multi-tensor forms (multi_*, preloaded_multi_*, _multi_*adamw_update).
+
+Each update is one fused kernel pass per parameter (mxc/ops/cpu/optimizer_ops.pyx,
+csrc/kernels/optimizer_ops.h). The weight output is normally the weight itself (``out=weight``,
+as MXNet's Python optimizers call them; declared in ``inplace``); states (mom, mean, var, n, z,
+weight32, ...) are inputs updated in place (``mutate``), so they are pushed as kernel outputs
+too. No operator here has a gradient.
+
+MXNet's float parameters are C floats: every one is rounded to float32 before it reaches a
+kernel (FTML's epsilon is a double in MXNet and stays one). Arrays are dense: the row_sparse
+(lazy) forms are the dense ones with every row present, and lazy_update is accepted and has no
+effect.
+"""
+import ast
+import math
+
+import numpy as np
+
+from .params import Param
+from .registry import OpDef, register, kernel_forward
+
+_FLOATS = ("float16", "float32", "float64")
+_MAX_INPLACE = 64        # multi-tensor ops: weight i may be written in place for i < this
+
+
+def _f32(v):
+    return float(np.float32(v))
+
+
+def _floats(op, name, v, n):
+    """A tuple of n floats from MXNet's Tuple<float> attribute (tuple, list, number or string)."""
+    if isinstance(v, str):
+        s = v.strip()
+        try:
+            v = ast.literal_eval(s) if s not in ("", "()", "[]") else ()
+        except (ValueError, SyntaxError):
+            raise ValueError(f"{op}: parameter '{name}': cannot parse {v!r}") from None
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        v = (v,)
+    try:
+        t = tuple(_f32(x) for x in v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: parameter '{name}' must be a tuple of numbers, got {v!r}") from None
+    if len(t) != n:
+        raise ValueError(f"{op}: parameter '{name}' has {len(t)} values, num_weights is {n}")
+    return t
+
+
+# ---- shape and dtype inference -------------------------------------------------------------
+
+def _dt(d):
+    return np.dtype(d)
+
+
+def _check(op, shapes, dtypes, names, fp32=(), weight_dtypes=_FLOATS, base=0):
+    """Every input has the weight's shape; inputs not in fp32 have the weight's dtype, those in
+    fp32 are float32. Returns the weight's (shape, dtype)."""
+    ws, wd = tuple(shapes[base]), _dt(dtypes[base])
+    if wd.name not in weight_dtypes:
+        raise ValueError(f"{op}: {names[0]} has dtype {wd.name}; expected one of {weight_dtypes}")
+    for k, nm in enumerate(names):
+        s, d = tuple(shapes[base + k]), _dt(dtypes[base + k])
+        if s != ws:
+            raise ValueError(f"{op}: {nm} has shape {s}, {names[0]} has shape {ws}")
+        want = np.dtype(np.float32) if k in fp32 else wd
+        if d != want:
+            raise ValueError(f"{op}: {nm} has dtype {d.name}, expected {want.name}")
+    return ws, wd
+
+
+def _infer_single(op, names, fp32=(), weight_dtypes=_FLOATS, out_dtype=None):
+    def infer(attrs, shapes, dtypes):
+        if len(shapes) != len(names):
+            raise ValueError(f"{op}: takes {len(names)} inputs ({', '.join(names)}), got {len(shapes)}")
+        ws, wd = _check(op, shapes, dtypes, names, fp32, weight_dtypes)
+        return [ws], [np.dtype(out_dtype) if out_dtype else wd]
+    return infer
+
+
+# ---- forwards -----------------------------------------------------------------------------
+
+def _single_forward(kname, mutate, fattr, iattr=None, name=None):
+    """Push kernel `kname` reading every input and writing [out] + the mutated inputs."""
+    fwd = kernel_forward("optimizer_ops", "opt:" + kname, name=name,
+                         attrs=lambda a, i, o: (iattr(a) if iattr else (), fattr(a)))
+
+    def forward(attrs, inputs, outputs):
+        fwd(attrs, inputs, [outputs[0]] + [inputs[k] for k in mutate])
+    return forward
+
+
+# ---- common parameters -------------------------------------------------------------------
+
+def _lr():
+    return Param("lr", float, required=True, doc="Learning rate")
+
+
+_WD = Param("wd", float, 0.0, doc="Weight decay")
+_RS = Param("rescale_grad", float, 1.0, doc="Rescale gradient to grad = rescale_grad*grad.")
+_CG = Param("clip_gradient", float, -1.0,
+            doc="Clip gradient to [-clip_gradient, clip_gradient]; negative turns clipping off.")
+_LAZY = Param("lazy_update", bool, True, doc="Lazy update for row_sparse gradients (no effect on "
+                                             "dense arrays).")
+_MOM = Param("momentum", float, 0.0, doc="The decay rate of momentum estimates at each epoch.")
+
+_SGD_PARAMS = (_lr(), _WD, _RS, _CG, _LAZY)
+_SGDMOM_PARAMS = (_lr(), _MOM, _WD, _RS, _CG, _LAZY)
+_NAG_PARAMS = (_lr(), _MOM, _WD, _RS, _CG)
+
+
+def _reg(name, inputs, params, kname, mutate, fattr, iattr=None, aliases=(), fp32=(),
+         weight_dtypes=_FLOATS, out_dtype=None, doc=""):
+    register(OpDef(name, aliases=aliases, inputs=inputs, params=params,
+                   infer=_infer_single(name, inputs, fp32, weight_dtypes, out_dtype),
+                   forward=_single_forward(kname, mutate, fattr, iattr, name),
+                   inplace=((0, 0),) if out_dtype is None else (), mutate=mutate, doc=doc))
+
+
+def _sgd_f(a):
+    return tuple(_f32(a[k]) for k in ("lr", "wd", "rescale_grad", "clip_gradient"))
+
+
+def _msgd_f(a):
+    return tuple(_f32(a[k]) for k in ("lr", "wd", "momentum", "rescale_grad", "clip_gradient"))
+
+
+_reg("sgd_update", ("weight", "grad"), _SGD_PARAMS, "sgd", (), _sgd_f,
+     aliases=("_sparse_sgd_update",),
+     doc="SGD: weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*grad).")
+_reg("sgd_mom_update", ("weight", "grad", "mom"), _SGDMOM_PARAMS, "msgd", (2,), _msgd_f,
+     iattr=lambda a: (1, -1), aliases=("_sparse_sgd_mom_update",),
+     doc="Momentum SGD: mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); "
+         "weight += mom.")
+_reg("mp_sgd_update", ("weight", "grad", "weight32"), _SGD_PARAMS, "mp_sgd", (2,), _sgd_f,
+     fp32=(2,), doc="sgd_update on the float32 master copy weight32; weight gets its cast.")
+_reg("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGDMOM_PARAMS, "mp_msgd",
+     (2, 3), _msgd_f, iattr=lambda a: (1, -1), fp32=(2, 3),
+     doc="sgd_mom_update on the float32 master copy weight32 with a float32 mom.")
+_reg("nag_mom_update", ("weight", "grad", "mom"), _NAG_PARAMS, "nag", (2,), _msgd_f,
+     doc="Nesterov momentum SGD.")
+_reg("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"), _NAG_PARAMS, "mp_nag", (2, 3),
+     _msgd_f, fp32=(2, 3), doc="nag_mom_update on the float32 master copy weight32.")
+
+_reg("ftml_update", ("weight", "grad", "d", "v", "z"),
+     (_lr(), Param("beta1", float, 0.6), Param("beta2", float, 0.999),
+      Param("epsilon", float, 1e-8), Param("t", int, required=True), _WD, _RS,
+      Param("clip_grad", float, -1.0)),
+     "ftml", (2, 3, 4),
+     lambda a: (_f32(a["lr"]), _f32(a["beta1"]), _f32(a["beta2"]), float(a["epsilon"]),
+                float(a["t"]), _f32(a["wd"]), _f32(a["rescale_grad"]), _f32(a["clip_grad"])),
+     doc="FTML (Follow the Moving Leader) update.")
+
+_reg("adam_update", ("weight", "grad", "mean", "var"),
+     (_lr(), Param("beta1", float, 0.9), Param("beta2", float, 0.999),
+      Param("epsilon", float, 1e-8), _WD, _RS, _CG, _LAZY),
+     "adam", (2, 3),
+     lambda a: tuple(_f32(a[k]) for k in ("lr", "beta1", "beta2", "epsilon", "wd",
+                                          "rescale_grad", "clip_gradient")),
+     aliases=("_sparse_adam_update",),
+     doc="Adam: mean, var updated in place; weight -= lr*mean/(sqrt(var) + epsilon).")
+
+_reg("rmsprop_update", ("weight", "grad", "n"),
+     (_lr(), Param("gamma1", float, 0.95), Param("epsilon", float, 1e-8), _WD, _RS, _CG,
+      Param("clip_weights", float, -1.0)),
+     "rmsprop", (2,),
+     lambda a: tuple(_f32(a[k]) for k in ("lr", "gamma1", "epsilon", "wd", "rescale_grad",
+                                          "clip_gradient", "clip_weights")),
+     doc="RMSProp (Tieleman & Hinton).")
+
+_reg("rmspropalex_update", ("weight", "grad", "n", "g", "delta"),
+     (_lr(), Param("gamma1", float, 0.95), Param("gamma2", float, 0.9),
+      Param("epsilon", float, 1e-8), _WD, _RS, _CG, Param("clip_weights", float, -1.0)),
+     "rmspropalex", (2, 3, 4),
+     lambda a: tuple(_f32(a[k]) for k in ("lr", "gamma1", "gamma2", "epsilon", "wd",
+                                          "rescale_grad", "clip_gradient", "clip_weights")),
+     doc="RMSProp as in Graves (2013), with momentum.")
+
+_reg("ftrl_update", ("weight", "grad", "z", "n"),
+     (_lr(), Param("lamda1", float, 0.01), Param("beta", float, 1.0), _WD, _RS, _CG),
+     "ftrl", (2, 3),
+     lambda a: tuple(_f32(a[k]) for k in ("lr", "lamda1", "beta", "wd", "rescale_grad",
+                                          "clip_gradient")),
+     aliases=("_sparse_ftrl_update",), doc="FTRL-Proximal update.")
+
+_reg("signsgd_update", ("weight", "grad"), (_lr(), _WD, _RS, _CG), "signsgd", (),
+     lambda a: (_f32(a["lr"]), _f32(a["wd"])),
+     doc="signSGD: weight = (1 - lr*wd)*weight - lr*sign(grad).")
+
+_reg("signum_update", ("weight", "grad", "mom"),
+     (_lr(), _MOM, _WD, _RS, _CG, Param("wd_lh", float, 0.0)), "signum", (2,),
+     lambda a: tuple(_f32(a[k]) for k in ("lr", "momentum", "wd", "rescale_grad",
+                                          "clip_gradient", "wd_lh")),
+     doc="Signum: sign of the momentum.")
+
+
+# ---- LAMB ---------------------------------------------------------------------------------
+
+_LAMB1_PARAMS = (Param("beta1", float, 0.9), Param("beta2", float, 0.999),
+                 Param("epsilon", float, 1e-6), Param("t", int, required=True),
+                 Param("bias_correction", bool, True), Param("wd", float, required=True), _RS, _CG)
+
+
+def _lamb1_f(a):
+    b1, b2, t = _f32(a["beta1"]), _f32(a["beta2"]), a["t"]
+    # MXNet: std::pow(float, int) is a double pow, then stored in the compute type
+    return (b1, b2, _f32(a["epsilon"]), _f32(a["wd"]), _f32(a["rescale_grad"]),
+            _f32(a["clip_gradient"]), math.pow(b1, t), math.pow(b2, t))
+
+
+_reg("lamb_update_phase1", ("weight", "grad", "mean", "var"), _LAMB1_PARAMS, "lamb1", (2, 3),
+     _lamb1_f, iattr=lambda a: (int(a["bias_correction"]),),
+     doc="LAMB phase 1: updates mean and var in place; returns the direction g.")
+_reg("mp_lamb_update_phase1", ("weight", "grad", "mean", "var", "weight32"), _LAMB1_PARAMS,
+     "mp_lamb1", (2, 3), _lamb1_f, iattr=lambda a: (int(a["bias_correction"]),), fp32=(2, 3, 4),
+     weight_dtypes=("float16",), out_dtype="float32",
+     doc="lamb_update_phase1 for float16 weights with float32 states and master copy.")
+
+_LAMB2_PARAMS = (_lr(), Param("lower_bound", float, -1.0), Param("upper_bound", float, -1.0))
+
+
+def _lamb2_infer(op, mp):
+    names = ("weight", "g", "r1", "r2") + (("weight32",) if mp else ())
+
+    def infer(attrs, shapes, dtypes):
+        if len(shapes) != len(names):
+            raise ValueError(f"{op}: takes {len(names)} inputs ({', '.join(names)}), got {len(shapes)}")
+        ws, wd = tuple(shapes[0]), _dt(dtypes[0])
+        if wd.name not in _FLOATS:
+            raise ValueError(f"{op}: weight has dtype {wd.name}; expected one of {_FLOATS}")
+        for k in (1, 4) if mp else (1,):
+            if tuple(shapes[k]) != ws:
+                raise ValueError(f"{op}: {names[k]} has shape {tuple(shapes[k])}, weight has shape {ws}")
+        for k in (2, 3):
+            if len(shapes[k]) == 0 or shapes[k][0] != 1:
+                raise ValueError(f"{op}: {names[k]} must have shape (1,), got {tuple(shapes[k])}")
+        for k in range(1, len(names)):
+            want = np.dtype(np.float32) if mp else wd
+            if _dt(dtypes[k]) != want:
+                raise ValueError(f"{op}: {names[k]} has dtype {_dt(dtypes[k]).name}, expected {want.name}")
+        return [ws], [wd]
+    return infer
+
+
+for _name, _mp in (("lamb_update_phase2", False), ("mp_lamb_update_phase2", True)):
+    register(OpDef(_name, inputs=("weight", "g", "r1", "r2") + (("weight32",) if _mp else ()),
+                   params=_LAMB2_PARAMS, infer=_lamb2_infer(_name, _mp),
+                   forward=_single_forward("mp_lamb2" if _mp else "lamb2", (),
+                                           lambda a: tuple(_f32(a[k]) for k in
+                                                           ("lr", "lower_bound", "upper_bound")),
+                                           name=_name),
+                   inplace=((0, 0),), mutate=(4,) if _mp else (),
+                   doc="LAMB phase 2: weight -= lr * r1/r2 * g (trust ratio from the norms r1 of "
+                       "the weight and r2 of g; r1 clipped to [lower_bound, upper_bound])."))
+
+
+# ---- AdaGrad ------------------------------------------------------------------------------
+
+def _adagrad_infer(attrs, shapes, dtypes):
+    if attrs["wd"] != 0:
+        raise ValueError("_sparse_adagrad_update: sparse adagrad_update does not support wd")
+    return _infer_single("_sparse_adagrad_update", ("weight", "grad", "history"))(attrs, shapes, dtypes)
+
+
+register(OpDef("_sparse_adagrad_update", inputs=("weight", "grad", "history"),
+               params=(_lr(), Param("epsilon", float, 1e-7), _WD, _RS, _CG),
+               infer=_adagrad_infer,
+               forward=_single_forward("adagrad", (2,),
+                                       lambda a: tuple(_f32(a[k]) for k in
+                                                       ("lr", "epsilon", "rescale_grad",
+                                                        "clip_gradient")),
+                                       name="_sparse_adagrad_update"),
+               inplace=((0, 0),), mutate=(2,),
+               doc="AdaGrad (MXNet's row_sparse update; here on dense arrays, every row present): "
+                   "history += g^2; weight -= lr*g/sqrt(history + epsilon)."))
+
+
+# ---- AdamW (contrib) ----------------------------------------------------------------------
+
+_ADAMW_PARAMS = (_lr(), Param("beta1", float, 0.9), Param("beta2", float, 0.999),
+                 Param("epsilon", float, 1e-8), _WD, Param("eta", float, required=True), _CG)
+
+
+def _adamw_f(a):
+    return tuple(_f32(a[k]) for k in ("lr", "beta1", "beta2", "epsilon", "wd", "eta",
+                                      "clip_gradient"))
+
+
+def _adamw_infer(op, mp):
+    names = ("weight", "grad", "mean", "var") + (("weight32",) if mp else ())
+
+    def infer(attrs, shapes, dtypes):
+        if len(shapes) != len(names) + 1:
+            raise ValueError(f"{op}: takes {len(names) + 1} inputs ({', '.join(names)}, "
+                             f"rescale_grad), got {len(shapes)}")
+        ws, wd = _check(op, shapes, dtypes, names, (2, 3, 4) if mp else ())
+        if _dt(dtypes[-1]) != np.float32 or int(np.prod(shapes[-1])) < 1:
+            raise ValueError(f"{op}: rescale_grad must be a float32 array of at least one "
+                             f"element, got {_dt(dtypes[-1]).name} {tuple(shapes[-1])}")
+        return [ws], [wd]
+    return infer
+
+
+for _name, _mp in (("_adamw_update", False), ("_mp_adamw_update", True)):
+    _ins = ("weight", "grad", "mean", "var") + (("weight32",) if _mp else ()) + ("rescale_grad",)
+    register(OpDef(_name, inputs=_ins, params=_ADAMW_PARAMS, infer=_adamw_infer(_name, _mp),
+                   forward=_single_forward("mp_adamw" if _mp else "adamw",
+                                           (2, 3, 4) if _mp else (2, 3), _adamw_f,
+                                           iattr=lambda a: (0,), name=_name),
+                   inplace=((0, 0),), mutate=(2, 3, 4) if _mp else (2, 3),
+                   doc="AdamW: decoupled weight decay, "
+                       "weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight); the update is "
+                       "skipped when rescale_grad (an array) is NaN, inf or 0."))
+
+
+# ---- multi-tensor forms -------------------------------------------------------------------
+# One kernel pass per weight (MXNet runs one kernel over all of them; the values are the same).
+
+def _multi_infer(op, stride, fp32, extra, tuples):
+    """extra: trailing inputs after the per-weight groups ("lrs_wds" or "scale" or None)."""
+    def infer(attrs, shapes, dtypes):
+        n = attrs["num_weights"]
+        if n < 1:
+            raise ValueError(f"{op}: num_weights must be at least 1, got {n}")
+        n_extra = {"lrs_wds": 2, "scale": 1, None: 0}[extra]
+        if len(shapes) != stride * n + n_extra:
+            raise ValueError(f"{op}: num_weights={n} needs {stride * n + n_extra} inputs, "
+                             f"got {len(shapes)}")
+        for t in tuples:
+            _floats(op, t, attrs[t], n)
+        out_s, out_d = [], []
+        for i in range(n):
+            nm = tuple(f"{x}_{i}" for x in _multi_names(stride, fp32))
+            s, d = _check(op, shapes, dtypes, nm, fp32, _FLOATS, base=stride * i)
+            out_s.append(s)
+            out_d.append(d)
+        if extra == "lrs_wds":
+            for k, nm in ((stride * n, "lrs"), (stride * n + 1, "wds")):
+                if int(np.prod(shapes[k])) != n or _dt(dtypes[k]) != np.float32:
+                    raise ValueError(f"{op}: {nm} must be a float32 array of num_weights={n} "
+                                     f"values, got {_dt(dtypes[k]).name} {tuple(shapes[k])}")
+        if extra == "scale" and (_dt(dtypes[-1]) != np.float32 or int(np.prod(shapes[-1])) < 1):
+            raise ValueError(f"{op}: rescale_grad must be a float32 array, got "
+                             f"{_dt(dtypes[-1]).name} {tuple(shapes[-1])}")
+        return out_s, out_d
+    return infer
+
+
+def _multi_names(stride, fp32):
+    if stride == 5:
+        return ("weight", "grad", "mean", "var", "weight32")
+    if stride == 4 and 3 in fp32 and 2 in fp32:
+        return ("weight", "grad", "mom", "weight32")
+    if stride == 4:
+        return ("weight", "grad", "mean", "var")
+    if stride == 3:
+        return ("weight", "grad", "weight32") if 2 in fp32 else ("weight", "grad", "mom")
+    return ("weight", "grad")
+
+
+def _multi_sgd_forward(op, stride, mp, has_mom, preloaded):
+    import importlib
+    from .._core.handle import push_kernel
+    from .registry import _NTHREADS
+    kname = "opt:mp_msgd" if mp else "opt:msgd"
+    bname = op.encode()
+    table = {}
+
+    def forward(a, inputs, outputs):
+        if not table:
+            table.update(importlib.import_module("mxc.ops.cpu.optimizer_ops").KERNELS[kname])
+        n = a["num_weights"]
+        lrs = wds = None
+        if not preloaded:
+            lrs, wds = _floats(op, "lrs", a["lrs"], n), _floats(op, "wds", a["wds"], n)
+        mo = _f32(a.get("momentum", 0.0))
+        rs, cg = _f32(a["rescale_grad"]), _f32(a["clip_gradient"])
+        tail = list(inputs[stride * n:])
+        for i in range(n):
+            grp = list(inputs[stride * i: stride * (i + 1)])
+            outs = [outputs[i]] + grp[2:]
+            fa = (lrs[i] if lrs else 0.0, wds[i] if wds else 0.0, mo, rs, cg)
+            ia = (1 if has_mom else 0, i if preloaded else -1)
+            push_kernel(table[grp[0]._dcode], grp + tail, outs, ia, fa, bname, _NTHREADS)
+    return forward
+
+
+def _multi_adamw_forward(op, stride, mp):
+    import importlib
+    from .._core.handle import push_kernel
+    from .registry import _NTHREADS
+    kname = "opt:mp_adamw" if mp else "opt:adamw"
+    bname = op.encode()
+    table = {}
+
+    def forward(a, inputs, outputs):
+        if not table:
+            table.update(importlib.import_module("mxc.ops.cpu.optimizer_ops").KERNELS[kname])
+        n = a["num_weights"]
+        lrs, wds, etas = (_floats(op, k, a[k], n) for k in ("lrs", "wds", "etas"))
+        b1, b2, eps, cg = (_f32(a[k]) for k in ("beta1", "beta2", "epsilon", "clip_gradient"))
+        scale = inputs[-1]
+        for i in range(n):
+            grp = list(inputs[stride * i: stride * (i + 1)])
+            fa = (lrs[i], b1, b2, eps, wds[i], etas[i], cg)
+            push_kernel(table[grp[0]._dcode], grp + [scale], [outputs[i]] + grp[2:], (1,), fa,
+                        bname, _NTHREADS)
+    return forward
+
+
+_NUMW = Param("num_weights", int, 1, doc="Number of updated weights.")
+_LRS = Param("lrs", str, required=True, doc="Learning rates (a tuple of floats).")
+_WDS = Param("wds", str, required=True, doc="Weight decays (a tuple of floats).")
+
+
+def _reg_multi(name, stride, params, forward, fp32=(), extra=None, tuples=("lrs", "wds"), doc=""):
+    register(OpDef(name, inputs=(), variadic="num_weights", params=params,
+                   num_outputs=lambda a: a["num_weights"],
+                   infer=_multi_infer(name, stride, fp32, extra, tuples), forward=forward,
+                   inplace=tuple((stride * i, i) for i in range(_MAX_INPLACE)), doc=doc))
+
+
+for _name, _stride, _mp, _mom, _pre in (
+        ("multi_sgd_update", 2, False, False, False),
+        ("multi_sgd_mom_update", 3, False, True, False),
+        ("multi_mp_sgd_update", 3, True, False, False),
+        ("multi_mp_sgd_mom_update", 4, True, True, False),
+        ("preloaded_multi_sgd_update", 2, False, False, True),
+        ("preloaded_multi_sgd_mom_update", 3, False, True, True),
+        ("preloaded_multi_mp_sgd_update", 3, True, False, True),
+        ("preloaded_multi_mp_sgd_mom_update", 4, True, True, True)):
+    _fp = tuple(range(2, _stride)) if _mp else ()
+    _params = (() if _pre else (_LRS, _WDS)) + ((_MOM,) if _mom else ()) + (_RS, _CG, _NUMW)
+    _reg_multi(_name, _stride, _params, _multi_sgd_forward(_name, _stride, _mp, _mom, _pre),
+               fp32=_fp, extra="lrs_wds" if _pre else None, tuples=() if _pre else ("lrs", "wds"),
+               doc="Momentum SGD on num_weights (weight, grad[, mom][, weight32]) groups"
+                   + (", learning rates and weight decays in the last two (float32) inputs"
+                      if _pre else "") + ": mom = momentum*mom - lr*wd*w - lr*clip(rescale_grad*g);"
+                   " w += mom.")
+
+_MADAMW_PARAMS = (_LRS, Param("beta1", float, 0.9), Param("beta2", float, 0.999),
+                  Param("epsilon", float, 1e-8), _WDS,
+                  Param("etas", str, required=True, doc="Learning rate schedule multipliers."),
+                  _CG, _NUMW)
+for _name, _stride, _mp in (("_multi_adamw_update", 4, False), ("_multi_mp_adamw_update", 5, True)):
+    _reg_multi(_name, _stride, _MADAMW_PARAMS, _multi_adamw_forward(_name, _stride, _mp),
+               fp32=(2, 3, 4) if _mp else (), extra="scale", tuples=("lrs", "wds", "etas"),
+               doc="AdamW on num_weights (weight, grad, mean, var[, weight32]) groups; the last "
+                   "input is rescale_grad (skips the update when NaN, inf or 0).")
