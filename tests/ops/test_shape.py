@@ -138,7 +138,7 @@ def test_every_registered_op_is_tested():
     """Each OpDef appears in one of the family tests (by any of its names)."""
     import pathlib
     from mxc.ops import registry
-    text = "".join(p.read_text() for p in pathlib.Path(__file__).parent.glob("test_*.py"))
+    text = "".join(p.read_text() for p in pathlib.Path(__file__).parent.parent.rglob("test_*.py"))
     missing = [op.name for op in registry.all_ops()
                if not any(f'"{n}"' in text or f"'{n}'" in text or f"nd.{n}(" in text
                           for n in (op.name,) + op.aliases
