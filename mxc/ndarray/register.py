@@ -167,10 +167,11 @@ def make_function(op, name):
         by_name = dict(zip(input_names, given))
         for n in wanted:
             if by_name.get(n) is None:
-                raise TypeError(f"{name}: missing input '{n}'")
+                raise ValueError(f"{name}: missing input '{n}' (these parameters take "
+                                 f"{list(wanted)})")
         extra = [n for n, g in by_name.items() if g is not None and n not in wanted]
         if extra:
-            raise TypeError(f"{name}: input(s) {extra} given but not used with these parameters "
+            raise ValueError(f"{name}: input(s) {extra} given but not used with these parameters "
                             f"(it takes {list(wanted)})")
         return invoke(op, [by_name[n] for n in wanted], kwargs, out)
 

@@ -1,0 +1,237 @@
+"""Activation and LeakyReLU: forward against numpy in every float dtype, gradients against
+central differences (float64), MXNet 1.9.1 golden values and gradients
+(tests/data/activation_golden.npz, written by tests/data/make_activation_golden.py; the softmax
+and loss tests read the same file through `golden_cases`/`check_golden`)."""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.base import MXNetError
+from mxc.ops import registry
+from mxc.ops.activation import gamma_view
+
+from .oputil import check_forward, check_grad
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "activation_golden.npz")
+_G = None
+
+
+def _golden():
+    global _G
+    if _G is None:
+        _G = dict(np.load(GOLDEN))
+    return _G
+
+
+def golden_cases(ops):
+    """Names of the golden cases whose operator is in `ops`."""
+    g = _golden()
+    return sorted(k[:-3] for k in g if k.endswith("/op") and str(g[k]) in ops)
+
+
+def check_golden(name, rtol=1e-4, atol=1e-5, skip_outputs=()):
+    """mxc's outputs and input gradients (op.grad with MXNet's head gradient) equal MXNet's."""
+    g = _golden()
+    opname = str(g[f"{name}/op"])
+    kw = json.loads(str(g[f"{name}/kw"]))
+    ins = []
+    while f"{name}/in{len(ins)}" in g:
+        ins.append(g[f"{name}/in{len(ins)}"])
+    nd_in = [mx.nd.array(a, dtype=a.dtype) for a in ins]
+    res = getattr(mx.nd, opname)(*nd_in, **kw)
+    outs = res if isinstance(res, list) else [res]
+    for j, o in enumerate(outs):
+        if j in skip_outputs:
+            continue
+        np.testing.assert_allclose(o.asnumpy(), g[f"{name}/out{j}"], rtol=rtol, atol=atol,
+                                   err_msg=f"{name} output {j}")
+    wrt = [i for i in range(len(ins)) if f"{name}/grad{i}" in g]
+    if not wrt:
+        return
+    op = registry.get(opname)
+    heads = [mx.nd.array(g[f"{name}/head{j}"], dtype=outs[j].dtype) for j in range(len(outs))]
+    grads = op.grad(mx.nd, op.parse(dict(kw)), nd_in, outs, heads)
+    for i in wrt:
+        np.testing.assert_allclose(grads[i].asnumpy(), g[f"{name}/grad{i}"], rtol=rtol, atol=atol,
+                                   err_msg=f"{name} gradient of input {i}")
+
+
+FLOATS = [np.float16, np.float32, np.float64]
+SELU_A, SELU_L = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_erf = np.vectorize(math.erf)
+
+ACT_REF = {
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh,
+    "softrelu": lambda x: np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20)))),
+    "softsign": lambda x: x / (1 + np.abs(x)),
+}
+
+
+def _data(rng, shape, dtype):
+    x = rng.uniform(-3, 3, size=shape)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("act", sorted(ACT_REF))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_activation_forward(act, dtype, rng):
+    x = _data(rng, (3, 5, 2), dtype)
+    check_forward("Activation", [x], {"act_type": act},
+                  ACT_REF[act](x.astype(np.float64)).astype(dtype))
+
+
+@pytest.mark.parametrize("act", sorted(ACT_REF))
+def test_activation_grad(act, rng):
+    x = rng.uniform(-3, 3, size=(2, 3))
+    x[np.abs(x) < 0.05] = 0.5         # keep away from relu's kink
+    check_grad("Activation", [x], {"act_type": act}, rng)
+
+
+def test_activation_large_parallel(rng):
+    x = _data(rng, (300, 1000), np.float32)
+    y = mx.nd.Activation(mx.nd.array(x), act_type="softrelu").asnumpy()
+    np.testing.assert_allclose(y, ACT_REF["softrelu"](x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_activation_errors():
+    with pytest.raises(ValueError, match="Activation.*act_type"):
+        mx.nd.Activation(mx.nd.ones((2, 2)), act_type="swish")
+    with pytest.raises(ValueError, match="Activation.*float"):
+        mx.nd.Activation(mx.nd.ones((2, 2), dtype="int32"), act_type="relu")
+    with pytest.raises(ValueError, match="Activation.*act_type"):
+        mx.nd.Activation(mx.nd.ones((2, 2)))
+
+
+def _leaky_ref(x, t, slope=0.25, gamma=None):
+    if t == "leaky":
+        return np.where(x > 0, x, x * slope)
+    if t == "elu":
+        return np.where(x > 0, x, slope * np.expm1(x))
+    if t == "selu":
+        return SELU_L * np.where(x > 0, x, SELU_A * np.expm1(x))
+    if t == "gelu":
+        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    if t == "prelu":
+        return np.where(x > 0, x, x * gamma)
+    raise AssertionError(t)
+
+
+@pytest.mark.parametrize("t", ["leaky", "elu", "selu", "gelu"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_leaky_forward(t, dtype, rng):
+    x = _data(rng, (2, 3, 4), dtype)
+    check_forward("LeakyReLU", [x], {"act_type": t, "slope": 0.3},
+                  _leaky_ref(x.astype(np.float64), t, 0.3).astype(dtype))
+
+
+@pytest.mark.parametrize("t", ["leaky", "elu", "gelu"])
+def test_leaky_grad(t, rng):
+    x = rng.uniform(-2, 2, size=(2, 3))
+    x[np.abs(x) < 0.05] = 0.5
+    check_grad("LeakyReLU", [x], {"act_type": t, "slope": 0.3}, rng)
+
+
+def test_selu_grad_is_mxnet_formula(rng):
+    # MXNet 1.9.1 differentiates selu as L * (A + y) for y <= 0 (not L * A * exp(x)); the true
+    # derivative holds on the positive side
+    x = np.array([[-1.0, -0.2, 0.5, 2.0]])
+    y = SELU_L * np.where(x > 0, x, SELU_A * np.expm1(x))
+    g = registry.get("LeakyReLU").grad(mx.nd, registry.get("LeakyReLU").parse({"act_type": "selu"}),
+                                       [mx.nd.array(x, dtype=np.float64)],
+                                       [mx.nd.array(y, dtype=np.float64)],
+                                       [mx.nd.ones((1, 4), dtype=np.float64)])[0].asnumpy()
+    np.testing.assert_allclose(g, SELU_L * np.where(y > 0, 1, SELU_A + y), rtol=1e-12)
+    check_grad("LeakyReLU", [np.abs(rng.standard_normal((2, 3))) + 0.1], {"act_type": "selu"}, rng)
+
+
+@pytest.mark.parametrize("dshape,gshape", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((2, 3, 2, 2), (2, 3)),
+                                           ((4,), (4,))])
+def test_prelu(dshape, gshape, rng):
+    x = _data(rng, dshape, np.float32)
+    gam = rng.uniform(0.1, 0.5, size=gshape).astype(np.float32)
+    g0, g1 = gamma_view(dshape, gshape)[3:]
+    full = gam.reshape((g0, g1) + (1,) * (len(dshape) - 2)) if len(dshape) > 1 else gam
+    check_forward("LeakyReLU", [x, gam], {"act_type": "prelu"},
+                  _leaky_ref(x, "prelu", gamma=full).astype(np.float32))
+    x64 = rng.uniform(-2, 2, size=dshape)
+    x64[np.abs(x64) < 0.05] = 0.5
+    check_grad("LeakyReLU", [x64, gam.astype(np.float64)], {"act_type": "prelu"}, rng)
+
+
+def test_prelu_gamma_keyword_and_infer_inputs():
+    x = mx.nd.array([[-1.0, 2.0], [-3.0, 4.0]])
+    y = mx.nd.LeakyReLU(x, gamma=mx.nd.array([0.5, 0.1]), act_type="prelu")
+    assert y.asnumpy().tolist() == [[-0.5, 2.0], [-1.5, 4.0]]      # gamma runs along axis 1
+    op = registry.get("LeakyReLU")
+    assert op.infer_inputs(op.parse({"act_type": "prelu"}), [(5, 7, 3), None]) == [(5, 7, 3), (7,)]
+
+
+def test_leaky_errors():
+    x = mx.nd.ones((2, 3))
+    with pytest.raises(ValueError, match="LeakyReLU.*gamma"):
+        mx.nd.LeakyReLU(x, act_type="prelu")
+    with pytest.raises(ValueError, match="LeakyReLU.*gamma"):
+        mx.nd.LeakyReLU(x, mx.nd.ones((3, 3)), act_type="prelu")
+    with pytest.raises(ValueError, match="LeakyReLU.*gamma"):
+        mx.nd.LeakyReLU(x, mx.nd.ones((3,)), act_type="leaky")
+    with pytest.raises(ValueError, match="LeakyReLU.*act_type"):
+        mx.nd.LeakyReLU(x, act_type="swish")
+
+
+def test_rrelu_inference(rng):
+    x = _data(rng, (3, 4), np.float32)
+    out, mask = mx.nd.LeakyReLU(mx.nd.array(x), act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
+    s = np.float32(0.2)
+    np.testing.assert_allclose(out.asnumpy(), np.where(x > 0, x, x * s), rtol=1e-6)
+    np.testing.assert_allclose(mask.asnumpy(), np.full((3, 4), s), rtol=1e-6)
+    xd = rng.uniform(-2, 2, size=(2, 3))
+    xd[np.abs(xd) < 0.05] = 0.5
+    check_grad("LeakyReLU", [xd], {"act_type": "rrelu"}, rng)
+
+
+def test_rrelu_training_uses_random_slopes(rng):
+    try:
+        registry.get("_random_uniform")
+    except MXNetError:
+        pytest.skip("_random_uniform is not registered yet")
+    from mxc._core import modes
+    x = -np.abs(_data(rng, (50, 40), np.float32)) - 0.1
+    prev = modes.set_training(True)
+    try:
+        out, mask = mx.nd.LeakyReLU(mx.nd.array(x), act_type="rrelu")
+    finally:
+        modes.set_training(prev)
+    m = mask.asnumpy()
+    assert m.min() >= 0.125 and m.max() < 0.334 and m.std() > 0.01
+    np.testing.assert_allclose(out.asnumpy(), x * m, rtol=1e-6)
+    op = registry.get("LeakyReLU")
+    g = op.grad(mx.nd, op.parse({"act_type": "rrelu"}), [mx.nd.array(x)], [out, mask],
+                [mx.nd.ones(x.shape), mx.nd.zeros(x.shape)])[0]
+    np.testing.assert_allclose(g.asnumpy(), m, rtol=1e-6)
+
+
+def test_backward_ops_have_no_second_order():
+    op = registry.get("_backward_Activation")
+    with pytest.raises(MXNetError, match="_backward_Activation"):
+        op.grad(mx.nd, op.parse({"act_type": "relu"}), [], [], [])
+
+
+@pytest.mark.parametrize("name", golden_cases({"Activation", "LeakyReLU"}))
+def test_golden(name):
+    check_golden(name, skip_outputs=(1,) if name == "rrelu_infer" else ())
+
+
+def test_backward_kernels_direct(rng):
+    x = _data(rng, (2, 3), np.float32)
+    g = _data(rng, (2, 3), np.float32)
+    y = mx.nd._backward_Activation(mx.nd.array(g), mx.nd.array(x), act_type="softsign")
+    np.testing.assert_allclose(y.asnumpy(), g / (1 + np.abs(x)) ** 2, rtol=1e-6)
+    d, dg = mx.nd._backward_LeakyReLU(mx.nd.array(g), mx.nd.array(x), mx.nd.array([0.2, 0.3]),
+                                      act_type="prelu")
+    assert d.shape == (2, 3) and dg.shape == (2,)
