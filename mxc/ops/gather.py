@@ -1,0 +1,426 @@
+"""Gather/scatter operators: pick (+ _backward_pick), gather_nd (+ _backward_gather_nd),
+scatter_nd, _scatter_set_nd, _contrib_boolean_mask, _ravel_multi_index, _unravel_index,
+_histogram, argmax_channel, Embedding (+ _backward_Embedding).
+
+Kernels: mxc/ops/cpu/gather.pyx (csrc/kernels/gather.h); Embedding's forward is the "take" kernel
+of mxc/ops/cpu/shape.pyx with clipped indices. Index inputs may be any numeric dtype."""
+import ast
+
+import numpy as np
+
+from .params import Param
+from .registry import OpDef, register, kernel_forward, copy_then_inplace
+
+_PICK_MODES = {"clip": 0, "wrap": 1}
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+# ---- pick ------------------------------------------------------------------------------------------
+def _pick_axis(op, nd, axis):
+    if axis is None:
+        raise ValueError(f"{op}: axis=None is not supported (as MXNet 1.9.1); give an axis")
+    if not -nd <= axis < nd:
+        raise ValueError(f"{op}: axis {axis} is out of range for an array of {nd} dimensions")
+    return axis % nd
+
+
+def _pick_infer(a, s, d):
+    data, idx = tuple(s[0]), tuple(s[1])
+    if not data:
+        raise ValueError("pick: data must have at least one dimension")
+    ax = _pick_axis("pick", len(data), a["axis"])
+    keep = data[:ax] + (1,) + data[ax + 1:]
+    drop = data[:ax] + data[ax + 1:]
+    if idx not in (keep, drop) and not (not drop and idx == (1,)):
+        raise ValueError(f"pick: index shape {idx} must be {drop} or {keep} for data {data} "
+                         f"and axis {ax}")
+    out = keep if a["keepdims"] else drop
+    return [out if out else (1,)], [d[0]]
+
+
+def _pick_attrs(a, i, o):
+    x = i[0]
+    ax = a["axis"] % x.ndim
+    return (_prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:]), 1,
+            _PICK_MODES[a["mode"]]), ()
+
+
+def _pick_grad(F, a, i, o, g):
+    data, idx = i
+    return [F._backward_pick(g[0], idx, data, axis=a["axis"], keepdims=a["keepdims"], mode=a["mode"]),
+            F.zeros_like(idx)]
+
+
+_PICK_PARAMS = (Param("axis", int, -1, optional=True), Param("keepdims", bool, False),
+                Param("mode", str, "clip", choices=tuple(_PICK_MODES)))
+
+register(OpDef("pick", inputs=("data", "index"), params=_PICK_PARAMS, infer=_pick_infer,
+               forward=kernel_forward("gather", "take_along", name="pick", attrs=_pick_attrs),
+               grad=_pick_grad,
+               doc="Elements of `data` at `index` along `axis` (clip or wrap out-of-range)."))
+
+
+def _bpick_k(data, idx, ax):
+    """How many positions per (pre, post) the index holds: 1 (pick) or idx.shape[ax]."""
+    if len(idx) == len(data) and all(idx[j] == data[j] for j in range(len(data)) if j != ax):
+        return idx[ax]
+    return 1
+
+
+def _bpick_infer(a, s, d):
+    og, idx, data = (tuple(x) for x in s)
+    ax = _pick_axis("_backward_pick", len(data), a["axis"])
+    k = _bpick_k(data, idx, ax)
+    if k == 1 and _prod(idx) != _prod(data) // max(data[ax], 1) or _prod(og) != _prod(idx):
+        raise ValueError(f"_backward_pick: gradient {og} and index {idx} do not fit data {data} "
+                         f"along axis {ax}")
+    return [data], [d[0]]
+
+
+def _bpick_attrs(a, i, o):
+    data, idx = i[2], i[1]
+    ax = a["axis"] % data.ndim
+    k = _bpick_k(data.shape, idx.shape, ax)
+    return (_prod(data.shape[:ax]), data.shape[ax], _prod(data.shape[ax + 1:]), k,
+            _PICK_MODES[a["mode"]]), ()
+
+
+def _bpick_grad(F, a, i, o, g):
+    og, idx, data = i
+    ax = a["axis"] % data.ndim
+    k = _bpick_k(data.shape, idx.shape, ax)
+    if k == 1:
+        gg = F.pick(g[0], idx.reshape(og.shape) if idx.shape == og.shape else idx, axis=ax,
+                    keepdims=og.ndim == data.ndim, mode=a["mode"])
+    else:
+        gg = F._take_along_axis(g[0], idx, axis=ax, mode=a["mode"])
+    return [gg.reshape(og.shape), F.zeros_like(idx), F.zeros_like(data)]
+
+
+register(OpDef("_backward_pick", inputs=("ograd", "index", "data"), params=_PICK_PARAMS,
+               infer=_bpick_infer,
+               forward=kernel_forward("gather", "put_along", name="_backward_pick",
+                                      attrs=_bpick_attrs),
+               grad=_bpick_grad,
+               doc="Gradient of pick (and of topk/sort values): zeros shaped like `data` with "
+                   "`ograd` added at `index` along `axis` (`data` gives only the shape). An "
+                   "index with data's ndim holds several positions per row."))
+
+
+def _tal_infer(a, s, d):
+    data, idx = tuple(s[0]), tuple(s[1])
+    ax = _pick_axis("_take_along_axis", len(data), a["axis"])
+    if len(idx) != len(data) or any(idx[j] != data[j] for j in range(len(data)) if j != ax):
+        raise ValueError(f"_take_along_axis: index {idx} must match data {data} but on axis {ax}")
+    return [idx], [d[0]]
+
+
+def _tal_attrs(a, i, o):
+    x, idx = i
+    ax = a["axis"] % x.ndim
+    return (_prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:]), idx.shape[ax],
+            _PICK_MODES[a["mode"]]), ()
+
+
+register(OpDef("_take_along_axis", inputs=("data", "index"),
+               params=(Param("axis", int, -1), Param("mode", str, "clip", choices=tuple(_PICK_MODES))),
+               infer=_tal_infer,
+               forward=kernel_forward("gather", "take_along", name="_take_along_axis", attrs=_tal_attrs),
+               grad=lambda F, a, i, o, g: [F._backward_pick(g[0], i[1], i[0], axis=a["axis"],
+                                                            mode=a["mode"]), F.zeros_like(i[1])],
+               doc="numpy's take_along_axis (several positions per row); the inverse of "
+                   "_backward_pick, used by its gradient."))
+
+
+# ---- gather_nd / scatter_nd ----------------------------------------------------------------------
+def _nd_index(op, idx, target):
+    if len(idx) < 2:
+        raise ValueError(f"{op}: indices must have at least 2 dimensions, got shape {idx}")
+    M = idx[0]
+    if M > len(target):
+        raise ValueError(f"{op}: indices address {M} dimensions, more than the {len(target)} of "
+                         f"{target}")
+    if M > 10:
+        raise ValueError(f"{op}: indexing along more than 10 dimensions is not supported")
+    return M
+
+
+def _gather_nd_infer(a, s, d):
+    data, idx = tuple(s[0]), tuple(s[1])
+    M = _nd_index("gather_nd", idx, data)
+    return [idx[1:] + data[M:]], [d[0]]
+
+
+def _gather_nd_grad(F, a, i, o, g):
+    data, idx = i
+    return [F._backward_gather_nd(g[0], idx, shape=data.shape), F.zeros_like(idx)]
+
+
+register(OpDef("gather_nd", inputs=("data", "indices"), infer=_gather_nd_infer,
+               forward=kernel_forward("gather", "gather_nd", name="gather_nd",
+                                      attrs=lambda a, i, o: ((i[1].shape[0],), ())),
+               grad=_gather_nd_grad,
+               doc="Gather slices of `data` at the index tuples in the first axis of `indices` "
+                   "(negative indices count from the end; others out of range are an error)."))
+
+
+def _scatter_nd_check(op, data, idx, shape):
+    M = _nd_index(op, idx, shape)
+    want = idx[1:] + tuple(shape[M:])
+    if tuple(data) != want:
+        raise ValueError(f"{op}: data of shape {data} does not fit indices {idx} and output "
+                         f"shape {tuple(shape)} (expected {want})")
+
+
+def _scatter_nd_infer(op):
+    def infer(a, s, d):
+        shape = tuple(a["shape"])
+        _scatter_nd_check(op, s[0], s[1], shape)
+        return [shape], [d[0]]
+    return infer
+
+
+def _scatter_nd_forward(name, add):
+    return kernel_forward("gather", "scatter_nd", name=name,
+                          attrs=lambda a, i, o: ((i[1].shape[0], add, 0, 0), ()))
+
+
+register(OpDef("scatter_nd", inputs=("data", "indices"), params=(Param("shape", "shape", required=True),),
+               infer=_scatter_nd_infer("scatter_nd"), forward=_scatter_nd_forward("scatter_nd", 0),
+               grad=lambda F, a, i, o, g: [F.gather_nd(g[0], i[1]), F.zeros_like(i[1])],
+               doc="Zeros of `shape` with `data` written at the index tuples of `indices` "
+                   "(for duplicates the last one wins)."))
+register(OpDef("_backward_gather_nd", inputs=("data", "indices"),
+               params=(Param("shape", "shape", required=True),),
+               infer=_scatter_nd_infer("_backward_gather_nd"),
+               forward=_scatter_nd_forward("_backward_gather_nd", 1),
+               grad=lambda F, a, i, o, g: [F.gather_nd(g[0], i[1]), F.zeros_like(i[1])],
+               doc="Like scatter_nd, but duplicate index tuples add up (gather_nd's gradient)."))
+
+
+def _scatter_set_nd_infer(a, s, d):
+    lhs, rhs, idx = (tuple(x) for x in s)
+    if tuple(a["shape"]) not in ((), lhs):
+        raise ValueError(f"_scatter_set_nd: shape {a['shape']} differs from lhs {lhs}")
+    _scatter_nd_check("_scatter_set_nd", rhs, idx, lhs)
+    return [lhs], [d[0]]
+
+
+def _scatter_set_nd_grad(F, a, i, o, g):
+    lhs, rhs, idx = i
+    keep = F._scatter_set_nd(g[0], F.zeros_like(rhs), idx, shape=lhs.shape)
+    return [keep, F.gather_nd(g[0], idx), F.zeros_like(idx)]
+
+
+register(OpDef("_scatter_set_nd", inputs=("lhs", "rhs", "indices"),
+               params=(Param("shape", "shape", ()),), infer=_scatter_set_nd_infer,
+               forward=copy_then_inplace(
+                   kernel_forward("gather", "scatter_nd", name="_scatter_set_nd",
+                                  attrs=lambda a, i, o: ((i[2].shape[0], 0, 1, 0), ())),
+                   "_scatter_set_nd"),
+               inplace=((0, 0),), grad=_scatter_set_nd_grad,
+               doc="lhs with the elements at the index tuples of `indices` set to rhs."))
+
+
+# ---- Embedding ---------------------------------------------------------------------------------
+def _emb_check(a):
+    if a["input_dim"] < 1 or a["output_dim"] < 1:
+        raise ValueError(f"Embedding: input_dim and output_dim must be >= 1, got {a['input_dim']} "
+                         f"and {a['output_dim']}")
+
+
+def _emb_infer_inputs(a, s):
+    _emb_check(a)
+    s = list(s)
+    if len(s) > 1 and s[1] is None:
+        s[1] = (a["input_dim"], a["output_dim"])
+    return s
+
+
+def _emb_infer(a, s, d):
+    _emb_check(a)
+    data, w = tuple(s[0]), tuple(s[1])
+    if w != (a["input_dim"], a["output_dim"]):
+        raise ValueError(f"Embedding: weight has shape {w}, expected "
+                         f"{(a['input_dim'], a['output_dim'])}")
+    if np.dtype(d[1]) != np.dtype(a["dtype"]):
+        raise ValueError(f"Embedding: weight has dtype {np.dtype(d[1]).name}, but dtype is {a['dtype']}")
+    return [data + (a["output_dim"],)], [d[1]]
+
+
+def _emb_forward():
+    take = kernel_forward("shape", "take", name="Embedding",
+                          key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
+                          attrs=lambda a, i, o: ((0, 0), ()))
+
+    def forward(a, inputs, outputs):
+        data, weight = inputs
+        take(a, [weight, data], outputs)
+    return forward
+
+
+def _emb_grad(F, a, i, o, g):
+    data, weight = i
+    return [None, F._backward_Embedding(g[0], data, input_dim=a["input_dim"],
+                                        output_dim=a["output_dim"])]
+
+
+_EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, required=True),
+               Param("dtype", "dtype", "float32"), Param("sparse_grad", bool, False))
+
+register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer=_emb_infer,
+               infer_inputs=_emb_infer_inputs, forward=_emb_forward(), grad=_emb_grad,
+               doc="Rows of `weight` (input_dim x output_dim) at the indices in `data` (clipped "
+                   "into range). The weight's gradient is dense (sparse_grad is accepted; sparse "
+                   "storage is not there yet)."))
+
+
+def _bemb_infer(a, s, d):
+    og, data = tuple(s[0]), tuple(s[1])
+    if og != data + (a["output_dim"],):
+        raise ValueError(f"_backward_Embedding: gradient {og} does not fit data {data} and "
+                         f"output_dim {a['output_dim']}")
+    return [(a["input_dim"], a["output_dim"])], [d[0]]
+
+
+def _bemb_forward():
+    scat = kernel_forward("gather", "scatter_nd", name="_backward_Embedding",
+                          attrs=lambda a, i, o: ((1, 1, 0, 1), ()))
+
+    def forward(a, inputs, outputs):
+        og, data = inputs
+        n = data.size
+        scat(a, [og.reshape((n, a["output_dim"])), data.reshape((1, n))], outputs)
+    return forward
+
+
+register(OpDef("_backward_Embedding", inputs=("ograd", "data"), params=_EMB_PARAMS,
+               infer=_bemb_infer, forward=_bemb_forward(),
+               grad=lambda F, a, i, o, g: [F.Embedding(i[1], g[0], input_dim=a["input_dim"],
+                                                       output_dim=a["output_dim"],
+                                                       dtype=np.dtype(g[0].dtype).name),
+                                           None],
+               doc="Embedding's weight gradient: the rows of `ograd` added at the (clipped) "
+                   "indices of `data`."))
+
+
+# ---- boolean_mask ----------------------------------------------------------------------------
+def _boolean_mask(F, a, data, index):
+    if a["axis"] != 0:
+        raise ValueError(f"_contrib_boolean_mask: only axis 0 is supported (as MXNet), got {a['axis']}")
+    if index.ndim != 1 or not data.ndim or index.shape[0] != data.shape[0]:
+        raise ValueError(f"_contrib_boolean_mask: index must be 1-D of length {data.shape[:1]}, "
+                         f"got shape {index.shape}")
+    rows = np.flatnonzero(index.asnumpy()).astype(np.int64)      # the result's shape needs them
+    n = data.shape[0]
+    rest = data.shape[1:]
+    w = data.reshape((n, max(_prod(rest), 1) if rest else 1))
+    pos = F.array(rows, ctx=data.context, dtype=np.int64)
+    out = F.Embedding(pos, w, input_dim=n, output_dim=w.shape[1], dtype=np.dtype(data.dtype).name)
+    return out.reshape((len(rows),) + tuple(rest))
+
+
+register(OpDef("_contrib_boolean_mask", aliases=("_npi_boolean_mask",), inputs=("data", "index"),
+               params=(Param("axis", int, 0),), composite=_boolean_mask,
+               doc="The rows of `data` where `index` is non-zero (shape (0, ...) when none is); "
+                   "the result's shape depends on the values, so this waits for `index`."))
+
+
+# ---- ravel / unravel ---------------------------------------------------------------------------
+def _ravel_shape(op, a):
+    shape = tuple(a["shape"])
+    if not shape:
+        raise ValueError(f"{op}: empty shape parameter")
+    if len(shape) > 30:
+        raise ValueError(f"{op}: at most 30 dimensions, got {len(shape)}")
+    return shape
+
+
+def _ravel_infer(a, s, d):
+    shape = _ravel_shape("ravel_multi_index", a)
+    x = tuple(s[0])
+    if len(x) != 2 or x[0] != len(shape):
+        raise ValueError(f"ravel_multi_index: input must be 2-D with {len(shape)} rows, got {x}")
+    return [(x[1],)], [d[0]]
+
+
+def _unravel_infer(a, s, d):
+    shape = _ravel_shape("unravel_index", a)
+    x = tuple(s[0])
+    if len(x) != 1:
+        raise ValueError(f"unravel_index: input must be 1-D, got {x}")
+    return [(len(shape), x[0])], [d[0]]
+
+
+for _name, _alias, _infer, _k in [("_ravel_multi_index", "ravel_multi_index", _ravel_infer, "ravel"),
+                                  ("_unravel_index", "unravel_index", _unravel_infer, "unravel")]:
+    register(OpDef(_name, aliases=(_alias,), params=(Param("shape", "shape", ()),), infer=_infer,
+                   forward=kernel_forward("gather", _k, name=_name,
+                                          attrs=lambda a, i, o: ((len(a["shape"]),) + tuple(a["shape"]), ())),
+                   grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
+                   doc="Flat indices from multi-indices (rows of the input) in an array of `shape`."
+                   if _k == "ravel" else "Multi-indices (rows of the result) from flat indices "
+                                          "in an array of `shape`."))
+
+
+# ---- histogram ---------------------------------------------------------------------------------
+def _hist_range(a):
+    r = a["range"]
+    if r is None:
+        return None
+    try:
+        v = ast.literal_eval(r) if isinstance(r, str) else r
+        lo, hi = (float(x) for x in v)
+    except (ValueError, SyntaxError, TypeError):
+        raise ValueError(f"_histogram: range must be a pair of numbers, got {r!r}") from None
+    if lo > hi:
+        raise ValueError(f"_histogram: range {r} must have min <= max")
+    return lo, hi
+
+
+def _hist_infer(a, s, d):
+    has_cnt, rng = a["bin_cnt"] is not None, _hist_range(a)
+    if has_cnt != (rng is not None):
+        raise ValueError("_histogram: bin_cnt and range must both be given or neither")
+    if has_cnt:
+        if len(s) != 1:
+            raise ValueError("_histogram: with bin_cnt, give no bins input")
+        if a["bin_cnt"] < 1:
+            raise ValueError(f"_histogram: bin_cnt must be >= 1, got {a['bin_cnt']}")
+        B = a["bin_cnt"]
+        return [(B,), (B + 1,)], [np.dtype(np.int64), d[0]]
+    if len(s) != 2:
+        raise ValueError("_histogram: give a bins input (bin edges) or bin_cnt and range")
+    b = tuple(s[1])
+    if len(b) != 1 or b[0] < 2:
+        raise ValueError(f"_histogram: bins must be 1-D with at least 2 edges, got shape {b}")
+    if np.dtype(d[1]) != np.dtype(d[0]):
+        raise ValueError(f"_histogram: bins dtype {np.dtype(d[1]).name} differs from data "
+                         f"{np.dtype(d[0]).name}")
+    return [(b[0] - 1,), b], [np.dtype(np.int64), d[0]]
+
+
+def _hist_attrs(a, i, o):
+    B = o[0].shape[0]
+    if len(i) == 2:
+        return (1, B), ()
+    lo, hi = _hist_range(a)
+    return (0, B), (lo, hi)
+
+
+register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"),
+               input_names=lambda a: ("data",) if a["bin_cnt"] is not None else ("data", "bins"),
+               params=(Param("bin_cnt", int, None, optional=True), Param("range", str, None, optional=True)),
+               infer=_hist_infer, num_outputs=2,
+               forward=kernel_forward("gather", "histogram", name="_histogram", attrs=_hist_attrs),
+               doc="Counts (int64) of `data` in bins given as edges (`bins` input) or as "
+                   "`bin_cnt` equal bins over `range`; also returns the edges. The last bin is "
+                   "closed; values outside are ignored."))
+
+
+# ---- argmax_channel ----------------------------------------------------------------------------
+register(OpDef("argmax_channel", composite=lambda F, a, x: F.argmax(x, axis=1),
+               doc="argmax along axis 1 (in the input's dtype, as MXNet 1.9.1)."))
