@@ -16,10 +16,9 @@ from ._core import handle as _handle
 from ._core import modes as _modes
 from ._core import tape as _tape
 from .base import MXNetError
+from .ndarray import NDArray  # noqa: F401
 
-__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
-           "get_symbol"]
+# no __all__: as MXNet's module, `from mxnet.autograd import *` also brings NDArray
 
 is_recording = _modes.is_recording
 is_training = _modes.is_training
@@ -138,6 +137,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             nd.elemwise_add(info.grad, g, out=info.grad)
         else:
             nd._copyto(g, out=info.grad)
+        info.fresh = True
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

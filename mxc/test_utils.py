@@ -13,29 +13,13 @@ import sys
 
 import numpy as np
 
+import mxc as mx  # noqa: F401  (exported by star-imports, as MXNet's)
 from . import ndarray as _nd
 from .base import MXNetError
 from .context import Context, cpu, current_context
 from .ndarray import NDArray
 
-__all__ = [
-    "default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
-    "get_atol", "get_rtol", "get_etol", "get_tolerance", "get_tols", "effective_dtype",
-    "random_arrays", "random_uniform_arrays", "random_sample", "rand_shape_2d", "rand_shape_3d",
-    "rand_shape_nd", "rand_coord_2d", "rand_ndarray", "np_reduce", "same", "almost_equal",
-    "assert_almost_equal", "assert_allclose", "assert_almost_equal_with_err",
-    "almost_equal_ignore_nan", "assert_almost_equal_ignore_nan", "assert_exception", "retry",
-    "numeric_grad", "check_numeric_gradient", "check_symbolic_forward", "check_symbolic_backward",
-    "check_consistency", "simple_forward", "environment", "EnvManager", "discard_stderr",
-    "same_array", "collapse_sum_like", "is_cd_run", "is_aarch64_run", "has_tvm_ops",
-    "is_op_runnable", "list_gpus", "create_vector", "create_2d_tensor", "assign_each",
-    "assign_each2", "get_identity_mat", "get_identity_mat_batch", "compare_ndarray_tuple",
-    "gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check",
-    "verify_generator", "locationError", "checkShapes", "find_max_violation", "with_seed",
-    "set_env_var", "new_matrix_with_real_eigvals_2d", "new_matrix_with_real_eigvals_nd",
-    "new_orthonormal_matrix_2d", "new_sym_matrix_with_real_eigvals_2d",
-    "new_sym_matrix_with_real_eigvals_nd",
-]
+# no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
 
 _DEFAULT_CTX = [None]
 

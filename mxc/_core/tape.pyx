@@ -19,9 +19,11 @@ cdef class AGInfo:
     cdef public int index
     cdef public object grad
     cdef public object grad_req
+    cdef public bint fresh          # a backward wrote the gradient (MXNet's _fresh_grad)
     cdef object __weakref__
 
     def __init__(self, node=None, int index=0, grad=None, grad_req="write"):
+        self.fresh = False
         self.node = node
         self.index = index
         self.grad = grad

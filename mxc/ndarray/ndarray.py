@@ -123,6 +123,19 @@ class NDArray(NDArrayBase):
         ag = self._ag
         return None if ag is None or ag.node is not None else ag.grad
 
+    @property
+    def _fresh_grad(self):
+        """Whether a backward wrote this variable's gradient since it was last cleared."""
+        ag = self._ag
+        return bool(ag is not None and ag.node is None and ag.fresh)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        ag = self._ag
+        if ag is None or ag.node is not None:
+            raise MXNetError("_fresh_grad: this array is not an autograd variable")
+        ag.fresh = bool(state)
+
     def detach(self):
         """The same values, cut from the computational graph (shares storage)."""
         return _h.make_array(type(self), self._chunk, self._offset, self._shape, self._dtype,
