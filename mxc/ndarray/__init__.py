@@ -2,7 +2,7 @@
 from .. import ops as _ops  # noqa: F401  registers every operator family
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye,  # noqa: F401
                       zeros_like, ones_like, waitall, from_numpy, from_dlpack, concatenate,
-                      moveaxis)
+                      moveaxis, histogram)
 from .ufunc import *  # noqa: F401,F403
 from .ufunc import install_operators
 from .serialize_nd import save, load, load_frombuffer  # noqa: F401

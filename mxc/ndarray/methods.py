@@ -5,7 +5,9 @@ _METHODS = (
     "log2 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh degrees "
     "radians sigmoid relu softsign reciprocal sum mean prod max min nansum nanprod norm argmax "
     "argmin clip transpose swapaxes flatten expand_dims squeeze broadcast_to broadcast_like split "
-    "slice slice_axis take one_hot tile repeat flip zeros_like ones_like broadcast_axes"
+    "slice slice_axis take one_hot tile repeat flip zeros_like ones_like broadcast_axes "
+    "pad diag sort argsort topk pick argmax_channel shape_array size_array depth_to_space "
+    "space_to_depth softmax log_softmax reshape_like"
 ).split()
 
 

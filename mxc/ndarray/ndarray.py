@@ -17,7 +17,8 @@ from ..base import MXNetError
 from ..context import Context, current_context, check_available
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
-           "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis"]
+           "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis",
+           "histogram"]
 
 _DEFAULT_DTYPE = np.dtype(np.float32)
 py_slice = slice      # MXNet's name for Python's slice (its ndarray module shadows `slice`)
@@ -399,3 +400,15 @@ def waitall():
     """Wait for every queued operation; raise the first error since the last waitall."""
     from .._core import engine
     engine.wait_for_all()
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
+    """Counts of `a`'s values per bin: `bins` edges as an NDArray, or a bin count with `range`
+    (without a range the edges come from the data, computed on the host as MXNet does).
+    Returns (counts as int64, edges)."""
+    if isinstance(bins, NDArray):
+        return _nd()._histogram(a, bins)
+    if range is None:
+        counts, edges = np.histogram(a.asnumpy(), bins=bins)
+        return array(counts, ctx=a.context, dtype="int64"), array(edges, ctx=a.context, dtype=a.dtype)
+    return _nd()._histogram(a, bin_cnt=bins, range=range)

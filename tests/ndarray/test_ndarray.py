@@ -351,3 +351,16 @@ def test_mxnet_helper_methods():
     b = mx.nd.ones((2, 1, 3)).broadcast_axes(axis=1, size=4)
     assert b.shape == (2, 4, 3) and b.asnumpy().sum() == 24
     assert mx.nd.broadcast_axis(mx.nd.ones((1, 3)), axis=(0,), size=(2,)).shape == (2, 3)
+
+
+def test_histogram_front_and_ordering_methods():
+    x = mx.nd.array([1, 2, 2, 3, 5.0])
+    counts, edges = mx.nd.histogram(x, bins=3, range=(0, 6))
+    assert counts.asnumpy().tolist() == [1, 3, 1] and counts.dtype == np.int64
+    np.testing.assert_allclose(edges.asnumpy(), [0, 2, 4, 6])
+    c2, e2 = mx.nd.histogram(x, bins=3)               # edges from the data, as numpy
+    ref_c, ref_e = np.histogram(x.asnumpy(), bins=3)
+    assert c2.asnumpy().tolist() == ref_c.tolist()
+    np.testing.assert_allclose(e2.asnumpy(), ref_e, rtol=1e-6)
+    assert x.sort(is_ascend=False).asnumpy().tolist() == [5, 3, 2, 2, 1]
+    assert x.topk(k=2).asnumpy().tolist() == [4, 3]
