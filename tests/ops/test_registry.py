@@ -80,3 +80,32 @@ def test_gradient_definitions_are_present():
                if op.grad is None and op.composite is None
                and not op.name.startswith(exempt_prefix) and not op.name.endswith(exempt_suffix)]
     assert not missing, missing
+
+
+def test_float16_kernels_exist_where_mxnet_runs_float16():
+    """Every CPU kernel with a float32 variant has a float16 one (computing in float32), except
+    the LAPACK-style linear algebra MXNet runs in float32/float64 only."""
+    import importlib
+    import pkgutil
+    import mxc.ops.cpu as cpu
+    float32_only = {"linalg"}
+    missing = []
+    for m in pkgutil.iter_modules(cpu.__path__):
+        if m.name in float32_only or m.name.startswith("_"):
+            continue
+        table = importlib.import_module(f"mxc.ops.cpu.{m.name}").KERNELS
+        missing += [f"{m.name}:{k}" for k, by_dtype in table.items()
+                    if isinstance(by_dtype, dict) and 0 in by_dtype and 2 not in by_dtype]
+    assert not missing, missing
+
+
+def test_registry_metadata_is_consistent():
+    """What the symbol front and executor will rely on: aux states are inputs, mutated inputs
+    exist, input_names pick among the declared inputs, resources are known kinds."""
+    for op in registry.all_ops():
+        assert set(op.aux) <= set(op.inputs), op.name
+        assert all(0 <= i < max(1, len(op.inputs)) or op.variadic for i in op.mutate), op.name
+        assert set(op.resources) <= {"random", "temp_space"}, op.name
+        if op.aux:
+            idx = [op.inputs.index(a) for a in op.aux]
+            assert all(i in op.mutate for i in idx), f"{op.name}: aux states are updated in place"
