@@ -3,5 +3,5 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$(mktemp -d)"
-cp -r "$here/tests" .
+cp -r "$here/tests" "$here/examples" .
 python -m pytest tests -q -p no:cacheprovider "$@"
