@@ -207,7 +207,8 @@ def find_max_violation(a, b, rtol, atol):
     diff = np.abs(a - b)
     tol = atol + rtol * np.abs(b)
     violation = diff / (tol + 1e-20)
-    idx = np.unravel_index(np.nanargmax(violation), violation.shape) if violation.size else ()
+    idx = tuple(int(i) for i in np.unravel_index(np.nanargmax(violation), violation.shape)) \
+        if violation.size else ()
     return idx, np.max(violation) if violation.size else 0.0
 
 
