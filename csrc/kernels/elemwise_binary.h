@@ -85,7 +85,12 @@ MXC_INT_DIVMOD_SIGNED(i64, int64_t, uint64_t)
   X(logical_or, (float)(a != 0 || b != 0), (double)(a != 0 || b != 0),                         \
     (DT)(a != 0 || b != 0), 0, 0)                                                               \
   X(logical_xor, (float)((a != 0) != (b != 0)), (double)((a != 0) != (b != 0)),                \
-    (DT)((a != 0) != (b != 0)), 0, 0)
+    (DT)((a != 0) != (b != 0)), 0, 0)                                                           \
+  /* first-order gradients of unary ops from (out_grad a, output b): MXNet's _backward_<op> */  \
+  X(tanh_grad, a * (1.0f - b * b), a * (1.0 - b * b), (DT)(a * (1 - b * b)), 0, 0)             \
+  X(sigmoid_grad, a * b * (1.0f - b), a * b * (1.0 - b), (DT)(a * b * (1 - b)), 0, 0)          \
+  X(relu_grad, (b > 0.0f ? a : 0.0f), (b > 0.0 ? a : 0.0), (DT)(b > 0 ? a : 0), 0, 0)         \
+  X(sqrt_grad, a / (2.0f * b), a / (2.0 * b), (DT)(b != 0 ? a / (2 * b) : 0), 0, 0)
 
 /* tag-dependent helpers picked by the operand's C type (the expressions cannot name the tag:
  * macro arguments are expanded before they reach the per-dtype macro) */

@@ -135,6 +135,15 @@ def make_function(op, name):
                 if r is not None:
                     return r
             return _general(args, out, kwargs)
+    elif op.fast_kind == 2 and nin == 2:
+        # elementwise binary on one shape: straight to the C fast path when called plainly
+        def fn(*args, out=None, **kwargs):
+            if (len(args) == 2 and not kwargs and isinstance(args[0], NDArray)
+                    and isinstance(args[1], NDArray)):
+                r = _h.fast_binary(op._fast_kernel or op.fast_kernel(), args[0], args[1], out)
+                if r is not None:
+                    return r
+            return _general(args, out, kwargs)
     elif op.variadic:
         def fn(*args, out=None, **kwargs):
             if len(args) == 1 and isinstance(args[0], (list, tuple)):

@@ -98,7 +98,7 @@ _UNARY = {
     "sign": None, "round": None, "rint": None, "ceil": None, "floor": None, "trunc": None,
     "fix": None, "logical_not": None,
     "square": lambda F, x, y, g: 2.0 * x * g,
-    "sqrt": lambda F, x, y, g: g / (2.0 * y),
+    "sqrt": lambda F, x, y, g: F._backward_sqrt(g, y),
     "rsqrt": lambda F, x, y, g: -0.5 * g * y / x,
     "cbrt": lambda F, x, y, g: g / (3.0 * y * y),
     "exp": lambda F, x, y, g: g * y,
@@ -115,14 +115,14 @@ _UNARY = {
     "arctan": lambda F, x, y, g: g / (x * x + 1.0),
     "sinh": lambda F, x, y, g: g * F.cosh(x),
     "cosh": lambda F, x, y, g: g * F.sinh(x),
-    "tanh": lambda F, x, y, g: g * (1.0 - y * y),
+    "tanh": lambda F, x, y, g: F._backward_tanh(g, y),
     "arcsinh": lambda F, x, y, g: g / F.sqrt(x * x + 1.0),
     "arccosh": lambda F, x, y, g: g / F.sqrt(x * x - 1.0),
     "arctanh": lambda F, x, y, g: g / (1.0 - x * x),
     "degrees": lambda F, x, y, g: g * (180.0 / math.pi),
     "radians": lambda F, x, y, g: g * (math.pi / 180.0),
-    "sigmoid": lambda F, x, y, g: g * y * (1.0 - y),
-    "relu": lambda F, x, y, g: g * (x > 0),
+    "sigmoid": lambda F, x, y, g: F._backward_sigmoid(g, y),
+    "relu": lambda F, x, y, g: F._backward_relu(g, y),
     "softsign": lambda F, x, y, g: g / F.square(F.abs(x) + 1.0),
     "erf": lambda F, x, y, g: g * (2.0 / math.sqrt(math.pi)) * F.exp(-x * x),
     "gamma": lambda F, x, y, g: g * y * digamma(F, x),
@@ -209,6 +209,32 @@ for _name, (_ew, _bcast_aliases, _rule) in _BINARY.items():
                    infer=broadcast_infer(_bname), forward=_binary_forward("binary:" + _name),
                    grad=_grad, inplace=((0, 0), (1, 0)), fast=("elemwise", "binary:" + _name, 2),
                    doc=f"{_name} with numpy-style broadcasting."))
+
+
+# ---- fused first-order gradients of unary ops (MXNet's _backward_<op>(out_grad, output)) -------
+# One kernel instead of two or three elementwise ops in every backward; their own gradients are
+# written with F, so second order still works. rule(F, g, y, h) -> (d/dg, d/dy) for head h.
+_UNARY_BACKWARD = {
+    "tanh": lambda F, g, y, h: (F._backward_tanh(h, y), -2.0 * g * y * h),
+    "sigmoid": lambda F, g, y, h: (F._backward_sigmoid(h, y), h * g * (1.0 - 2.0 * y)),
+    "relu": lambda F, g, y, h: (F._backward_relu(h, y), F.zeros_like(y)),
+    "sqrt": lambda F, g, y, h: (F._backward_sqrt(h, y), -h * g / (2.0 * y * y)),
+}
+
+
+def _unary_backward_grad(rule):
+    def grad(F, attrs, inputs, outputs, ograds):
+        return list(rule(F, inputs[0], inputs[1], ograds[0]))
+    return grad
+
+
+for _name, _rule in _UNARY_BACKWARD.items():
+    _bname = "_backward_" + _name
+    register(OpDef(_bname, inputs=("ograd", "output"), infer=same_shape(_bname),
+                   forward=kernel_forward("elemwise", f"binary:{_name}_grad", name=_bname),
+                   grad=_unary_backward_grad(_rule), inplace=((0, 0),),
+                   fast=("elemwise", f"binary:{_name}_grad", 2),
+                   doc=f"Gradient of {_name} from the output gradient and {_name}'s output."))
 
 
 # ---- scalar forms ----------------------------------------------------------------------------

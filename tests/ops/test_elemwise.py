@@ -234,3 +234,43 @@ def test_internal_names_and_copies(rng):
     out = mx.nd.zeros((2, 3), dtype="float64")
     mx.nd._copyto(mx.nd.array(a, dtype="float64"), out=out)
     np.testing.assert_array_equal(out.asnumpy(), a)
+
+
+UNARY_BACKWARD = {
+    "_backward_tanh": lambda g, y: g * (1 - y * y),
+    "_backward_sigmoid": lambda g, y: g * y * (1 - y),
+    "_backward_relu": lambda g, y: g * (y > 0),
+    "_backward_sqrt": lambda g, y: g / (2 * y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_BACKWARD))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unary_backward_forward(name, dtype, rng):
+    g = rng.uniform(-2, 2, (3, 4)).astype(dtype)
+    y = rng.uniform(0.1, 0.9, (3, 4)).astype(dtype)
+    if name == "_backward_relu":
+        y = rng.uniform(-1, 1, (3, 4)).astype(dtype)
+    expected = UNARY_BACKWARD[name](g.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    check_forward(name, [g, y], {}, expected)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_BACKWARD))
+def test_unary_backward_grad(name, rng):
+    g = rng.uniform(-2, 2, (2, 3))
+    y = rng.uniform(0.2, 0.8, (2, 3))
+    check_grad(name, [g, y], {}, rng, rtol=1e-5, atol=1e-7)
+
+
+def test_second_order_through_fused_unary_backward():
+    xn = np.array([-0.7, 0.1, 1.3])
+    x = mx.nd.array(xn, dtype=np.float64)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.tanh(x) + mx.nd.sigmoid(x)
+        dy = mx.autograd.grad(y, [x], create_graph=True)[0]
+    dy.backward()
+    t, s = np.tanh(xn), 1 / (1 + np.exp(-xn))
+    np.testing.assert_allclose(dy.asnumpy(), (1 - t * t) + s * (1 - s), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.asnumpy(), -2 * t * (1 - t * t) + s * (1 - s) * (1 - 2 * s),
+                               rtol=1e-10)
