@@ -178,7 +178,7 @@ static int mxc_nrm_bn_fwd_##S_(mxc_opcall *call) {                              
   const int var_out = (int)call->iattr[5];                                                       \
   const double eps = call->fattr[0];                                                             \
   const int64_t n = A * B;                                                                       \
-  const int nt = mxc_nrm_threads(call, A * K * B);                                               \
+  const int nt = mxc_nrm_threads(call, A * K * B); (void)nt; /* unused without OpenMP */         \
   int64_t c;                                                                                     \
   MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                  \
   for (c = 0; c < K; c++) {                                                                      \
@@ -213,7 +213,7 @@ static int mxc_nrm_bn_bwd_##S_(mxc_opcall *call) {                              
   const int update = (int)call->iattr[5];                                                        \
   const double eps = call->fattr[0], mom = call->fattr[1];                                       \
   const int64_t n = A * B;                                                                       \
-  const int nt = mxc_nrm_threads(call, A * K * B);                                               \
+  const int nt = mxc_nrm_threads(call, A * K * B); (void)nt; /* unused without OpenMP */         \
   int64_t c;                                                                                     \
   MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                  \
   for (c = 0; c < K; c++) {                                                                      \
@@ -288,7 +288,7 @@ static int mxc_nrm_row_fwd_##S_(mxc_opcall *call) {                             
   const int64_t W = B < MXC_NRM_CHUNK ? B : MXC_NRM_CHUNK;                                       \
   const int64_t nch = W > 0 ? (B + W - 1) / W : 0;                                               \
   const int64_t ntask = A * nch;                                                                 \
-  const int nt = mxc_nrm_threads(call, A * K * B);                                               \
+  const int nt = mxc_nrm_threads(call, A * K * B); (void)nt; /* unused without OpenMP */         \
   int64_t t;                                                                                     \
   MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                  \
   for (t = 0; t < ntask; t++) {                                                                  \
