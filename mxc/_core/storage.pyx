@@ -81,7 +81,7 @@ cdef Pool _pools[NPOOL]
 
 
 cdef inline Pool* pool_of(int dev_type) noexcept nogil:
-    if dev_type == 1:
+    if dev_type == 1 or dev_type == 5:       # cpu, cpu_shared: host memory
         return &_pools[0]
     if dev_type == 3:
         return &_pools[1]

@@ -2,7 +2,8 @@
 from .. import ops as _ops  # noqa: F401  registers every operator family
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye,  # noqa: F401
                       zeros_like, ones_like, waitall, from_numpy, from_dlpack, concatenate,
-                      moveaxis, histogram)
+                      moveaxis, histogram, split_v2, onehot_encode, to_dlpack_for_read,
+                      to_dlpack_for_write)
 from .ufunc import *  # noqa: F401,F403
 from .ufunc import install_operators
 from .serialize_nd import save, load, load_frombuffer  # noqa: F401
@@ -13,3 +14,5 @@ _register.populate(globals())
 _methods.attach(NDArray)
 install_operators()
 from . import random  # noqa: F401
+from . import _internal  # noqa: F401  (MXNet's mx.nd._internal: the underscore operators)
+from . import contrib  # noqa: F401

@@ -161,25 +161,55 @@ def getitem(arr, key):
     return sliced.reshape(shape)
 
 
-def _value_array(arr, value, shape):
-    """`value` as an NDArray of arr's dtype broadcast to `shape`."""
-    nd = _nd()
+def _value_array(arr, value, shape, squeeze_axes=()):
+    """`value` as an NDArray of arr's dtype broadcast to `shape` (MXNet's _prepare_value_nd:
+    a value with more axes than `shape` first loses `squeeze_axes`, the positions of the key's
+    None entries, then its leading size-1 axes)."""
     if isinstance(value, NDArray):
         v = value if value.dtype == arr.dtype else value.astype(arr.dtype)
     else:
         v = array(np.asarray(value, dtype=arr._dtype), ctx=arr.context, dtype=arr._dtype)
-    if v.shape != tuple(shape):
-        if int(np.prod(v.shape)) == int(np.prod(shape)) and v.ndim != len(shape):
+    shape = tuple(shape)
+    if squeeze_axes and v.ndim > len(shape):
+        drop = [ax for ax in squeeze_axes if ax < v.ndim and v.shape[ax] == 1]
+        if drop:
+            v = v.reshape(tuple(d for ax, d in enumerate(v.shape) if ax not in drop))
+    if v.shape != shape:
+        if v.ndim > len(shape):
+            # as MXNet: leading size-1 axes of the value are dropped (a[0] = ones((1, 1, 3)))
+            lead = 0
+            while lead < v.ndim - len(shape) and v.shape[lead] == 1:
+                lead += 1
+            if lead:
+                v = v.reshape(v.shape[lead:])
+        if v.shape == shape:
+            return v
+        cur = (1,) * (len(shape) - v.ndim) + v.shape if v.ndim <= len(shape) else None
+        broadcastable = cur is not None and all(c in (1, t) for c, t in zip(cur, shape))
+        if v.size == 0 or (not broadcastable and v.size == int(np.prod(shape))):
             v = v.reshape(shape)
         else:
-            v = nd.broadcast_to(v, shape=tuple(shape))
+            v = v.broadcast_to(shape)
     return v
+
+
+_INPLACE_RECORDING = ("Inplace operations (+=, -=, x[:]=, etc) are not supported when "
+                      "recording with autograd.")
+
+
+def _check_recording(value):
+    """As MXNet: assigning part of an array from a value that is in the autograd graph, while
+    recording, is an in-place operation on the array and raises MXNetError."""
+    if _M.recording and isinstance(value, NDArray) and value._ag is not None:
+        from ..base import MXNetError
+        raise MXNetError(_INPLACE_RECORDING)
 
 
 def setitem(arr, key, value):
     nd = _nd()
     exp = _expand_key(arr, key)
     if exp is None:
+        _check_recording(value)
         if isinstance(key, tuple):               # element positions, scattered into the flat array
             flat = _advanced_flat(arr, key)
             idx = array(flat.reshape(-1), ctx=arr.context, dtype=np.int64)
@@ -197,6 +227,8 @@ def setitem(arr, key, value):
     starts, steps, lens, int_axes = _plan(arr, per_axis)
     if 0 in lens:
         return
+    if not (tuple(lens) == arr.shape and all(st > 0 for st in steps)):
+        _check_recording(value)
     if _contiguous(arr.shape, starts, steps, lens):
         view = getitem(arr, key) if key is not Ellipsis else arr
         flat_shape = view.shape
@@ -215,5 +247,6 @@ def setitem(arr, key, value):
         nd._slice_assign_scalar(arr, scalar=float(value), begin=tuple(starts), end=ends,
                                 step=tuple(steps), out=arr)
     else:
-        v = _value_array(arr, value, tuple(lens))
+        bcast = tuple(n for ax, n in enumerate(lens) if ax not in int_axes) or (1,)
+        v = _value_array(arr, value, bcast, new_axes).reshape(tuple(lens))
         nd._slice_assign(arr, v, begin=tuple(starts), end=ends, step=tuple(steps), out=arr)

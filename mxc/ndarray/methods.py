@@ -7,7 +7,7 @@ _METHODS = (
     "argmin clip transpose swapaxes flatten expand_dims squeeze broadcast_to broadcast_like split "
     "slice slice_axis take one_hot tile repeat flip zeros_like ones_like broadcast_axes "
     "pad diag sort argsort topk pick argmax_channel shape_array size_array depth_to_space "
-    "space_to_depth softmax log_softmax reshape_like"
+    "space_to_depth softmax log_softmax softmin reshape_like slice_like rcbrt"
 ).split()
 
 

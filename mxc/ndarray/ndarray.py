@@ -7,6 +7,7 @@ Basic slicing returns views that share storage wherever the selected region is c
 """
 import numbers
 import sys
+import weakref
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from ..context import Context, current_context, check_available
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis",
-           "histogram"]
+           "histogram", "split_v2", "onehot_encode", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 _DEFAULT_DTYPE = np.dtype(np.float32)
 py_slice = slice      # MXNet's name for Python's slice (its ndarray module shadows `slice`)
@@ -191,8 +192,124 @@ class NDArray(NDArrayBase):
             return _nd().Reshape(self, shape=new)     # recorded (a copy), as MXNet's ReshapeWithRecord
         return _h.make_array(NDArray, self._chunk, self._offset, new, self._dtype, self.context)
 
-    def reshape_like(self, other):
-        return self.reshape(other.shape)
+    def reshape_like(self, *args, **kwargs):
+        """Same as ``mx.nd.reshape_like(self, ...)``: this array's data in `rhs`'s shape."""
+        return _nd().reshape_like(self, *args, **kwargs)
+
+    # ---- shape methods with MXNet's Python-side options (inplace= returns a view) ------------
+    def flatten(self, inplace=False):
+        """(d1, d2*...*dk); a copy, or with ``inplace=True`` a view sharing this array's data."""
+        return _nd().flatten(self) if not inplace else self.reshape((0, -1))
+
+    def expand_dims(self, axis, inplace=False):
+        """Insert a size-1 axis at `axis`; ``inplace=True`` returns a view."""
+        if not inplace:
+            return _nd().expand_dims(self, axis=axis)
+        new_shape = list(self.shape)
+        if not -len(new_shape) - 1 <= axis <= len(new_shape):
+            raise ValueError(f"expand_dims: axis {axis} is out of range for a "
+                             f"{len(new_shape)}-d array")
+        if axis < 0:
+            axis += len(new_shape) + 1
+        new_shape.insert(axis, 1)
+        return self.reshape(new_shape)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Remove size-1 axes (all, or those in `axis`); ``inplace=True`` returns a view.
+        A result with no axes left has shape (1,), as MXNet 1.x."""
+        if not inplace:
+            return _nd().squeeze(self, axis=axis)
+        new_shape = list(self.shape)
+        axes = [axis] if isinstance(axis, (numbers.Integral, np.integer)) else axis
+        if axes:
+            if len(axes) != len(set(axes)):
+                raise ValueError(f"squeeze: axis {axes} contains duplicates")
+            resolved = []
+            for ax in axes:
+                if not -len(new_shape) <= ax < len(new_shape):
+                    raise ValueError(f"squeeze: axis {ax} is out of range for a "
+                                     f"{len(new_shape)}-d array")
+                r = ax % len(new_shape)
+                if new_shape[r] != 1:
+                    raise ValueError(f"squeeze: target axis {ax} must have size 1, "
+                                     f"got {new_shape[r]}")
+                resolved.append(r)
+            for r in sorted(resolved, reverse=True):
+                del new_shape[r]
+        else:
+            new_shape = [d for d in new_shape if d != 1]
+        return self.reshape(new_shape or [1])
+
+    def broadcast_to(self, shape):
+        """Broadcast to `shape` (any sequence of ints); leading axes are added as size 1, as
+        MXNet's NDArray.broadcast_to does. Always a new array."""
+        shape = _shape(shape)
+        cur = self.shape
+        err = (f"operands could not be broadcast together with remapped shapes "
+               f"[original->remapped]: {cur} and requested shape {shape}")
+        if len(shape) < len(cur):
+            raise ValueError(err)
+        cur = (1,) * (len(shape) - len(cur)) + cur
+        if any(c != s and c != 1 for c, s in zip(cur, shape)):
+            raise ValueError(err)
+        src = self.reshape(cur) if cur != self.shape else self
+        return _nd().broadcast_to(src, shape=shape)
+
+    def broadcast_like(self, other):
+        """Broadcast to `other`'s shape (see broadcast_to)."""
+        return self.broadcast_to(other.shape)
+
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether indexing with a tuple of slices (one per axis) selects one contiguous run of
+        memory. From the last axis to the first: once an axis is sliced to a proper subset,
+        every axis before it must select at most one element."""
+        if len(slc_key) != len(shape):
+            raise ValueError("_basic_indexing_slice_is_contiguous: one slice per axis needed")
+        lens = [len(range(*slc.indices(n))) for slc, n in zip(slc_key, shape)]
+        if int(np.prod(lens)) in (0, 1):
+            return True
+        is_subset = False
+        for slc, n, num in zip(reversed(slc_key), reversed(shape), reversed(lens)):
+            step = slc.indices(n)[2]
+            if num == 0:
+                return True
+            if num > 1 and step != 1:
+                return False
+            if is_subset:
+                if num > 1:
+                    return False
+            elif num < n:
+                is_subset = True
+        return True
+
+    # ---- MXNet's raw-bytes state (NDArray::Save of one array) ------------------------------
+    def __getstate__(self):
+        from . import serialize
+        parts = serialize._entry_parts("0", self.asnumpy(), serialize.V2_MAGIC)
+        return {"handle": bytearray(b"".join(bytes(p) for p in parts))}
+
+    def __setstate__(self, state):
+        """Load MXNet's ``__getstate__`` bytes (any device: arrays saved on a GPU load onto the
+        CPU, as MXNet without GPUs does) into this array. mxc arrays cannot be re-bound to new
+        storage, so the state must have this array's shape; its values are copied in."""
+        from . import serialize
+        handle = state["handle"] if isinstance(state, dict) else state
+        if handle is None:
+            return
+        r = serialize._BufferReader(memoryview(bytes(handle)), "<NDArray state>")
+        a = serialize._read_entry(r, 0)
+        if a is None:
+            raise MXNetError("__setstate__: the state holds an uninitialised array")
+        if r.pos != r.end:
+            r.fail(f"{r.end - r.pos} trailing bytes after the array")
+        if a.shape != self.shape:
+            raise MXNetError(f"__setstate__: state of shape {a.shape} cannot be loaded into an "
+                             f"mxc array of shape {self.shape}")
+        self[...] = a.astype(self._dtype, copy=False)
 
     def tostype(self, stype):
         """Storage type conversion; mxc arrays are dense ('default'), sparse is not supported."""
@@ -317,10 +434,37 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def from_numpy(ndarray, zero_copy=True):
-    """An NDArray sharing a C-contiguous numpy array's memory (copied when that is impossible)."""
-    if zero_copy and ndarray.flags.c_contiguous and ndarray.dtype in _h.DTYPE_CODE:
-        return _h.wrap_numpy(NDArray, ndarray, Context("cpu", 0))
-    return array(ndarray, dtype=ndarray.dtype)
+    """An NDArray from a numpy array: a copy, or with ``zero_copy=True`` (the default) sharing
+    the memory of a C-contiguous array, which is then marked read-only on the numpy side, as
+    MXNet does (writes go through the NDArray). A non-contiguous array with zero_copy raises
+    ValueError."""
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags.c_contiguous:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    if ndarray.dtype not in _h.DTYPE_CODE:
+        raise ValueError(f"from_numpy: dtype {ndarray.dtype} is not supported")
+    shared = ndarray.view()          # the chunk's owner; it keeps `ndarray` alive
+    if ndarray.flags.writeable or id(ndarray) in _READONLY:
+        # read-only while an NDArray shares the memory (MXNet leaves it read-only for good;
+        # mxc gives writes back once the last sharing NDArray is gone, so reused host buffers
+        # such as a data iterator's stay usable)
+        key = id(ndarray)
+        _READONLY[key] = _READONLY.get(key, 0) + 1
+        ndarray.flags.writeable = False
+        weakref.finalize(shared, _release_readonly, ndarray, key)
+    return _h.wrap_numpy(NDArray, shared, Context("cpu", 0))
+
+
+_READONLY = {}     # id(numpy array) -> how many live from_numpy views made it read-only
+
+
+def _release_readonly(arr, key):
+    n = _READONLY.pop(key, 1) - 1
+    if n > 0:
+        _READONLY[key] = n
+    else:
+        arr.flags.writeable = True
 
 
 def from_dlpack(dlpack):
@@ -338,7 +482,9 @@ def from_dlpack(dlpack):
             a = np.from_dlpack(_Capsule())
         except Exception as e:
             raise MXNetError(f"from_dlpack: cannot import this tensor: {e}") from None
-    return from_numpy(a, zero_copy=True)
+    if not a.flags.c_contiguous or a.dtype not in _h.DTYPE_CODE:
+        return array(a, dtype=a.dtype)
+    return _h.wrap_numpy(NDArray, a, Context("cpu", 0))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
@@ -387,13 +533,76 @@ def concatenate(arrays, axis=0, always_copy=True):
     return _nd().concat(*arrays, dim=axis)
 
 
+def _normalize_axes(axes, ndim, what):
+    if isinstance(axes, (numbers.Integral, np.integer)):
+        axes = [axes]
+    out = []
+    for ax in axes:
+        ax = int(ax)
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"moveaxis: {what} axis {ax} is out of bounds for an array of "
+                             f"dimension {ndim}")
+        out.append(ax % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"moveaxis: repeated axis in `{what}` argument")
+    return out
+
+
 def moveaxis(tensor, source, destination):
-    axes = list(range(tensor.ndim))
-    src = source % tensor.ndim
-    dst = destination % tensor.ndim
-    axes.pop(src)
-    axes.insert(dst, src)
-    return _nd().transpose(tensor, axes=tuple(axes))
+    """Move axes `source` (int or sequence) to positions `destination`, keeping the order of
+    the others (numpy's moveaxis)."""
+    source = _normalize_axes(source, tensor.ndim, "source")
+    destination = _normalize_axes(destination, tensor.ndim, "destination")
+    if len(source) != len(destination):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same "
+                         "number of elements")
+    order = [n for n in range(tensor.ndim) if n not in source]
+    for dst, src in sorted(zip(destination, source)):
+        order.insert(dst, src)
+    return _nd().transpose(tensor, axes=tuple(order))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split along `axis` into equal sections (an int) or at the given indices (a tuple),
+    as MXNet's mx.nd.split_v2; returns a list (one array when there is one section)."""
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (numbers.Integral, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or n % sections:
+            raise ValueError("array split does not result in an equal division")
+        size = n // sections
+        bounds = [(i * size, (i + 1) * size) for i in range(sections)]
+    elif isinstance(indices_or_sections, tuple):
+        idx = [0] + [int(i) for i in indices_or_sections] + [n]
+        bounds = [(min(b, n), min(max(e, b), n)) for b, e in zip(idx[:-1], idx[1:])]
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    nd = _nd()
+    outs = []
+    for b, e in bounds:
+        part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
+        if squeeze_axis:
+            if e - b != 1:
+                raise ValueError("split_v2: squeeze_axis needs sections of size 1")
+            part = nd.squeeze(part, axis=axis)
+        outs.append(part)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def onehot_encode(indices, out):
+    """One-hot encode `indices` into `out` (rows x depth), in place. Deprecated in MXNet:
+    use one_hot."""
+    return _nd()._onehot_encode(indices, out, out=out)
+
+
+def to_dlpack_for_read(data):
+    """A DLPack capsule sharing `data`'s memory once its pending writes are done."""
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data):
+    """A DLPack capsule sharing `data`'s memory once its pending reads and writes are done."""
+    return data.to_dlpack_for_write()
 
 
 def waitall():

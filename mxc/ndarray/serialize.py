@@ -177,7 +177,7 @@ def save_bytes(data):
     return b"".join(_encode_parts(data))
 
 
-def save(fname, data):
+def save(fname, data, np_shape=False):
     """Save arrays to ``fname`` in MXNet's .params format, atomically.
 
     The file is written to a temporary file in the same directory and moved over
@@ -190,9 +190,11 @@ def save(fname, data):
         Destination file.
     data : numpy.ndarray, list or tuple of numpy.ndarray, or dict of str -> numpy.ndarray
         See :func:`save_bytes`.
+    np_shape : bool
+        Write V3 entries, as MXNet does with numpy shape semantics on (mx.np_shape()).
     """
     fname = os.fspath(fname)
-    parts = _encode_parts(data)          # every validation error is raised here, before I/O
+    parts = _encode_parts(data, np_shape)          # every validation error is raised here, before I/O
     directory, base = os.path.split(os.path.abspath(fname))
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666 lets the umask decide the mode, like a plain fopen would.
@@ -362,10 +364,26 @@ def _read_data(r, label, shape):
     return r.array(dtype, shape, count, f"{label} data ({count} x {dtype.name})")
 
 
-def _read_entry(r, index):
+def _check_semantics(r, label, magic, np_shape, start):
+    """MXNet's NDArray::Load check: V3 entries need numpy shape semantics on, and every other
+    entry needs them off. ``np_shape=None`` skips the check."""
+    if np_shape is None:
+        return
+    if magic == V3_MAGIC and not np_shape:
+        raise MXNetError(f"cannot load {r.source}: {label} was saved in np shape semantics, "
+                         f"must be loaded in the same semantics. Please turn on np shape "
+                         f"semantics with `with mx.np_shape(True)` (at byte offset {start})")
+    if magic != V3_MAGIC and np_shape:
+        raise MXNetError(f"cannot load {r.source}: {label} was not saved in np shape "
+                         f"semantics, but is being loaded in np shape semantics. Please turn "
+                         f"them off with `with mx.np_shape(False)` (at byte offset {start})")
+
+
+def _read_entry(r, index, np_shape=None):
     label = f"entry {index}"
     start = r.pos
     magic = r.u32(f"{label} magic")
+    _check_semantics(r, label, magic, np_shape, start)
     if magic in (V2_MAGIC, V3_MAGIC):
         np_semantics = magic == V3_MAGIC
         stype_off = r.pos
@@ -396,7 +414,7 @@ def _read_entry(r, index):
     return _read_data(r, label, shape)
 
 
-def load_bytes(buf, source="<buffer>"):
+def load_bytes(buf, source="<buffer>", np_shape=None):
     """Parse MXNet .params bytes.
 
     Parameters
@@ -424,21 +442,21 @@ def load_bytes(buf, source="<buffer>"):
         flat = view.cast("B") if (view.ndim != 1 or view.itemsize != 1) else view
         r = _BufferReader(flat, source)
         try:
-            return _parse(r)
+            return _parse(r, np_shape)
         finally:
             r.buf = None
             if flat is not view:
                 flat.release()
 
 
-def _parse(r):
+def _parse(r, np_shape=None):
     magic, _reserved, count = r.unpack(_HEADER, "header")
     if magic != LIST_MAGIC:
         r.fail(f"bad magic {magic:#x}, expected {LIST_MAGIC:#x} (not an MXNet NDArray file)", 0)
     if count * _MIN_ENTRY_BYTES > r.end - r.pos:
         r.fail(f"truncated or corrupt file: array count {count} needs at least "
                f"{count * _MIN_ENTRY_BYTES} bytes, only {r.end - r.pos} remain", 16)
-    arrays = [_read_entry(r, i) for i in range(count)]
+    arrays = [_read_entry(r, i, np_shape) for i in range(count)]
     names_off = r.pos
     n_names = r.u64("names count")
     if n_names != 0 and n_names != count:
@@ -463,13 +481,17 @@ def _parse(r):
     return dict(zip(names, arrays))
 
 
-def load(fname):
+def load(fname, np_shape=None):
     """Load arrays saved by ``mx.nd.save`` (or :func:`save`) from ``fname``.
 
     Parameters
     ----------
     fname : str or os.PathLike
         The file.
+    np_shape : bool or None
+        When a bool, check the entries as MXNet's NDArray::Load does: V3 entries (saved with
+        numpy shape semantics) load only with np_shape True, others only with it False;
+        MXNetError otherwise. None (the default) accepts both.
 
     Returns
     -------
@@ -480,7 +502,7 @@ def load(fname):
     with open(fname, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         r = _FileReader(f, size, fname)
-        result = _parse(r)
+        result = _parse(r, np_shape)
         if f.read(1):
             r.fail("file grew while being read")
     return result

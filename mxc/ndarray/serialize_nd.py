@@ -1,6 +1,8 @@
 """``mx.nd.save`` / ``mx.nd.load`` on NDArrays, over the .params format in serialize.py."""
 from . import serialize
-from .ndarray import NDArray, from_numpy
+from ..util import is_np_shape
+from .ndarray import NDArray, _h, array
+from ..context import Context
 
 
 def _to_numpy(data, fname):
@@ -26,21 +28,28 @@ def _to_numpy(data, fname):
 def _wrap(loaded):
     # an uninitialised entry (MXNet's "none" array) stays None
     def wrap(v):
-        return None if v is None else from_numpy(v)
+        if v is None:
+            return None
+        if v.dtype in _h.DTYPE_CODE:        # fresh, C-contiguous: shared, not copied
+            return _h.wrap_numpy(NDArray, v, Context("cpu", 0))
+        return array(v, dtype=v.dtype)
     if isinstance(loaded, dict):
         return {k: wrap(v) for k, v in loaded.items()}
     return [wrap(v) for v in loaded]
 
 
 def save(fname, data):
-    """Save NDArrays in MXNet's binary format (readable by MXNet 1.x's mx.nd.load)."""
-    serialize.save(fname, _to_numpy(data, fname))
+    """Save NDArrays in MXNet's binary format (readable by MXNet 1.x's mx.nd.load). With numpy
+    shape semantics on (``mx.np_shape()``) the entries are V3, as MXNet writes them."""
+    serialize.save(fname, _to_numpy(data, fname), np_shape=is_np_shape())
 
 
 def load(fname):
-    """Load a list or dict of NDArrays saved by mx.nd.save (mxc or MXNet)."""
-    return _wrap(serialize.load(fname))
+    """Load a list or dict of NDArrays saved by mx.nd.save (mxc or MXNet). As MXNet, arrays
+    saved with numpy shape semantics load only with them on, and the others only with them off
+    (MXNetError otherwise)."""
+    return _wrap(serialize.load(fname, np_shape=is_np_shape()))
 
 
 def load_frombuffer(buf):
-    return _wrap(serialize.load_bytes(buf))
+    return _wrap(serialize.load_bytes(buf, np_shape=is_np_shape()))

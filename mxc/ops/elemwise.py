@@ -211,6 +211,10 @@ for _name, (_ew, _bcast_aliases, _rule) in _BINARY.items():
                    doc=f"{_name} with numpy-style broadcasting."))
 
 
+register(OpDef("rcbrt", infer=unary_infer, composite=lambda F, a, x: F.reciprocal(F.cbrt(x)),
+               doc="Reciprocal of the cube root, elementwise (differentiates through its parts)."))
+
+
 # ---- fused first-order gradients of unary ops (MXNet's _backward_<op>(out_grad, output)) -------
 # One kernel instead of two or three elementwise ops in every backward; their own gradients are
 # written with F, so second order still works. rule(F, g, y, h) -> (d/dg, d/dy) for head h.

@@ -4,6 +4,7 @@ Kernels: mxc/ops/cpu/shape.pyx. Reshapes are copies here and views on NDArray.re
 import numpy as np
 
 from .elemwise import sum_to
+from ..base import MXNetError
 from .params import Param
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
 
@@ -209,6 +210,9 @@ register(OpDef("broadcast_to", params=(Param("shape", "shape", ()),), infer=_bto
 def _blike_composite(F, a, lhs, rhs):
     if a["lhs_axes"] is None:
         return F.broadcast_to(lhs, shape=rhs.shape)
+    if not a["lhs_axes"] or len(a["lhs_axes"]) != len(a["rhs_axes"] or ()):
+        raise MXNetError(f"broadcast_like: lhs_axes {a['lhs_axes']} and rhs_axes {a['rhs_axes']} "
+                         "must be non-empty and of equal length")
     shape = list(lhs.shape)
     for la, ra in zip(a["lhs_axes"], a["rhs_axes"]):
         shape[la % lhs.ndim] = rhs.shape[ra % rhs.ndim]
