@@ -16,3 +16,4 @@ install_operators()
 from . import random  # noqa: F401
 from . import _internal  # noqa: F401  (MXNet's mx.nd._internal: the underscore operators)
 from . import contrib  # noqa: F401
+from . import linalg  # noqa: F401  (mx.nd.linalg.gemm2 ...)

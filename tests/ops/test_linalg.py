@@ -263,3 +263,13 @@ GOLDEN_OPS = {"linalg_gemm", "linalg_gemm2", "linalg_potrf", "linalg_potri", "li
 def test_golden(case):
     """Forward and gradients against MXNet 1.9.1 (tests/data/make_matrix_golden.py)."""
     check_golden(*case)
+
+
+def test_linalg_namespace():
+    """mx.nd.linalg.<name> is the _linalg_<name> operator, as MXNet's generated namespace."""
+    a = mx.nd.array(np.array([[2.0, 1.0], [0.0, 3.0]]))
+    np.testing.assert_allclose(mx.nd.linalg.gemm2(a, a, transpose_b=True).asnumpy(),
+                               a.asnumpy() @ a.asnumpy().T)
+    assert mx.nd.linalg.potrf is mx.nd._linalg_potrf
+    assert {"gemm", "gemm2", "potrf", "potri", "trsm", "trmm", "syrk", "sumlogdiag"} <= set(
+        mx.nd.linalg.__all__)
