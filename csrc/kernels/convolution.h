@@ -1,0 +1,455 @@
+/* Convolution and deconvolution (transposed convolution) kernels, 1-D/2-D/3-D, NC(D)(H)W.
+ *
+ * Everything is expressed in "convolution sense": X (N, Ci, ID, IH, IW) is convolved with
+ * W (Co, Ci/G, KD, KH, KW) into Y (N, Co, OD, OH, OW); 1-D and 2-D problems are 3-D ones with
+ * leading spatial extents of 1 (kernel 1, stride 1, dilation 1, pad 0). Three primitives:
+ *
+ *   forward        Y = W * col(X)              (im2col + GEMM per sample and group)
+ *   backward data  dX = col2im(W^T dY)         (GEMM + col2im)
+ *   backward weight dW += dY col(X)^T          (im2col + GEMM, accumulated over samples)
+ *
+ * Convolution forward is `forward`; its backward is `backward data` + `backward weight`.
+ * Deconvolution swaps the roles: its input is the convolution's Y and its output the
+ * convolution's X, so its forward is `backward data` and its backward is `forward` (data grad)
+ * + `backward weight` with X and dY exchanged. Geometry is read from the tensors; iattr carries
+ * kernel[3], stride[3], dilate[3], pad[3] (already padded to 3-D by the caller) and groups.
+ *
+ * The column matrix of one sample and group is (Ci/G * K) x O; it is built in chunks of output
+ * rows (od, oh) so that it stays below MXC_CONV_COL_LIMIT elements. A 1x1x1 kernel with stride 1
+ * and no padding needs no column matrix (X is it). im2col/col2im use OpenMP threads (rows /
+ * channels); the GEMMs run on OpenBLAS's own threads. float16 is computed in float32.
+ */
+#ifndef MXC_KERNELS_CONVOLUTION_H
+#define MXC_KERNELS_CONVOLUTION_H
+#include "kernels/common.h"
+#include "mxc/blas.h"
+
+#define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
+#define MXC_CONV_NIATTR 13
+
+enum { MXC_CONV_FWD = 0, MXC_CONV_BWD = 1, MXC_DECONV_FWD = 2, MXC_DECONV_BWD = 3 };
+
+typedef struct {
+  int64_t n, g, ci, co;          /* batch, groups, channels of X and of Y */
+  int64_t id[3], od[3], k[3], s[3], d[3], p[3];
+  int64_t isz, osz, ksz;         /* spatial sizes of X, Y and the kernel */
+  int64_t cig, cog;              /* channels per group */
+  int64_t rows;                  /* cig * ksz: rows of the column matrix */
+  int64_t ntr;                   /* output rows (od * oh) */
+  int64_t tchunk;                /* output rows per column chunk */
+  int direct;                    /* 1x1x1 kernel, stride 1, pad 0: col(X) == X */
+} mxc_conv_geom;
+
+/* x: the convolution-sense input tensor, y: the convolution-sense output tensor */
+static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_tensor *y,
+                              mxc_opcall *call) {
+  int nsp = x->ndim - 2, j;
+  if (call->niattr < MXC_CONV_NIATTR || nsp < 1 || nsp > 3 || y->ndim != x->ndim) {
+    snprintf(call->err, MXC_ERR_LEN, "convolution: bad kernel call (%d attrs, ndim %d)",
+             call->niattr, x->ndim);
+    return -1;
+  }
+  g->n = x->shape[0];
+  g->ci = x->shape[1];
+  g->co = y->shape[1];
+  g->g = call->iattr[12];
+  for (j = 0; j < 3; j++) {
+    int a = j - (3 - nsp);
+    g->id[j] = a < 0 ? 1 : x->shape[2 + a];
+    g->od[j] = a < 0 ? 1 : y->shape[2 + a];
+    g->k[j] = call->iattr[j];
+    g->s[j] = call->iattr[3 + j];
+    g->d[j] = call->iattr[6 + j];
+    g->p[j] = call->iattr[9 + j];
+  }
+  if (g->g < 1 || g->ci % g->g || g->co % g->g) {
+    snprintf(call->err, MXC_ERR_LEN, "convolution: %lld groups do not divide channels",
+             (long long)g->g);
+    return -1;
+  }
+  g->isz = g->id[0] * g->id[1] * g->id[2];
+  g->osz = g->od[0] * g->od[1] * g->od[2];
+  g->ksz = g->k[0] * g->k[1] * g->k[2];
+  g->cig = g->ci / g->g;
+  g->cog = g->co / g->g;
+  g->rows = g->cig * g->ksz;
+  g->ntr = g->od[0] * g->od[1];
+  g->direct = g->ksz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->p[0] == 0 &&
+              g->p[1] == 0 && g->p[2] == 0;
+  {
+    int64_t per = g->rows * g->od[2];
+    int64_t t = per > 0 ? MXC_CONV_COL_LIMIT / per : g->ntr;
+    if (t < 1) t = 1;
+    if (t > g->ntr) t = g->ntr;
+    g->tchunk = t < 1 ? 1 : t;
+  }
+  return 0;
+}
+
+/* ---- typed primitives ------------------------------------------------------------------------ */
+#define MXC_CONV_DEFINE(T, SUF, GEMM)                                                              \
+/* col[r, (t - t0) * OW + ow] = X[c, zd, zh, zw] for output rows t in [t0, t1) */                  \
+static void mxc_im2col_##SUF(const T *x, T *col, const mxc_conv_geom *g, int64_t t0, int64_t t1,   \
+                             int nt) {                                                              \
+  const int64_t ow = g->od[2], ncol = (t1 - t0) * ow;                                               \
+  int64_t r;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                      \
+  for (r = 0; r < g->rows; r++) {                                                                   \
+    const int64_t c = r / g->ksz, kk = r % g->ksz;                                                  \
+    const int64_t kd = kk / (g->k[1] * g->k[2]), kh = (kk / g->k[2]) % g->k[1], kw = kk % g->k[2];  \
+    const T *xc = x + c * g->isz;                                                                   \
+    T *dst = col + r * ncol;                                                                        \
+    const int64_t w0 = kw * g->d[2] - g->p[2];                                                      \
+    int64_t lo = 0, hi = ow, t;                                                                     \
+    if (g->s[2] == 1) {                                                                             \
+      if (w0 < 0) lo = -w0;                                                                         \
+      if (g->id[2] - w0 < hi) hi = g->id[2] - w0;                                                   \
+      if (hi < lo) hi = lo;                                                                         \
+      if (lo > ow) lo = hi = ow;                                                                    \
+    }                                                                                               \
+    for (t = t0; t < t1; t++) {                                                                     \
+      const int64_t odx = t / g->od[1], ohx = t % g->od[1];                                         \
+      const int64_t zd = odx * g->s[0] - g->p[0] + kd * g->d[0];                                    \
+      const int64_t zh = ohx * g->s[1] - g->p[1] + kh * g->d[1];                                    \
+      T *drow = dst + (t - t0) * ow;                                                                \
+      const T *xrow;                                                                                \
+      int64_t o;                                                                                    \
+      if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) {                                  \
+        memset(drow, 0, sizeof(T) * (size_t)ow);                                                    \
+        continue;                                                                                   \
+      }                                                                                             \
+      xrow = xc + (zd * g->id[1] + zh) * g->id[2];                                                  \
+      if (g->s[2] == 1) {                                                                           \
+        for (o = 0; o < lo; o++) drow[o] = 0;                                                       \
+        if (hi > lo) memcpy(drow + lo, xrow + w0 + lo, sizeof(T) * (size_t)(hi - lo));              \
+        for (o = hi; o < ow; o++) drow[o] = 0;                                                      \
+      } else {                                                                                      \
+        for (o = 0; o < ow; o++) {                                                                  \
+          const int64_t iw = w0 + o * g->s[2];                                                      \
+          drow[o] = (iw >= 0 && iw < g->id[2]) ? xrow[iw] : (T)0;                                   \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* X[c, zd, zh, zw] += col[r, ...]: the adjoint of im2col; threads own channels */                  \
+static void mxc_col2im_##SUF(const T *col, T *x, const mxc_conv_geom *g, int64_t t0, int64_t t1,   \
+                             int nt) {                                                              \
+  const int64_t ow = g->od[2], ncol = (t1 - t0) * ow;                                               \
+  int64_t c;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                      \
+  for (c = 0; c < g->cig; c++) {                                                                    \
+    T *xc = x + c * g->isz;                                                                         \
+    int64_t kk;                                                                                     \
+    for (kk = 0; kk < g->ksz; kk++) {                                                               \
+      const int64_t kd = kk / (g->k[1] * g->k[2]), kh = (kk / g->k[2]) % g->k[1];                   \
+      const int64_t kw = kk % g->k[2];                                                              \
+      const T *src = col + (c * g->ksz + kk) * ncol;                                                \
+      const int64_t w0 = kw * g->d[2] - g->p[2];                                                    \
+      int64_t t, lo = w0 < 0 ? -w0 : 0, hi = g->id[2] - w0 < ow ? g->id[2] - w0 : ow;              \
+      if (hi < lo) hi = lo;                                                                         \
+      for (t = t0; t < t1; t++) {                                                                   \
+        const int64_t odx = t / g->od[1], ohx = t % g->od[1];                                       \
+        const int64_t zd = odx * g->s[0] - g->p[0] + kd * g->d[0];                                  \
+        const int64_t zh = ohx * g->s[1] - g->p[1] + kh * g->d[1];                                  \
+        const T *srow = src + (t - t0) * ow;                                                        \
+        T *xrow;                                                                                    \
+        int64_t o;                                                                                  \
+        if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) continue;                        \
+        xrow = xc + (zd * g->id[1] + zh) * g->id[2];                                                \
+        if (g->s[2] == 1) {                                                                         \
+          T *xw = xrow + w0;                                                                        \
+          for (o = lo; o < hi; o++) xw[o] += srow[o];                                               \
+        } else {                                                                                    \
+          for (o = 0; o < ow; o++) {                                                                \
+            const int64_t iw = w0 + o * g->s[2];                                                    \
+            if (iw >= 0 && iw < g->id[2]) xrow[iw] += srow[o];                                      \
+          }                                                                                         \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* Y = W * col(X) (+ Y when accumulate: Y holds the bias) */                                        \
+static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_geom *g, T *col,   \
+                                   int accumulate, int nt, int64_t n0, int64_t n1) {               \
+  int64_t n, gr, t0;                                                                                \
+  const T beta = accumulate ? (T)1 : (T)0;                                                          \
+  for (n = n0; n < n1; n++) {                                                                      \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
+      const T *wg = w + gr * g->cog * g->rows;                                                      \
+      T *yg = y + (n * g->co + gr * g->cog) * g->osz;                                               \
+      if (g->direct) {                                                                              \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)g->cog, (int)g->osz,       \
+             (int)g->rows, (T)1, wg, (int)g->rows, xg, (int)g->isz, beta, yg, (int)g->osz);         \
+        continue;                                                                                   \
+      }                                                                                             \
+      for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                  \
+        const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                       \
+        const int64_t ncol = (t1 - t0) * g->od[2];                                                  \
+        mxc_im2col_##SUF(xg, col, g, t0, t1, nt);                                                   \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)g->cog, (int)ncol,         \
+             (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ncol, beta, yg + t0 * g->od[2],        \
+             (int)g->osz);                                                                          \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* dX = col2im(W^T dY) (dX is zeroed here) */                                                       \
+static void mxc_conv_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_conv_geom *g,        \
+                                    T *col, int nt, int64_t n0, int64_t n1) {                      \
+  int64_t n, gr, t0;                                                                                \
+  if (!g->direct)                                                                                  \
+    memset(dx + n0 * g->ci * g->isz, 0, sizeof(T) * (size_t)((n1 - n0) * g->ci * g->isz));         \
+  for (n = n0; n < n1; n++) {                                                                      \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      T *xg = dx + (n * g->ci + gr * g->cig) * g->isz;                                              \
+      const T *wg = w + gr * g->cog * g->rows;                                                      \
+      const T *yg = dy + (n * g->co + gr * g->cog) * g->osz;                                        \
+      if (g->direct) {                                                                              \
+        GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)g->rows, (int)g->osz,        \
+             (int)g->cog, (T)1, wg, (int)g->rows, yg, (int)g->osz, (T)0, xg, (int)g->isz);          \
+        continue;                                                                                   \
+      }                                                                                             \
+      for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                  \
+        const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                       \
+        const int64_t ncol = (t1 - t0) * g->od[2];                                                  \
+        GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)g->rows, (int)ncol,          \
+             (int)g->cog, (T)1, wg, (int)g->rows, yg + t0 * g->od[2], (int)g->osz, (T)0, col,       \
+             (int)ncol);                                                                            \
+        mxc_col2im_##SUF(col, xg, g, t0, t1, nt);                                                   \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* dW = sum over samples of dY col(X)^T */                                                          \
+static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_conv_geom *g,      \
+                                      T *col, int nt, int64_t n0, int64_t n1) {                    \
+  int64_t n, gr, t0;                                                                                \
+  memset(dw, 0, sizeof(T) * (size_t)(g->co * g->rows));                                             \
+  for (n = n0; n < n1; n++) {                                                                      \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
+      T *wg = dw + gr * g->cog * g->rows;                                                           \
+      const T *yg = dy + (n * g->co + gr * g->cog) * g->osz;                                        \
+      if (g->direct) {                                                                              \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,        \
+             (int)g->osz, (T)1, yg, (int)g->osz, xg, (int)g->isz, (T)1, wg, (int)g->rows);          \
+        continue;                                                                                   \
+      }                                                                                             \
+      for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                  \
+        const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                       \
+        const int64_t ncol = (t1 - t0) * g->od[2];                                                  \
+        mxc_im2col_##SUF(xg, col, g, t0, t1, nt);                                                   \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,        \
+             (int)ncol, (T)1, yg + t0 * g->od[2], (int)g->osz, col, (int)ncol, (T)1, wg,            \
+             (int)g->rows);                                                                         \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* y[n, c, :] = b[c] (set) or += b[c] */                                                            \
+static void mxc_conv_bias_##SUF(T *y, const T *b, int64_t n, int64_t c, int64_t sz, int add,       \
+                                int nt) {                                                           \
+  int64_t i;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
+  for (i = 0; i < n * c; i++) {                                                                     \
+    T *row = y + i * sz;                                                                            \
+    const T v = b[i % c];                                                                           \
+    int64_t j;                                                                                      \
+    if (add) {                                                                                      \
+      for (j = 0; j < sz; j++) row[j] += v;                                                         \
+    } else {                                                                                        \
+      for (j = 0; j < sz; j++) row[j] = v;                                                          \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* db[c] = sum over n and positions of dy[n, c, :] */                                               \
+static void mxc_conv_bias_grad_##SUF(const T *dy, T *db, int64_t n, int64_t c, int64_t sz,         \
+                                     int nt) {                                                      \
+  int64_t ch;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
+  for (ch = 0; ch < c; ch++) {                                                                      \
+    double acc = 0;                                                                                 \
+    int64_t i, j;                                                                                   \
+    for (i = 0; i < n; i++) {                                                                       \
+      const T *row = dy + (i * c + ch) * sz;                                                        \
+      T part = 0;                                                                                   \
+      for (j = 0; j < sz; j++) part += row[j];                                                      \
+      acc += (double)part;                                                                          \
+    }                                                                                               \
+    db[ch] = (T)acc;                                                                                \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* The sample-range part of one operator call (everything but the bias terms). */                  \
+static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
+                                const T *w, T *o0, T *o1, T *col, int accumulate, int nt,          \
+                                int64_t n0, int64_t n1) {                                          \
+  switch (mode) {                                                                                  \
+  case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
+    mxc_conv_forward_##SUF(a, w, o0, g, col, accumulate, nt, n0, n1);                              \
+    break;                                                                                         \
+  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX, o1 = dW */                                        \
+    mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
+    mxc_conv_bwd_weight_##SUF(a, a2, o1, g, col, nt, n0, n1);                                      \
+    break;                                                                                         \
+  case MXC_DECONV_FWD: /* a = conv-sense Y (the deconvolution's input), o0 = conv-sense X */       \
+    mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
+    break;                                                                                         \
+  default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */                 \
+    mxc_conv_forward_##SUF(a, w, o0, g, col, 0, nt, n0, n1);                                       \
+    mxc_conv_bwd_weight_##SUF(a2, a, o1, g, col, nt, n0, n1);                                      \
+    break;                                                                                         \
+  }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
+/* One operator call on typed buffers. a: first input (x, dy), a2: second data input of the        \
+ * backward modes, w: weight, b: bias or NULL; o0, o1, o2: outputs (o1, o2 may be NULL).           \
+ * Samples run in turn: im2col/col2im on OpenMP threads, the GEMMs on OpenBLAS's threads. */       \
+static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
+                                const T *w, const T *b, T *o0, T *o1, T *o2, T *col, int nt) {     \
+  if (mode == MXC_CONV_FWD && b) mxc_conv_bias_##SUF(o0, b, g->n, g->co, g->osz, 0, nt);           \
+  mxc_conv_part_##SUF(mode, g, a, a2, w, o0, o1, col, b != NULL, nt, 0, g->n);                     \
+  if (mode == MXC_DECONV_FWD && b) mxc_conv_bias_##SUF(o0, b, g->n, g->ci, g->isz, 1, nt);         \
+  if (mode == MXC_CONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->co, g->osz, nt);        \
+  if (mode == MXC_DECONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->ci, g->isz, nt);      \
+}
+
+MXC_CONV_DEFINE(float, f32, mxc_sgemm)
+MXC_CONV_DEFINE(double, f64, mxc_dgemm)
+
+static float *mxc_conv_h2f(const mxc_tensor *t) {
+  float *f = (float *)malloc(sizeof(float) * (size_t)(t->size > 0 ? t->size : 1));
+  const uint16_t *h = (const uint16_t *)t->data;
+  int64_t i;
+  if (f == NULL) return NULL;
+  for (i = 0; i < t->size; i++) f[i] = mxc_half_to_float(h[i]);
+  return f;
+}
+
+static void mxc_conv_f2h(const float *f, const mxc_tensor *t) {
+  uint16_t *h = (uint16_t *)t->data;
+  int64_t i;
+  for (i = 0; i < t->size; i++) h[i] = mxc_float_to_half(f[i]);
+}
+
+/* in/out tensor roles per mode: see mxc_conv_exec */
+static int mxc_conv_run(mxc_opcall *call, int mode) {
+  mxc_conv_geom g;
+  const mxc_tensor *cx, *cy;      /* convolution-sense X and Y tensors */
+  const mxc_tensor *ta = &call->in[0], *ta2 = NULL, *tw, *tb = NULL;
+  const mxc_tensor *to0 = &call->out[0], *to1 = NULL, *to2 = NULL;
+  int dt = ta->dtype, nt = call->nthreads, rc = 0, i;
+  size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
+  void *col = NULL;
+  int64_t colsz;
+  const char *name = mode == MXC_CONV_FWD ? "Convolution" : mode == MXC_CONV_BWD ?
+      "_backward_Convolution" : mode == MXC_DECONV_FWD ? "Deconvolution" : "_backward_Deconvolution";
+  if (mode == MXC_CONV_FWD || mode == MXC_DECONV_FWD) {
+    tw = &call->in[1];
+    if (call->nin > 2) tb = &call->in[2];
+  } else {
+    ta2 = &call->in[1];
+    tw = &call->in[2];
+    to1 = &call->out[1];
+    if (call->nout > 2) to2 = &call->out[2];
+  }
+  switch (mode) {
+  case MXC_CONV_FWD: cx = ta; cy = to0; break;
+  case MXC_CONV_BWD: cx = ta2; cy = ta; break;
+  case MXC_DECONV_FWD: cx = to0; cy = ta; break;
+  default: cx = ta; cy = ta2; break;
+  }
+  if (mxc_conv_geom_make(&g, cx, cy, call) != 0) return -1;
+  if (dt != MXC_FLOAT32 && dt != MXC_FLOAT64 && dt != MXC_FLOAT16) {
+    snprintf(call->err, MXC_ERR_LEN, "%s: unsupported dtype %d", name, dt);
+    return -1;
+  }
+  if (g.n == 0 || g.ci == 0 || g.co == 0 || g.isz == 0 || g.osz == 0) {
+    /* nothing to convolve: outputs are zero (or the bias) */
+    for (i = 0; i < call->nout; i++) {
+      size_t e = call->out[i].dtype == MXC_FLOAT64 ? 8 : call->out[i].dtype == MXC_FLOAT16 ? 2 : 4;
+      memset(call->out[i].data, 0, e * (size_t)call->out[i].size);
+    }
+    return 0;
+  }
+  colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
+  if (colsz) {
+    col = malloc(esz * (size_t)colsz);
+    if (col == NULL) {
+      snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for the column buffer", name);
+      return -1;
+    }
+  }
+  if (dt == MXC_FLOAT32) {
+    mxc_conv_exec_f32(mode, &g, (const float *)ta->data, ta2 ? (const float *)ta2->data : NULL,
+                      (const float *)tw->data, tb ? (const float *)tb->data : NULL,
+                      (float *)to0->data, to1 ? (float *)to1->data : NULL,
+                      to2 ? (float *)to2->data : NULL, (float *)col, nt);
+  } else if (dt == MXC_FLOAT64) {
+    mxc_conv_exec_f64(mode, &g, (const double *)ta->data, ta2 ? (const double *)ta2->data : NULL,
+                      (const double *)tw->data, tb ? (const double *)tb->data : NULL,
+                      (double *)to0->data, to1 ? (double *)to1->data : NULL,
+                      to2 ? (double *)to2->data : NULL, (double *)col, nt);
+  } else {
+    /* float16: everything through float32 copies */
+    float *fa = mxc_conv_h2f(ta), *fa2 = ta2 ? mxc_conv_h2f(ta2) : NULL, *fw = mxc_conv_h2f(tw);
+    float *fb = tb ? mxc_conv_h2f(tb) : NULL;
+    float *f0 = (float *)malloc(sizeof(float) * (size_t)to0->size);
+    float *f1 = to1 ? (float *)malloc(sizeof(float) * (size_t)to1->size) : NULL;
+    float *f2 = to2 ? (float *)malloc(sizeof(float) * (size_t)(to2->size > 0 ? to2->size : 1)) : NULL;
+    if (!fa || (ta2 && !fa2) || !fw || (tb && !fb) || !f0 || (to1 && !f1) || (to2 && !f2)) {
+      snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for float16 buffers", name);
+      rc = -1;
+    } else {
+      mxc_conv_exec_f32(mode, &g, fa, fa2, fw, fb, f0, f1, f2, (float *)col, nt);
+      mxc_conv_f2h(f0, to0);
+      if (to1) mxc_conv_f2h(f1, to1);
+      if (to2) mxc_conv_f2h(f2, to2);
+    }
+    free(fa); free(fa2); free(fw); free(fb); free(f0); free(f1); free(f2);
+  }
+  free(col);
+  return rc;
+}
+
+static int mxc_conv_forward(mxc_opcall *call) { return mxc_conv_run(call, MXC_CONV_FWD); }
+static int mxc_conv_backward(mxc_opcall *call) { return mxc_conv_run(call, MXC_CONV_BWD); }
+static int mxc_deconv_forward(mxc_opcall *call) { return mxc_conv_run(call, MXC_DECONV_FWD); }
+static int mxc_deconv_backward(mxc_opcall *call) { return mxc_conv_run(call, MXC_DECONV_BWD); }
+
+typedef struct {
+  const char *name;
+  int32_t code;
+  mxc_kernel fn;
+} mxc_conv_entry;
+
+static const mxc_conv_entry mxc_conv_table[] = {
+  {"conv:forward", MXC_FLOAT32, mxc_conv_forward},
+  {"conv:forward", MXC_FLOAT64, mxc_conv_forward},
+  {"conv:forward", MXC_FLOAT16, mxc_conv_forward},
+  {"conv:backward", MXC_FLOAT32, mxc_conv_backward},
+  {"conv:backward", MXC_FLOAT64, mxc_conv_backward},
+  {"conv:backward", MXC_FLOAT16, mxc_conv_backward},
+  {"deconv:forward", MXC_FLOAT32, mxc_deconv_forward},
+  {"deconv:forward", MXC_FLOAT64, mxc_deconv_forward},
+  {"deconv:forward", MXC_FLOAT16, mxc_deconv_forward},
+  {"deconv:backward", MXC_FLOAT32, mxc_deconv_backward},
+  {"deconv:backward", MXC_FLOAT64, mxc_deconv_backward},
+  {"deconv:backward", MXC_FLOAT16, mxc_deconv_backward},
+};
+static const int mxc_conv_table_len = (int)(sizeof(mxc_conv_table) / sizeof(mxc_conv_table[0]));
+
+#endif

@@ -1,0 +1,390 @@
+/* Pooling (max / avg / sum / lp, 1-D/2-D/3-D, channels first or last) and nearest-neighbour
+ * UpSampling, forward and backward, following MXNet 1.9.1's CPU loops (src/operator/nn/pool.h):
+ *
+ * - windows start at o*stride - pad; max pooling looks only at real elements (an empty window
+ *   gives the lowest finite value), avg divides each element by the window size counted up to
+ *   the padded border (or by the real elements when count_include_pad is false), sum and lp do
+ *   not divide; lp is (sum x^p)^(1/p) for p in 1, 2, 3 (x^p without abs, as MXNet);
+ * - the max backward routes each output gradient to the first element (in d, h, w order) of its
+ *   window that equals the output; avg/sum/lp spread it as MXNet's unpool_sum.
+ *
+ * Accumulation in float for float16 and float32 (as MXNet's AccType), double for float64.
+ * Threads own (n, c) planes, so every output element has one writer.
+ *
+ * iattr of pool:forward / pool:backward: kernel[3], stride[3], pad[3] (padded to 3-D with 1, 1, 0),
+ * pool type (0 max, 1 avg, 2 sum, 3 lp), p_value, count_include_pad, channels_last.
+ */
+#ifndef MXC_KERNELS_POOLING_H
+#define MXC_KERNELS_POOLING_H
+#include <float.h>
+#include "kernels/common.h"
+
+enum { MXC_POOL_MAX = 0, MXC_POOL_AVG = 1, MXC_POOL_SUM = 2, MXC_POOL_LP = 3 };
+#define MXC_POOL_NIATTR 13
+
+typedef struct {
+  int64_t n, c, is[3], os[3], k[3], s[3], p[3];
+  int64_t isz, osz;
+  int type, pv, incl, last;
+} mxc_pool_geom;
+
+static int mxc_pool_geom_make(mxc_pool_geom *g, const mxc_tensor *x, const mxc_tensor *y,
+                              mxc_opcall *call) {
+  int nsp = x->ndim - 2, j, first = call->iattr[12] ? 1 : 2;
+  if (call->niattr < MXC_POOL_NIATTR || nsp < 1 || nsp > 3 || y->ndim != x->ndim) {
+    snprintf(call->err, MXC_ERR_LEN, "Pooling: bad kernel call (%d attrs, ndim %d)",
+             call->niattr, x->ndim);
+    return -1;
+  }
+  g->last = call->iattr[12] != 0;
+  g->n = x->shape[0];
+  g->c = g->last ? x->shape[x->ndim - 1] : x->shape[1];
+  for (j = 0; j < 3; j++) {
+    int a = j - (3 - nsp);
+    g->is[j] = a < 0 ? 1 : x->shape[first + a];
+    g->os[j] = a < 0 ? 1 : y->shape[first + a];
+    g->k[j] = call->iattr[j];
+    g->s[j] = call->iattr[3 + j];
+    g->p[j] = call->iattr[6 + j];
+  }
+  g->type = (int)call->iattr[9];
+  g->pv = (int)call->iattr[10];
+  g->incl = call->iattr[11] != 0;
+  g->isz = g->is[0] * g->is[1] * g->is[2];
+  g->osz = g->os[0] * g->os[1] * g->os[2];
+  if (g->type == MXC_POOL_LP && (g->pv < 1 || g->pv > 3)) {
+    snprintf(call->err, MXC_ERR_LEN, "Pooling: p value of %d is not supported", g->pv);
+    return -1;
+  }
+  return 0;
+}
+
+/* the window of output position (od, oh, ow): clipped bounds lo/hi and the divisor */
+typedef struct {
+  int64_t lo[3], hi[3];
+  int64_t size;
+} mxc_pool_win;
+
+static inline void mxc_pool_window(const mxc_pool_geom *g, int64_t od, int64_t oh, int64_t ow,
+                                   mxc_pool_win *w) {
+  int64_t o[3], j, padded = 1, real = 1;
+  o[0] = od; o[1] = oh; o[2] = ow;
+  for (j = 0; j < 3; j++) {
+    int64_t st = o[j] * g->s[j] - g->p[j];
+    int64_t en = st + g->k[j];
+    if (en > g->is[j] + g->p[j]) en = g->is[j] + g->p[j];
+    padded *= en - st;
+    if (st < 0) st = 0;
+    if (en > g->is[j]) en = g->is[j];
+    w->lo[j] = st;
+    w->hi[j] = en;
+    real *= en > st ? en - st : 0;
+  }
+  if (g->type == MXC_POOL_AVG) w->size = g->incl ? padded : real;
+  else w->size = 1;
+}
+
+static inline double mxc_pool_powp(double v, int p) {
+  return p == 1 ? v : p == 2 ? v * v : v * v * v;
+}
+
+#define MXC_POOL_DEFINE(T, A, SUF, LD, ST, LOWEST)                                                 \
+static void mxc_pool_fwd_##SUF(const T *x, T *y, const mxc_pool_geom *g, int nt) {                 \
+  const int64_t planes = g->n * g->c;                                                               \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->osz > 4096))          \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
+    const int64_t es = g->last ? g->c : 1;                                                          \
+    const T *xb = g->last ? x + nn * g->isz * g->c + cc : x + pl * g->isz;                          \
+    T *yb = g->last ? y + nn * g->osz * g->c + cc : y + pl * g->osz;                                \
+    int64_t od, oh, ow, oi = 0;                                                                     \
+    for (od = 0; od < g->os[0]; od++)                                                               \
+      for (oh = 0; oh < g->os[1]; oh++)                                                             \
+        for (ow = 0; ow < g->os[2]; ow++, oi++) {                                                   \
+          mxc_pool_win w;                                                                           \
+          int64_t d, h, q;                                                                          \
+          mxc_pool_window(g, od, oh, ow, &w);                                                       \
+          if (g->type == MXC_POOL_MAX) {                                                            \
+            A m = LOWEST;                                                                           \
+            for (d = w.lo[0]; d < w.hi[0]; d++)                                                     \
+              for (h = w.lo[1]; h < w.hi[1]; h++) {                                                 \
+                const T *row = xb + ((d * g->is[1] + h) * g->is[2]) * es;                           \
+                for (q = w.lo[2]; q < w.hi[2]; q++) {                                               \
+                  const A v = LD(row[q * es]);                                                      \
+                  if (v > m) m = v;                                                                 \
+                }                                                                                   \
+              }                                                                                     \
+            yb[oi * es] = ST(m);                                                                    \
+          } else {                                                                                  \
+            const A div = (A)w.size;                                                                \
+            const int p = g->type == MXC_POOL_LP ? g->pv : 1;                                       \
+            A sum = 0;                                                                              \
+            for (d = w.lo[0]; d < w.hi[0]; d++)                                                     \
+              for (h = w.lo[1]; h < w.hi[1]; h++) {                                                 \
+                const T *row = xb + ((d * g->is[1] + h) * g->is[2]) * es;                           \
+                if (p == 1) {                                                                       \
+                  for (q = w.lo[2]; q < w.hi[2]; q++) sum += LD(row[q * es]) / div;                 \
+                } else {                                                                            \
+                  for (q = w.lo[2]; q < w.hi[2]; q++)                                               \
+                    sum += (A)mxc_pool_powp((A)LD(row[q * es]), p) / div;                           \
+                }                                                                                   \
+              }                                                                                     \
+            if (p == 2) sum = (A)sqrt((double)sum);                                                 \
+            else if (p == 3) sum = (A)cbrt((double)sum);                                            \
+            yb[oi * es] = ST(sum);                                                                  \
+          }                                                                                         \
+        }                                                                                           \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* work: one accumulator plane per (n, c) plane (float16 or channels last), or NULL to          \
+ * accumulate in dx itself (float32/float64, channels first) */                                     \
+static void mxc_pool_bwd_##SUF(const T *dy, const T *x, const T *y, T *dx,                         \
+                               const mxc_pool_geom *g, A *work, int nt) {                           \
+  const int64_t planes = g->n * g->c;                                                               \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 4096))          \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
+    const int64_t es = g->last ? g->c : 1;                                                          \
+    const int64_t xo = g->last ? nn * g->isz * g->c + cc : pl * g->isz;                             \
+    const int64_t yo = g->last ? nn * g->osz * g->c + cc : pl * g->osz;                             \
+    const T *xb = x + xo, *yb = y + yo, *gb = dy + yo;                                              \
+    T *db = dx + xo;                                                                                \
+    A *acc = work ? work + pl * g->isz : (A *)(void *)db;                                           \
+    int64_t od, oh, ow, oi = 0, i;                                                                  \
+    memset(acc, 0, sizeof(A) * (size_t)g->isz);                                                     \
+    for (od = 0; od < g->os[0]; od++)                                                               \
+      for (oh = 0; oh < g->os[1]; oh++)                                                             \
+        for (ow = 0; ow < g->os[2]; ow++, oi++) {                                                   \
+          mxc_pool_win w;                                                                           \
+          int64_t d, h, q;                                                                          \
+          const A gv = LD(gb[oi * es]);                                                             \
+          mxc_pool_window(g, od, oh, ow, &w);                                                       \
+          if (g->type == MXC_POOL_MAX) {                                                            \
+            const A yv = LD(yb[oi * es]);                                                           \
+            int found = 0;                                                                          \
+            for (d = w.lo[0]; d < w.hi[0] && !found; d++)                                           \
+              for (h = w.lo[1]; h < w.hi[1] && !found; h++)                                         \
+                for (q = w.lo[2]; q < w.hi[2]; q++) {                                               \
+                  const int64_t e = (d * g->is[1] + h) * g->is[2] + q;                              \
+                  if (LD(xb[e * es]) == yv) {                                                       \
+                    acc[e] += gv;                                                                   \
+                    found = 1;                                                                      \
+                    break;                                                                          \
+                  }                                                                                 \
+                }                                                                                   \
+          } else {                                                                                  \
+            const A div = (A)w.size;                                                                \
+            const int p = g->type == MXC_POOL_LP ? g->pv : 1;                                       \
+            const A yv = p == 1 ? (A)0 : LD(yb[oi * es]);                                           \
+            for (d = w.lo[0]; d < w.hi[0]; d++)                                                     \
+              for (h = w.lo[1]; h < w.hi[1]; h++)                                                   \
+                for (q = w.lo[2]; q < w.hi[2]; q++) {                                               \
+                  const int64_t e = (d * g->is[1] + h) * g->is[2] + q;                              \
+                  A gr = gv;                                                                        \
+                  if (p == 2) {                                                                     \
+                    gr = yv == 0 ? (A)0 : gv * (LD(xb[e * es]) / yv);                               \
+                  } else if (p == 3) {                                                              \
+                    const A r = LD(xb[e * es]) / yv;                                                \
+                    gr = yv == 0 ? (A)0 : gv * r * r;                                               \
+                  }                                                                                 \
+                  acc[e] += gr / div;                                                               \
+                }                                                                                   \
+          }                                                                                         \
+        }                                                                                           \
+    if (work)                                                                                       \
+      for (i = 0; i < g->isz; i++) db[i * es] = ST(acc[i]);                                         \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* nearest upsampling of input `x` (n, cx, h, w) by `sc` into channels [c0, c0 + cx) of y */       \
+static void mxc_upnear_fwd_##SUF(const T *x, T *y, int64_t n, int64_t cx, int64_t h, int64_t w,    \
+                                 int64_t cy, int64_t c0, int64_t sc, int add, int nt) {             \
+  const int64_t oh = h * sc, ow = w * sc, rows = n * cx * oh;                                       \
+  int64_t r;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (rows * ow > 16384))               \
+  for (r = 0; r < rows; r++) {                                                                      \
+    const int64_t nn = r / (cx * oh), cc = (r / oh) % cx, yy = r % oh;                              \
+    const T *src = x + ((nn * cx + cc) * h + yy / sc) * w;                                          \
+    T *dst = y + ((nn * cy + c0 + cc) * oh + yy) * ow;                                              \
+    int64_t q;                                                                                      \
+    if (add) {                                                                                      \
+      for (q = 0; q < ow; q++) dst[q] = ST((A)LD(dst[q]) + (A)LD(src[q / sc]));                     \
+    } else {                                                                                        \
+      for (q = 0; q < ow; q++) dst[q] = src[q / sc];                                                \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* dx (n, cx, h, w) = sum of the sc x sc blocks of channels [c0, c0 + cx) of dy */                 \
+static void mxc_upnear_bwd_##SUF(const T *dy, T *dx, int64_t n, int64_t cx, int64_t h, int64_t w,  \
+                                 int64_t cy, int64_t c0, int64_t sc, int nt) {                      \
+  const int64_t oh = h * sc, ow = w * sc, rows = n * cx * h;                                        \
+  int64_t r;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (rows * w * sc * sc > 16384))      \
+  for (r = 0; r < rows; r++) {                                                                      \
+    const int64_t nn = r / (cx * h), cc = (r / h) % cx, yy = r % h;                                 \
+    const T *src = dy + ((nn * cy + c0 + cc) * oh + yy * sc) * ow;                                  \
+    T *dst = dx + r * w;                                                                            \
+    int64_t q, a, b;                                                                                \
+    for (q = 0; q < w; q++) {                                                                       \
+      A s = 0;                                                                                      \
+      for (a = 0; a < sc; a++)                                                                      \
+        for (b = 0; b < sc; b++) s += LD(src[a * ow + q * sc + b]);                                 \
+      dst[q] = ST(s);                                                                               \
+    }                                                                                               \
+  }                                                                                                 \
+}
+
+#define MXC_POOL_ID(v) (v)
+MXC_POOL_DEFINE(float, float, f32, MXC_POOL_ID, MXC_POOL_ID, -FLT_MAX)
+MXC_POOL_DEFINE(double, double, f64, MXC_POOL_ID, MXC_POOL_ID, -DBL_MAX)
+MXC_POOL_DEFINE(uint16_t, float, f16, mxc_half_to_float, mxc_float_to_half, -65504.0f)
+
+static int mxc_pool_forward(mxc_opcall *call) {
+  mxc_pool_geom g;
+  if (mxc_pool_geom_make(&g, &call->in[0], &call->out[0], call) != 0) return -1;
+  switch (call->in[0].dtype) {
+  case MXC_FLOAT32:
+    mxc_pool_fwd_f32((const float *)call->in[0].data, (float *)call->out[0].data, &g,
+                     call->nthreads);
+    return 0;
+  case MXC_FLOAT64:
+    mxc_pool_fwd_f64((const double *)call->in[0].data, (double *)call->out[0].data, &g,
+                     call->nthreads);
+    return 0;
+  case MXC_FLOAT16:
+    mxc_pool_fwd_f16((const uint16_t *)call->in[0].data, (uint16_t *)call->out[0].data, &g,
+                     call->nthreads);
+    return 0;
+  default:
+    snprintf(call->err, MXC_ERR_LEN, "Pooling: unsupported dtype %d", call->in[0].dtype);
+    return -1;
+  }
+}
+
+/* in: dy, x, y; out: dx */
+static int mxc_pool_backward(mxc_opcall *call) {
+  mxc_pool_geom g;
+  const void *dy = call->in[0].data, *x = call->in[1].data, *y = call->in[2].data;
+  void *dx = call->out[0].data;
+  int dt = call->in[0].dtype;
+  void *work = NULL;
+  if (mxc_pool_geom_make(&g, &call->in[1], &call->in[0], call) != 0) return -1;
+  if (dt != MXC_FLOAT32 && dt != MXC_FLOAT64 && dt != MXC_FLOAT16) {
+    snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: unsupported dtype %d", dt);
+    return -1;
+  }
+  if (dt == MXC_FLOAT16 || g.last) {
+    size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
+    work = malloc(esz * (size_t)(g.n * g.c * g.isz > 0 ? g.n * g.c * g.isz : 1));
+    if (work == NULL) {
+      snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: out of memory");
+      return -1;
+    }
+  }
+  if (dt == MXC_FLOAT32)
+    mxc_pool_bwd_f32((const float *)dy, (const float *)x, (const float *)y, (float *)dx, &g,
+                     (float *)work, call->nthreads);
+  else if (dt == MXC_FLOAT64)
+    mxc_pool_bwd_f64((const double *)dy, (const double *)x, (const double *)y, (double *)dx, &g,
+                     (double *)work, call->nthreads);
+  else
+    mxc_pool_bwd_f16((const uint16_t *)dy, (const uint16_t *)x, (const uint16_t *)y,
+                     (uint16_t *)dx, &g, (float *)work, call->nthreads);
+  free(work);
+  return 0;
+}
+
+/* in: x_0 .. x_{k-1} (N, C_i, H_i, W_i); out: y (N, C, H, W); iattr[0]: 0 concat, 1 sum */
+static int mxc_upsampling_nearest(mxc_opcall *call) {
+  const mxc_tensor *y = &call->out[0];
+  int64_t c0 = 0;
+  int i, sum = call->niattr > 0 && call->iattr[0] != 0;
+  for (i = 0; i < call->nin; i++) {
+    const mxc_tensor *x = &call->in[i];
+    int64_t sc = x->shape[2] > 0 ? y->shape[2] / x->shape[2] : 1;
+    int add = sum && i > 0;
+    switch (y->dtype) {
+    case MXC_FLOAT32:
+      mxc_upnear_fwd_f32((const float *)x->data, (float *)y->data, x->shape[0], x->shape[1],
+                         x->shape[2], x->shape[3], y->shape[1], c0, sc, add, call->nthreads);
+      break;
+    case MXC_FLOAT64:
+      mxc_upnear_fwd_f64((const double *)x->data, (double *)y->data, x->shape[0], x->shape[1],
+                         x->shape[2], x->shape[3], y->shape[1], c0, sc, add, call->nthreads);
+      break;
+    case MXC_FLOAT16:
+      mxc_upnear_fwd_f16((const uint16_t *)x->data, (uint16_t *)y->data, x->shape[0],
+                         x->shape[1], x->shape[2], x->shape[3], y->shape[1], c0, sc, add,
+                         call->nthreads);
+      break;
+    default:
+      snprintf(call->err, MXC_ERR_LEN, "UpSampling: unsupported dtype %d", y->dtype);
+      return -1;
+    }
+    if (!sum) c0 += x->shape[1];
+  }
+  return 0;
+}
+
+/* in: dy (N, C, H, W); out: dx_0 .. dx_{k-1}; iattr[0]: 0 concat, 1 sum */
+static int mxc_upsampling_nearest_backward(mxc_opcall *call) {
+  const mxc_tensor *dy = &call->in[0];
+  int64_t c0 = 0;
+  int i, sum = call->niattr > 0 && call->iattr[0] != 0;
+  for (i = 0; i < call->nout; i++) {
+    const mxc_tensor *x = &call->out[i];
+    int64_t sc = x->shape[2] > 0 ? dy->shape[2] / x->shape[2] : 1;
+    switch (dy->dtype) {
+    case MXC_FLOAT32:
+      mxc_upnear_bwd_f32((const float *)dy->data, (float *)x->data, x->shape[0], x->shape[1],
+                         x->shape[2], x->shape[3], dy->shape[1], c0, sc, call->nthreads);
+      break;
+    case MXC_FLOAT64:
+      mxc_upnear_bwd_f64((const double *)dy->data, (double *)x->data, x->shape[0], x->shape[1],
+                         x->shape[2], x->shape[3], dy->shape[1], c0, sc, call->nthreads);
+      break;
+    case MXC_FLOAT16:
+      mxc_upnear_bwd_f16((const uint16_t *)dy->data, (uint16_t *)x->data, x->shape[0],
+                         x->shape[1], x->shape[2], x->shape[3], dy->shape[1], c0, sc,
+                         call->nthreads);
+      break;
+    default:
+      snprintf(call->err, MXC_ERR_LEN, "_backward_UpSampling: unsupported dtype %d", dy->dtype);
+      return -1;
+    }
+    if (!sum) c0 += x->shape[1];
+  }
+  return 0;
+}
+
+typedef struct {
+  const char *name;
+  int32_t code;
+  mxc_kernel fn;
+} mxc_pool_entry;
+
+static const mxc_pool_entry mxc_pool_table[] = {
+  {"pool:forward", MXC_FLOAT32, mxc_pool_forward},
+  {"pool:forward", MXC_FLOAT64, mxc_pool_forward},
+  {"pool:forward", MXC_FLOAT16, mxc_pool_forward},
+  {"pool:backward", MXC_FLOAT32, mxc_pool_backward},
+  {"pool:backward", MXC_FLOAT64, mxc_pool_backward},
+  {"pool:backward", MXC_FLOAT16, mxc_pool_backward},
+  {"upsampling:nearest", MXC_FLOAT32, mxc_upsampling_nearest},
+  {"upsampling:nearest", MXC_FLOAT64, mxc_upsampling_nearest},
+  {"upsampling:nearest", MXC_FLOAT16, mxc_upsampling_nearest},
+  {"upsampling:nearest_backward", MXC_FLOAT32, mxc_upsampling_nearest_backward},
+  {"upsampling:nearest_backward", MXC_FLOAT64, mxc_upsampling_nearest_backward},
+  {"upsampling:nearest_backward", MXC_FLOAT16, mxc_upsampling_nearest_backward},
+};
+static const int mxc_pool_table_len = (int)(sizeof(mxc_pool_table) / sizeof(mxc_pool_table[0]));
+
+#endif

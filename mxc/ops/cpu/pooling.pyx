@@ -1,0 +1,34 @@
+"""CPU kernels of Pooling and nearest-neighbour UpSampling (forward and backward).
+
+The loops are C in csrc/kernels/pooling.h. Kernels, keyed by the data dtype code (float16,
+float32, float64):
+
+- ``pool:forward``  in (x), out (y); ``pool:backward`` in (dy, x, y), out (dx). iattr: kernel[3],
+  stride[3], pad[3] (padded to 3-D), pool type (0 max, 1 avg, 2 sum, 3 lp), p_value,
+  count_include_pad, channels_last.
+- ``upsampling:nearest`` in (x_0, ...), out (y); ``upsampling:nearest_backward`` in (dy), out
+  (dx_0, ...). iattr[0]: 0 concat along channels, 1 sum.
+"""
+from libc.stdint cimport int32_t, uintptr_t
+from mxc._core._types cimport mxc_kernel
+
+cdef extern from "kernels/pooling.h" nogil:
+    ctypedef struct mxc_pool_entry:
+        const char *name
+        int32_t code
+        mxc_kernel fn
+    const mxc_pool_entry mxc_pool_table[]
+    const int mxc_pool_table_len
+
+
+cdef dict _build():
+    cdef dict table = {}
+    cdef int i
+    for i in range(mxc_pool_table_len):
+        table.setdefault(mxc_pool_table[i].name.decode(), {})[int(mxc_pool_table[i].code)] = \
+            <uintptr_t>mxc_pool_table[i].fn
+    return table
+
+
+#: ``{"pool:forward" | "pool:backward" | "upsampling:nearest[_backward]": {code: address}}``
+KERNELS = _build()

@@ -1,0 +1,323 @@
+"""Convolution and Deconvolution: forward against direct-loop numpy references (1-D/2-D/3-D,
+stride, pad, dilation, groups, adj, target_shape; float16/32/64), gradients against central
+differences, MXNet's shape rules and errors, and golden cases from MXNet 1.9.1
+(tests/data/conv_golden.npz, also used by test_pooling.py and test_upsampling.py)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.ndarray.register import invoke
+from mxc.ops import registry
+
+from .oputil import check_forward, check_grad
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "conv_golden.npz")
+
+
+# ---- golden fixtures (shared with test_pooling / test_upsampling) ------------------------------
+def golden_cases(opname):
+    """pytest params (params, inputs, out, head, grads) of `opname` in conv_golden.npz."""
+    out = []
+    with np.load(GOLDEN) as f:
+        for i in range(int(f["count"])):
+            if str(f[f"{i}/op"]) != opname:
+                continue
+            params = {k: tuple(v) if isinstance(v, list) else v
+                      for k, v in json.loads(str(f[f"{i}/params"])).items()}
+            ins, grads, k = [], [], 0
+            while f"{i}/in{k}" in f.files:
+                ins.append(f[f"{i}/in{k}"])
+                grads.append(f[f"{i}/grad{k}"])
+                k += 1
+            out.append(pytest.param(params, ins, f[f"{i}/out"], f[f"{i}/head"], grads,
+                                    id=f"{i}-{f[f'{i}/mode']}"))
+    return out
+
+
+def golden_check(opname, params, inputs, out, head, grads, rtol=1e-4, atol=1e-4):
+    """mxc's forward and input gradients (the OpDef's grad with MXNet's head) equal MXNet's."""
+    op = registry.get(opname)
+    xs = [mx.nd.array(x, dtype=x.dtype) for x in inputs]
+    kw = dict(params)
+    if op.variadic:
+        kw.setdefault(op.variadic, len(xs))
+    y = invoke(op, list(xs), dict(kw))
+    np.testing.assert_allclose(y.asnumpy(), out, rtol=rtol, atol=atol,
+                               err_msg=f"{opname} {params}: output")
+    g = op.grad(mx.nd, op.parse(kw), xs, [y], [mx.nd.array(head, dtype=head.dtype)])
+    assert len(g) == len(inputs)
+    for k, (a, e) in enumerate(zip(g, grads)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=rtol, atol=atol,
+                                   err_msg=f"{opname} {params}: gradient of input {k}")
+
+
+# ---- references -------------------------------------------------------------------------------
+def ref_conv(x, w, b, stride, pad, dilate, groups):
+    """Direct-loop cross-correlation (float64)."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c = x.shape[:2]
+    f, k = w.shape[0], w.shape[2:]
+    nsp = len(k)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    osz = [(x.shape[2 + i] + 2 * pad[i] - (1 + (k[i] - 1) * dilate[i])) // stride[i] + 1
+           for i in range(nsp)]
+    y = np.zeros((n, f) + tuple(osz))
+    cg, fg = c // groups, f // groups
+    for o in np.ndindex(*osz):
+        for kk in np.ndindex(*k):
+            idx = tuple(o[i] * stride[i] + kk[i] * dilate[i] for i in range(nsp))
+            patch = xp[(slice(None), slice(None)) + idx]
+            for g in range(groups):
+                wk = w[(slice(g * fg, (g + 1) * fg), slice(None)) + kk]
+                y[(slice(None), slice(g * fg, (g + 1) * fg)) + o] += \
+                    patch[:, g * cg:(g + 1) * cg] @ wk.T
+    if b is not None:
+        y += b.astype(np.float64).reshape((1, f) + (1,) * nsp)
+    return y
+
+
+def ref_deconv(x, w, b, stride, pad, dilate, adj, groups, num_filter):
+    """Direct-loop transposed convolution: each input element scatters its kernel."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c = x.shape[:2]
+    k = w.shape[2:]
+    nsp = len(k)
+    full = [stride[i] * (x.shape[2 + i] - 1) + 1 + (k[i] - 1) * dilate[i] for i in range(nsp)]
+    big = np.zeros((n, num_filter) + tuple(f + adj[i] for i, f in enumerate(full)))
+    cg, fg = c // groups, num_filter // groups
+    for i in np.ndindex(*x.shape[2:]):
+        for kk in np.ndindex(*k):
+            pos = tuple(i[j] * stride[j] + kk[j] * dilate[j] for j in range(nsp))
+            for g in range(groups):
+                xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + i]          # n, cg
+                wk = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kk]         # cg, fg
+                big[(slice(None), slice(g * fg, (g + 1) * fg)) + pos] += xs @ wk
+    out = big[(slice(None), slice(None)) +
+              tuple(slice(pad[j], pad[j] + full[j] + adj[j] - 2 * pad[j]) for j in range(nsp))]
+    if b is not None:
+        out = out + b.astype(np.float64).reshape((1, num_filter) + (1,) * nsp)
+    return out
+
+
+CONV_CASES = [
+    # data shape, num_filter, kernel, stride, pad, dilate, groups
+    ((2, 3, 7), 4, (3,), (1,), (0,), (1,), 1),
+    ((2, 4, 9), 6, (3,), (2,), (1,), (2,), 2),
+    ((2, 3, 6, 5), 4, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((1, 4, 7, 6), 6, (3, 2), (2, 1), (1, 0), (1, 2), 2),
+    ((2, 6, 5, 5), 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),       # depthwise
+    ((2, 4, 5, 4), 3, (1, 1), (1, 1), (0, 0), (1, 1), 1),       # 1x1 (no column matrix)
+    ((2, 4, 5, 4), 4, (1, 1), (2, 2), (0, 0), (1, 1), 2),       # 1x1 strided
+    ((1, 2, 4, 5, 4), 3, (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 1), 1),
+    ((1, 2, 5, 4, 4), 2, (2, 2, 2), (2, 1, 1), (0, 1, 1), (2, 1, 1), 2),
+]
+
+
+def _conv_kw(nf, k, s, p, d, g, **extra):
+    return dict(kernel=k, stride=s, pad=p, dilate=d, num_filter=nf, num_group=g, **extra)
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-k{c[2]}")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_forward(case, dtype, rng):
+    shape, nf, k, s, p, d, g = case
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((nf, shape[1] // g) + k).astype(dtype)
+    b = rng.standard_normal(nf).astype(dtype)
+    ref = ref_conv(x, w, b, s, p, d, g).astype(dtype)
+    check_forward("Convolution", [x, w, b], _conv_kw(nf, k, s, p, d, g), ref)
+
+
+def test_conv_defaults_and_float16(rng):
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    ref = ref_conv(x, w, b, (1, 1), (0, 0), (1, 1), 1)
+    check_forward("Convolution", [x, w, b], dict(kernel=(3, 3), num_filter=4),
+                  ref.astype(np.float32))
+    h = [a.astype(np.float16) for a in (x, w, b)]
+    got = mx.nd.Convolution(*[mx.nd.array(a, dtype=a.dtype) for a in h], kernel=(3, 3),
+                            num_filter=4)
+    assert got.dtype == np.float16
+    ref16 = ref_conv(*[a.astype(np.float64) for a in h], (1, 1), (0, 0), (1, 1), 1)
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), ref16, rtol=1e-2, atol=1e-2)
+    # the float16 backward (computed in float32) against the float32 one
+    hd = rng.standard_normal(got.shape).astype(np.float16)
+    kw = dict(kernel=(3, 3), num_filter=4)
+    g16 = mx.nd._backward_Convolution(mx.nd.array(hd, dtype=np.float16),
+                                      *[mx.nd.array(a, dtype=a.dtype) for a in h], **kw)
+    g32 = mx.nd._backward_Convolution(mx.nd.array(hd.astype(np.float32)),
+                                      *[mx.nd.array(a.astype(np.float32)) for a in h], **kw)
+    for a, e in zip(g16, g32):
+        assert a.dtype == np.float16
+        np.testing.assert_allclose(a.asnumpy().astype(np.float32), e.asnumpy(), rtol=1e-2,
+                                   atol=5e-2)
+
+
+def test_conv_no_bias(rng):
+    op = registry.get("Convolution")
+    x = rng.standard_normal((2, 3, 5, 5))
+    w = rng.standard_normal((4, 3, 3, 3))
+    kw = dict(kernel=(3, 3), num_filter=4, no_bias=True, pad=(1, 1))
+    xs = [mx.nd.array(x, dtype=np.float64), mx.nd.array(w, dtype=np.float64)]
+    y = invoke(op, xs, dict(kw))
+    np.testing.assert_allclose(y.asnumpy(), ref_conv(x, w, None, (1, 1), (1, 1), (1, 1), 1),
+                               rtol=1e-10)
+    # gradient of a no-bias convolution: two gradients, checked against the biased form
+    head = rng.standard_normal(y.shape)
+    g = op.grad(mx.nd, op.parse(kw), xs, [y], [mx.nd.array(head, dtype=np.float64)])
+    assert len(g) == 2
+    b0 = mx.nd.zeros((4,), dtype=np.float64)
+    kw3 = dict(kw, no_bias=False)
+    g3 = op.grad(mx.nd, op.parse(kw3), xs + [b0], [y], [mx.nd.array(head, dtype=np.float64)])
+    for a, e in zip(g, g3):
+        np.testing.assert_allclose(a.asnumpy(), e.asnumpy(), rtol=1e-12)
+    np.testing.assert_allclose(g3[2].asnumpy(), head.sum(axis=(0, 2, 3)), rtol=1e-10)
+    with pytest.raises(ValueError, match="Convolution.*expected 2 inputs"):
+        invoke(op, xs + [b0], dict(kw))
+    # mx.nd's function takes the bias as absent (MXNet's ListArguments without bias)
+    y2 = mx.nd.Convolution(xs[0], xs[1], **kw)
+    np.testing.assert_allclose(y2.asnumpy(), y.asnumpy(), rtol=1e-12)
+    wd = mx.nd.array(rng.standard_normal((3, 2, 2, 2)), dtype=np.float64)
+    d = mx.nd.Deconvolution(xs[0], wd, kernel=(2, 2), num_filter=2)
+    assert d.shape == (2, 2, 6, 6)
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[1], CONV_CASES[3], CONV_CASES[4], CONV_CASES[6],
+                                  CONV_CASES[8]], ids=lambda c: f"{c[0]}-k{c[2]}")
+def test_conv_grad(case, rng):
+    shape, nf, k, s, p, d, g = case
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g) + k)
+    b = rng.standard_normal(nf)
+    check_grad("Convolution", [x, w, b], _conv_kw(nf, k, s, p, d, g), rng)
+
+
+DECONV_CASES = [
+    # data shape, num_filter, kernel, stride, pad, dilate, adj, groups
+    ((2, 3, 4), 2, (3,), (2,), (1,), (1,), (1,), 1),
+    ((2, 4, 3, 4), 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 0), 2),
+    ((1, 2, 3, 3), 3, (4, 4), (2, 2), (1, 1), (1, 1), (0, 0), 1),
+    ((1, 4, 3, 3), 2, (3, 2), (1, 2), (0, 1), (2, 1), (0, 1), 2),
+    ((1, 2, 2, 3, 2), 2, (2, 2, 2), (2, 1, 2), (0, 0, 1), (1, 1, 1), (1, 0, 0), 1),
+]
+
+
+@pytest.mark.parametrize("case", DECONV_CASES, ids=lambda c: f"{c[0]}-k{c[2]}")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_deconv_forward(case, dtype, rng):
+    shape, nf, k, s, p, d, adj, g = case
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((shape[1], nf // g) + k).astype(dtype)
+    b = rng.standard_normal(nf).astype(dtype)
+    ref = ref_deconv(x, w, b, s, p, d, adj, g, nf).astype(dtype)
+    check_forward("Deconvolution", [x, w, b], dict(kernel=k, stride=s, pad=p, dilate=d, adj=adj,
+                                                   num_filter=nf, num_group=g, no_bias=False), ref)
+
+
+@pytest.mark.parametrize("case", DECONV_CASES[1:], ids=lambda c: f"{c[0]}-k{c[2]}")
+def test_deconv_grad(case, rng):
+    shape, nf, k, s, p, d, adj, g = case
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((shape[1], nf // g) + k)
+    b = rng.standard_normal(nf)
+    check_grad("Deconvolution", [x, w, b], dict(kernel=k, stride=s, pad=p, dilate=d, adj=adj,
+                                                num_filter=nf, num_group=g, no_bias=False), rng)
+
+
+def test_deconv_target_shape_and_no_bias(rng):
+    op = registry.get("Deconvolution")
+    a = op.parse(dict(kernel=(3, 3), stride=(2, 2), target_shape=(6, 5), num_filter=2))
+    # MXNet's InferPad: total = stride*(in-1) + kernel - target;
+    # adj = total % 2, pad = ceil(total / 2)
+    (out,), _ = op.infer(a, [(1, 2, 3, 3), (2, 2, 3, 3)], [np.float32] * 2)
+    assert out == (1, 2, 6, 5)
+    x = rng.standard_normal((1, 2, 3, 3))
+    w = rng.standard_normal((2, 2, 3, 3))
+    xs = [mx.nd.array(x, dtype=np.float64), mx.nd.array(w, dtype=np.float64)]
+    y = invoke(op, xs, dict(kernel=(3, 3), stride=(2, 2), target_shape=(6, 5), num_filter=2))
+    ref = ref_deconv(x, w, None, (2, 2), (1, 1), (1, 1), (1, 0), 1, 2)
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-10)
+    with pytest.raises(ValueError, match="Deconvolution.*adj"):
+        op.infer(op.parse(dict(kernel=(3,), stride=(1,), target_shape=(4,), num_filter=1)),
+                 [(1, 1, 3), (1, 1, 3)], [np.float32] * 2)
+
+
+def test_infer_inputs():
+    op = registry.get("Convolution")
+    a = op.parse(dict(kernel=(3, 3), num_filter=8, num_group=2))
+    assert op.infer_inputs(a, [(2, 4, 9, 9), None, None]) == [(2, 4, 9, 9), (8, 2, 3, 3), (8,)]
+    d = registry.get("Deconvolution")
+    a = d.parse(dict(kernel=(2, 2), num_filter=6, num_group=3, no_bias=False))
+    assert d.infer_inputs(a, [(2, 3, 4, 4), None, None]) == [(2, 3, 4, 4), (3, 2, 2, 2), (6,)]
+
+
+def test_errors_name_the_operator():
+    x = mx.nd.ones((1, 3, 5, 5))
+    with pytest.raises(ValueError, match="Convolution.*weight has shape"):
+        mx.nd.Convolution(x, mx.nd.ones((4, 2, 3, 3)), mx.nd.ones(4), kernel=(3, 3), num_filter=4)
+    with pytest.raises(ValueError, match="Convolution.*exceeds input"):
+        mx.nd.Convolution(x, mx.nd.ones((4, 3, 7, 7)), mx.nd.ones(4), kernel=(7, 7), num_filter=4)
+    with pytest.raises(ValueError, match="Convolution.*NCW, NCHW and NCDHW"):
+        mx.nd.Convolution(x, mx.nd.ones((4, 3, 3, 3)), mx.nd.ones(4), kernel=(3, 3),
+                          num_filter=4, layout="NHWC")
+    with pytest.raises(ValueError, match="Convolution.*num_group"):
+        mx.nd.Convolution(x, mx.nd.ones((4, 1, 3, 3)), mx.nd.ones(4), kernel=(3, 3),
+                          num_filter=4, num_group=2)
+    with pytest.raises(ValueError, match="Convolution.*4-D"):
+        mx.nd.Convolution(mx.nd.ones((3, 5, 5)), mx.nd.ones((4, 3, 3, 3)), mx.nd.ones(4),
+                          kernel=(3, 3), num_filter=4)
+    with pytest.raises(ValueError, match="Convolution.*Stride"):
+        mx.nd.Convolution(x, mx.nd.ones((4, 3, 3, 3)), mx.nd.ones(4), kernel=(3, 3),
+                          stride=(1,), num_filter=4)
+    with pytest.raises(ValueError, match="Convolution.*not supported"):
+        mx.nd.Convolution(mx.nd.ones((1, 3, 5, 5), dtype=np.int32),
+                          mx.nd.ones((4, 3, 3, 3), dtype=np.int32),
+                          mx.nd.ones(4, dtype=np.int32), kernel=(3, 3), num_filter=4)
+    with pytest.raises(ValueError, match="Deconvolution.*weight has shape"):
+        mx.nd.Deconvolution(x, mx.nd.ones((4, 3, 3, 3)), mx.nd.ones(4), kernel=(3, 3),
+                            num_filter=4, no_bias=False)
+
+
+def test_backward_ops_direct(rng):
+    x = mx.nd.array(rng.standard_normal((2, 3, 5, 5)))
+    w = mx.nd.array(rng.standard_normal((4, 3, 3, 3)))
+    b = mx.nd.array(rng.standard_normal(4))
+    y = mx.nd.Convolution(x, w, b, kernel=(3, 3), num_filter=4)
+    dx, dw, db = mx.nd._backward_Convolution(mx.nd.ones_like(y), x, w, b, kernel=(3, 3),
+                                             num_filter=4)
+    assert dx.shape == x.shape and dw.shape == w.shape and db.shape == b.shape
+    np.testing.assert_allclose(db.asnumpy(), np.full(4, 2 * 3 * 3), rtol=1e-6)
+    wd = mx.nd.array(rng.standard_normal((4, 2, 3, 3)))
+    yd = mx.nd.Deconvolution(y, wd, mx.nd.ones(2), kernel=(3, 3), num_filter=2, no_bias=False)
+    assert yd.shape == (2, 2, 5, 5)
+    g = mx.nd._backward_Deconvolution(mx.nd.ones_like(yd), y, wd, mx.nd.ones(2), kernel=(3, 3),
+                                      num_filter=2, no_bias=False)
+    assert [a.shape for a in g] == [y.shape, wd.shape, (2,)]
+    assert registry.get("_npx_convolution") is registry.get("Convolution")
+    assert registry.get("_npx_deconvolution") is registry.get("Deconvolution")
+
+
+def test_large_conv_uses_column_chunks(rng):
+    # a column matrix above the chunk limit (4M elements) is built in chunks of output rows
+    x = rng.standard_normal((1, 64, 80, 80)).astype(np.float32)
+    w = rng.standard_normal((2, 64, 3, 3)).astype(np.float32)
+    y = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), mx.nd.zeros(2), kernel=(3, 3),
+                          num_filter=2, pad=(1, 1)).asnumpy()
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    for (i, j) in [(0, 0), (40, 17), (79, 79)]:
+        ref = np.einsum("chw,fchw->f", xp[0, :, i:i + 3, j:j + 3], w.astype(np.float64))
+        np.testing.assert_allclose(y[0, :, i, j], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("params,inputs,out,head,grads", golden_cases("Convolution"))
+def test_conv_golden(params, inputs, out, head, grads):
+    golden_check("Convolution", params, inputs, out, head, grads)
+
+
+@pytest.mark.parametrize("params,inputs,out,head,grads", golden_cases("Deconvolution"))
+def test_deconv_golden(params, inputs, out, head, grads):
+    golden_check("Deconvolution", params, inputs, out, head, grads)

@@ -1,0 +1,193 @@
+"""Pooling: forward against a direct-loop numpy reference of MXNet's rules (max/avg/sum/lp,
+valid/full/same, count_include_pad, global pooling, channels-last layouts, 1-D/2-D/3-D),
+gradients against central differences, the max tie rule, errors, and MXNet 1.9.1 goldens."""
+import math
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.ops import registry
+
+from .oputil import check_forward, check_grad
+from .test_convolution import golden_cases, golden_check
+
+
+def ref_pool(x, kernel=(), stride=(), pad=(), pool_type="max", convention="valid",
+             count_include_pad=True, p_value=1, last=False, global_pool=False):
+    """MXNet's pool.h semantics, by loops, in float64."""
+    x = x.astype(np.float64)
+    if last:
+        x = np.moveaxis(x, -1, 1)
+    sp = x.shape[2:]
+    nsp = len(sp)
+    if global_pool:
+        kernel, stride, pad = sp, (1,) * nsp, (0,) * nsp
+    stride = stride or (1,) * nsp
+    pad = pad or (0,) * nsp
+    osz = []
+    for i in range(nsp):
+        span = sp[i] + 2 * pad[i] - kernel[i]
+        if global_pool:
+            osz.append(1)
+        elif convention == "valid":
+            osz.append(1 + span // stride[i])
+        elif convention == "full":
+            osz.append(1 + math.ceil(span / stride[i]))
+        else:
+            osz.append(math.ceil((sp[i] + 2 * pad[i]) / stride[i]))
+    y = np.zeros(x.shape[:2] + tuple(osz))
+    for o in np.ndindex(*osz):
+        lo, hi, padded = [], [], 1
+        for i in range(nsp):
+            st = o[i] * stride[i] - pad[i]
+            en = min(st + kernel[i], sp[i] + pad[i])
+            padded *= en - st
+            lo.append(max(st, 0))
+            hi.append(min(en, sp[i]))
+        win = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in zip(lo, hi))]
+        win = win.reshape(x.shape[:2] + (-1,))
+        real = win.shape[-1]
+        if pool_type == "max":
+            v = win.max(axis=-1) if real else np.full(x.shape[:2], np.finfo(np.float32).min)
+        elif pool_type == "avg":
+            v = win.sum(axis=-1) / (padded if count_include_pad else real)
+        elif pool_type == "sum":
+            v = win.sum(axis=-1)
+        else:
+            v = (win ** p_value).sum(axis=-1) ** (1.0 / p_value)
+        y[(slice(None), slice(None)) + o] = v
+    return np.moveaxis(y, 1, -1) if last else y
+
+
+CASES = [
+    # shape, params
+    ((2, 3, 6, 6), dict(kernel=(2, 2), stride=(2, 2))),
+    ((2, 3, 7, 6), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
+    ((2, 3, 7, 6), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg")),
+    ((2, 3, 7, 6), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                        count_include_pad=False)),
+    ((1, 2, 7, 7), dict(kernel=(3, 3), stride=(2, 2), pool_type="avg", pooling_convention="full")),
+    ((1, 2, 6, 7), dict(kernel=(2, 3), stride=(2, 2), pooling_convention="full")),
+    ((2, 3, 6, 5), dict(kernel=(2, 2), stride=(1, 2), pool_type="sum")),
+    ((2, 3, 6, 5), dict(kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=2)),
+    ((2, 3, 6, 5), dict(kernel=(3, 2), stride=(2, 2), pool_type="lp", p_value=3)),
+    ((2, 3, 6, 5), dict(kernel=(2, 2), stride=(2, 1), pool_type="lp", p_value=1)),
+    ((2, 4, 5, 6), dict(global_pool=True, pool_type="avg")),
+    ((2, 4, 5, 6), dict(kernel=(1, 1), global_pool=True, pool_type="max")),
+    ((2, 3, 9), dict(kernel=(3,), stride=(2,), pad=(1,))),
+    ((2, 3, 9), dict(kernel=(3,), stride=(2,), pool_type="avg", pooling_convention="full")),
+    ((2, 3, 9), dict(kernel=(2,), stride=(2,), pooling_convention="same")),
+    ((1, 2, 4, 5, 6), dict(kernel=(2, 2, 3), stride=(2, 1, 2), pool_type="avg")),
+    ((1, 2, 4, 5, 6), dict(kernel=(2, 3, 2), stride=(1, 2, 2), pad=(1, 1, 0))),
+    ((2, 6, 5, 3), dict(kernel=(3, 2), stride=(2, 2), layout="NHWC")),
+    ((2, 6, 5, 3), dict(kernel=(3, 2), stride=(2, 1), pad=(1, 0), pool_type="avg", layout="NHWC")),
+    ((2, 7, 3), dict(kernel=(3,), stride=(2,), pool_type="sum", layout="NWC")),
+    ((1, 3, 4, 5, 2), dict(kernel=(2, 2, 2), pool_type="lp", p_value=2, layout="NDHWC")),
+    ((2, 5, 4, 3), dict(global_pool=True, pool_type="sum", layout="NHWC")),
+]
+
+
+def _ref(x, kw):
+    return ref_pool(x, kernel=kw.get("kernel", ()), stride=kw.get("stride", ()),
+                    pad=kw.get("pad", ()), pool_type=kw.get("pool_type", "max"),
+                    convention=kw.get("pooling_convention", "valid"),
+                    count_include_pad=kw.get("count_include_pad", True),
+                    p_value=kw.get("p_value", 1), last=kw.get("layout", "NC")[1] != "C",
+                    global_pool=kw.get("global_pool", False))
+
+
+def _data(rng, shape, kw, dtype):
+    x = rng.standard_normal(shape)
+    if kw.get("pool_type") == "lp" and kw.get("p_value") == 3:
+        x = np.abs(x) + 0.5
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("shape,kw", CASES, ids=[f"{i}" for i in range(len(CASES))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_forward(shape, kw, dtype, rng):
+    x = _data(rng, shape, kw, dtype)
+    check_forward("Pooling", [x], kw, _ref(x, kw).astype(dtype))
+
+
+@pytest.mark.parametrize("shape,kw", CASES[:4] + CASES[6:9] + CASES[10:11] + CASES[15:16] +
+                         CASES[18:19], ids=lambda v: str(v))
+def test_float16(shape, kw, rng):
+    x = _data(rng, shape, kw, np.float16)
+    got = mx.nd.Pooling(mx.nd.array(x, dtype=np.float16), **kw)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), _ref(x, kw), rtol=5e-3,
+                               atol=5e-3)
+
+
+@pytest.mark.parametrize("shape,kw", [c for i, c in enumerate(CASES) if i not in (11,)],
+                         ids=[f"{i}" for i in range(len(CASES)) if i != 11])
+def test_grad(shape, kw, rng):
+    # distinct values: central differences cannot move the position of a window's maximum
+    x = _data(rng, shape, kw, np.float64)
+    if kw.get("pool_type", "max") == "max":
+        x = rng.permutation(x.size).reshape(shape) * 0.01 + 0.1
+    check_grad("Pooling", [x], kw, rng, eps=1e-6)
+
+
+def test_max_ties_route_to_the_first_maximum():
+    x = np.array([[[[1, 3, 3], [3, 2, 3], [0, 3, 1]]]], np.float32)
+    op = registry.get("Pooling")
+    kw = dict(kernel=(2, 2), stride=(1, 1))
+    xs = [mx.nd.array(x)]
+    y = mx.nd.Pooling(xs[0], **kw)
+    np.testing.assert_array_equal(y.asnumpy(), [[[[3, 3], [3, 3]]]])
+    g = op.grad(mx.nd, op.parse(kw), xs, [y], [mx.nd.ones((1, 1, 2, 2))])[0].asnumpy()
+    # windows (0,0), (0,1) pick x[0,1]; window (1,0) picks x[1,0]; window (1,1) picks x[1,2]
+    np.testing.assert_array_equal(g, [[[[0, 2, 0], [1, 0, 1], [0, 0, 0]]]])
+
+
+def test_empty_max_window_gives_lowest():
+    # kernel 1 with padding: border windows hold only padding
+    x = np.ones((1, 1, 2, 2), np.float32)
+    y = mx.nd.Pooling(mx.nd.array(x), kernel=(1, 1), pad=(1, 1)).asnumpy()
+    assert y.shape == (1, 1, 4, 4)
+    assert y[0, 0, 0, 0] == np.finfo(np.float32).min and y[0, 0, 1, 1] == 1
+
+
+def test_backward_op_and_alias(rng):
+    x = mx.nd.array(rng.standard_normal((2, 3, 4, 4)))
+    y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    dx = mx.nd._backward_Pooling(mx.nd.ones_like(y), x, y, kernel=(2, 2), stride=(2, 2),
+                                 pool_type="avg")
+    np.testing.assert_allclose(dx.asnumpy(), np.full((2, 3, 4, 4), 0.25), rtol=1e-6)
+    assert registry.get("_npx_pooling") is registry.get("Pooling")
+
+
+def test_large_pool_threads(rng):
+    x = rng.standard_normal((8, 32, 32, 32)).astype(np.float32)
+    y = mx.nd.Pooling(mx.nd.array(x), kernel=(2, 2), stride=(2, 2)).asnumpy()
+    np.testing.assert_array_equal(y, x.reshape(8, 32, 16, 2, 16, 2).max(axis=(3, 5)))
+
+
+def test_errors_name_the_operator():
+    x = mx.nd.ones((1, 2, 4, 4))
+    with pytest.raises(ValueError, match="Pooling.*kernel size"):
+        mx.nd.Pooling(x)
+    with pytest.raises(ValueError, match="Pooling.*exceeds input"):
+        mx.nd.Pooling(x, kernel=(5, 5))
+    with pytest.raises(ValueError, match="Pooling.*p_value"):
+        mx.nd.Pooling(x, kernel=(2, 2), pool_type="lp")
+    with pytest.raises(ValueError, match="Pooling.*p value of 4"):
+        mx.nd.Pooling(x, kernel=(2, 2), pool_type="lp", p_value=4)
+    with pytest.raises(ValueError, match="Pooling.*'same'"):
+        mx.nd.Pooling(x, kernel=(2, 2), pooling_convention="same")
+    with pytest.raises(ValueError, match="Pooling.*layout"):
+        mx.nd.Pooling(x, kernel=(2, 2), layout="NCW")
+    with pytest.raises(ValueError, match="Pooling.*3-D"):
+        mx.nd.Pooling(mx.nd.ones((2, 4)), kernel=(2,))
+    with pytest.raises(ValueError, match="Pooling.*pool_type"):
+        mx.nd.Pooling(x, kernel=(2, 2), pool_type="median")
+    with pytest.raises(ValueError, match="Pooling.*not supported"):
+        mx.nd.Pooling(mx.nd.ones((1, 2, 4, 4), dtype=np.int32), kernel=(2, 2))
+
+
+@pytest.mark.parametrize("params,inputs,out,head,grads", golden_cases("Pooling"))
+def test_golden(params, inputs, out, head, grads):
+    golden_check("Pooling", params, inputs, out, head, grads)
