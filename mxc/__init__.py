@@ -21,3 +21,6 @@ from . import runtime  # noqa: F401
 from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401
 from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401
 from . import name  # noqa: F401
+from . import attribute, executor, symbol  # noqa: F401
+from . import symbol as sym  # noqa: F401
+from .attribute import AttrScope  # noqa: F401

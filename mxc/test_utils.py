@@ -18,6 +18,7 @@ from . import ndarray as _nd
 from .base import MXNetError
 from .context import Context, cpu, current_context
 from .ndarray import NDArray
+from .util import use_np, use_np_array, use_np_shape, np_shape, np_array  # noqa: F401
 
 # no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
 
@@ -358,7 +359,7 @@ def _as_function(sym):
         names = sym.list_arguments()
 
         def f(*arrays):
-            return sym.eval_imperative(dict(zip(names, arrays)))  # provided by mx.sym
+            return sym.eval_imperative(dict(zip(names, arrays)))
         return f, names
     raise TypeError("expected a Symbol or a function of NDArrays")
 
@@ -378,9 +379,188 @@ def _outputs(out):
     return [out] if isinstance(out, NDArray) else list(out)
 
 
+# ---- Symbols: bound and run by the executor, as MXNet's test_utils does ----------------------
+def _is_symbol(sym):
+    from .symbol import Symbol
+    return isinstance(sym, Symbol)
+
+
+def _parse_location(sym, location, ctx, dtype=default_dtype()):
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        if set(location.keys()) != set(names):
+            raise ValueError("Symbol arguments and keys of the given location do not match. "
+                             f"symbol args:{set(names)}, location.keys():{set(location.keys())}")
+    else:
+        location = dict(zip(names, location))
+    return {k: (_nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
+                if not isinstance(v, NDArray) else v) for k, v in location.items()}
+
+
+def _parse_aux_states(sym, aux_states, ctx, dtype=default_dtype()):
+    if aux_states is None:
+        return None
+    names = sym.list_auxiliary_states()
+    if isinstance(aux_states, dict):
+        if set(aux_states.keys()) != set(names):
+            raise ValueError("Symbol aux_states names and given aux_states do not match. "
+                             f"symbol aux_names:{set(names)}, aux_states.keys:{set(aux_states)}")
+    else:
+        aux_states = dict(zip(names, aux_states))
+    return {k: (_nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
+                if not isinstance(v, NDArray) else v) for k, v in aux_states.items()}
+
+
+def _sym_numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_train=True,
+                      dtype=default_dtype()):
+    """Central differences of sum(outputs[0]) through a bound executor (MXNet's numeric_grad)."""
+    approx = {k: np.zeros(v.shape, dtype=dtype) for k, v in location.items()}
+    for k, v in location.items():
+        executor.arg_dict[k][:] = v
+    if aux_states is not None:
+        for k, v in aux_states.items():
+            executor.aux_dict[k][:] = v
+    for k, v in location.items():
+        if np.issubdtype(v.dtype, np.integer):
+            continue
+        old = v.copy()
+        flat = v.reshape(-1)
+        for i in range(v.size):
+            flat[i] += eps / 2.0
+            executor.arg_dict[k][:] = v
+            if aux_states is not None:
+                for key, val in aux_states.items():
+                    executor.aux_dict[key][:] = val
+            executor.forward(is_train=use_forward_train)
+            f_peps = executor.outputs[0].asnumpy()
+            flat[i] -= eps
+            executor.arg_dict[k][:] = v
+            if aux_states is not None:
+                for key, val in aux_states.items():
+                    executor.aux_dict[key][:] = val
+            executor.forward(is_train=use_forward_train)
+            f_neps = executor.outputs[0].asnumpy()
+            approx[k].reshape(-1)[i] = (f_peps.astype(np.float64) - f_neps).sum() / eps
+            flat[i] = old.reshape(-1)[i]
+        executor.arg_dict[k][:] = old
+    return approx
+
+
+def _sym_check_numeric_gradient(sym, location, aux_states, numeric_eps, rtol, atol, grad_nodes,
+                                use_forward_train, ctx, dtype):
+    from . import symbol as _sym
+    location = _parse_location(sym, location, ctx, dtype)
+    location_npy = {k: v.asnumpy() for k, v in location.items()}
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    aux_npy = None if aux_states is None else {k: v.asnumpy() for k, v in aux_states.items()}
+    if grad_nodes is None:
+        grad_nodes = sym.list_arguments()
+        grad_req = {k: "write" for k in grad_nodes}
+    elif isinstance(grad_nodes, (list, tuple)):
+        grad_nodes = list(grad_nodes)
+        grad_req = {k: "write" for k in grad_nodes}
+    elif isinstance(grad_nodes, dict):
+        grad_req = grad_nodes.copy()
+        grad_nodes = list(grad_nodes.keys())
+    else:
+        raise ValueError("Invalid grad_nodes")
+    _, out_shape, _ = sym.infer_shape(**{k: v.shape for k, v in location.items()})
+    proj = _sym.Variable("__random_proj")
+    out = _sym.make_loss(sym * proj)
+    location = dict(location)
+    location["__random_proj"] = _nd.array(np.random.rand(*out_shape[0]) + 0.1, ctx=ctx,
+                                          dtype=dtype)
+    args_grad_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
+    args_grad_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shape[0])
+    args_grad = {k: _nd.array(v, ctx=ctx, dtype=dtype) for k, v in args_grad_npy.items()}
+    executor = out.bind(ctx, grad_req=grad_req, args=location, args_grad=args_grad,
+                        aux_states=aux_states)
+    executor.forward(is_train=True)
+    executor.backward()
+    symbolic = {k: executor.grad_dict[k].asnumpy() for k in grad_nodes}
+    loc_npy = dict(location_npy)
+    loc_npy["__random_proj"] = location["__random_proj"].asnumpy()
+    numeric = _sym_numeric_grad(executor, loc_npy, aux_npy, eps=numeric_eps,
+                                use_forward_train=use_forward_train, dtype=dtype)
+    for name in grad_nodes:
+        fd, orig, got = numeric[name], args_grad_npy[name], symbolic[name]
+        if grad_req[name] == "write":
+            assert_almost_equal(fd, got, rtol, atol, (f"NUMERICAL_{name}", f"BACKWARD_{name}"))
+        elif grad_req[name] == "add":
+            assert_almost_equal(fd, got - orig, rtol, atol,
+                                (f"NUMERICAL_{name}", f"BACKWARD_{name}"))
+        elif grad_req[name] == "null":
+            assert_almost_equal(orig, got, rtol, atol, (f"NUMERICAL_{name}", f"BACKWARD_{name}"))
+
+
+def _sym_check_forward(sym, location, expected, rtol, atol, aux_states, ctx, equal_nan, dtype):
+    location = _parse_location(sym, location, ctx, dtype)
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in sym.list_outputs()]
+    args_grad = {k: _nd.zeros(v.shape, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
+                 for k, v in location.items()}
+    executor = sym.bind(ctx, args=location, args_grad=args_grad, aux_states=aux_states)
+    executor.forward(is_train=False)
+    for name, e, o in zip(sym.list_outputs(), expected, executor.outputs):
+        assert_almost_equal(e, o, rtol, atol, (f"EXPECTED_{name}", f"FORWARD_{name}"),
+                            equal_nan=equal_nan)
+    return executor.outputs
+
+
+def _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_states, grad_req,
+                        ctx, equal_nan, dtype):
+    location = _parse_location(sym, location, ctx, dtype)
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    if isinstance(expected, (list, tuple)):
+        expected = {k: v for k, v in zip(sym.list_arguments(), expected)}
+    expected = {k: v for k, v in expected.items() if v is not None}
+    args_grad_npy = {k: np.random.normal(size=np.shape(v)) for k, v in expected.items()}
+    args_grad = {k: _nd.array(v, ctx=ctx, dtype=np.asarray(expected[k]).dtype
+                              if dtype == "asnumpy" else dtype)
+                 for k, v in args_grad_npy.items()}
+    if isinstance(grad_req, str):
+        grad_req = {k: grad_req for k in sym.list_arguments()}
+    elif isinstance(grad_req, (list, tuple)):
+        grad_req = {k: v for k, v in zip(sym.list_arguments(), grad_req)}
+    executor = sym.bind(ctx, args=location, args_grad=args_grad, aux_states=aux_states,
+                        grad_req=grad_req)
+    outputs = executor.forward(is_train=True)
+    if isinstance(out_grads, (tuple, list)):
+        out_grads = [_nd.array(a, ctx=ctx, dtype=a.dtype if dtype == "asnumpy" else dtype)
+                     if isinstance(a, np.ndarray) else a for a in out_grads]
+    elif isinstance(out_grads, np.ndarray):
+        out_grads = [_nd.array(out_grads, ctx=ctx, dtype=out_grads.dtype
+                               if dtype == "asnumpy" else dtype)]
+    elif isinstance(out_grads, dict):
+        out_grads = {k: _nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
+                     if isinstance(v, np.ndarray) else v for k, v in out_grads.items()}
+    else:
+        assert out_grads is None or isinstance(out_grads, NDArray)
+    _ = outputs
+    executor.backward(out_grads)
+    grads = {k: v for k, v in zip(sym.list_arguments(), executor.grad_arrays) if v is not None}
+    for name in expected:
+        req = grad_req.get(name, "null")
+        if req == "write":
+            assert_almost_equal(expected[name], grads[name], rtol, atol,
+                                (f"EXPECTED_{name}", f"BACKWARD_{name}"), equal_nan=equal_nan)
+        elif req == "add":
+            assert_almost_equal(expected[name], grads[name].asnumpy() - args_grad_npy[name],
+                                rtol, atol, (f"EXPECTED_{name}", f"BACKWARD_{name}"),
+                                equal_nan=equal_nan)
+        elif req == "null":
+            assert_almost_equal(args_grad_npy[name], grads[name], rtol, atol,
+                                (f"EXPECTED_{name}", f"BACKWARD_{name}"), equal_nan=equal_nan)
+    return args_grad
+
+
 def numeric_grad(f, location, aux_states=None, eps=1e-4, use_forward_train=True, dtype=np.float32):
-    """Central-difference gradients of sum(f(*location)) w.r.t. each numpy array of `location`."""
+    """Central-difference gradients of sum(f(*location)) w.r.t. each numpy array of `location`
+    (f a function of NDArrays), or of sum(outputs[0]) of a bound executor (location a dict)."""
     from . import autograd
+    if hasattr(f, "arg_dict"):
+        return _sym_numeric_grad(f, location, aux_states, eps, use_forward_train, dtype)
     arrays = [np.array(x, dtype=dtype) for x in location]
     grads = []
     for k, x in enumerate(arrays):
@@ -408,6 +588,9 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     ctx = default_context() if ctx is None else ctx
     dtype = np.dtype(dtype)
     eps = numeric_eps if numeric_eps is not None else default_numeric_eps().get(dtype, 1e-4)
+    if _is_symbol(sym):
+        return _sym_check_numeric_gradient(sym, location, aux_states, eps, rtol, atol, grad_nodes,
+                                           use_forward_train, ctx, dtype)
     f, names = _as_function(sym)
     arrays, names = _location(location, names, ctx, dtype)
     outs = _outputs(f(*arrays))
@@ -440,6 +623,9 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
     """The outputs of `sym` at `location` equal `expected` (a list or dict of numpy arrays)."""
     from . import autograd
     ctx = default_context() if ctx is None else ctx
+    if _is_symbol(sym):
+        return _sym_check_forward(sym, location, expected, rtol, atol, aux_states, ctx, equal_nan,
+                                  dtype)
     f, names = _as_function(sym)
     arrays, names = _location(location, names, ctx, dtype)
     with autograd.predict_mode():
@@ -458,6 +644,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     `expected` (list or dict by argument name)."""
     from . import autograd
     ctx = default_context() if ctx is None else ctx
+    if _is_symbol(sym):
+        return _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
+                                   grad_req, ctx, equal_nan, dtype)
     f, names = _as_function(sym)
     arrays, names = _location(location, names, ctx, dtype)
     reqs = grad_req if isinstance(grad_req, (list, dict)) else [grad_req] * len(arrays)

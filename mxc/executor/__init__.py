@@ -1,0 +1,2 @@
+"""``mx.executor``: Executor, the result of ``Symbol.bind``/``simple_bind``."""
+from .executor import Executor  # noqa: F401

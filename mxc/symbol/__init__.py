@@ -1,0 +1,82 @@
+"""``mx.sym``: Symbol, Variable, Group, load/load_json and one function per registered operator
+(the same OpDefs as ``mx.nd``), plus the ``_internal``, ``contrib``, ``linalg``, ``random``,
+``sparse`` and ``op`` namespaces MXNet generates."""
+import sys as _sys
+import types as _types
+from numbers import Number as _Number
+
+from .. import ops as _ops  # noqa: F401  registers every operator family
+from ..ops import registry as _registry
+from .symbol import (Symbol, var, Variable, Group, load, load_json, pow, power,  # noqa: F401
+                     maximum, minimum, hypot, zeros, ones, full, arange, linspace, eye,
+                     histogram, split_v2)
+from . import symbol  # noqa: F401
+from . import register as _register
+from ..attribute import AttrScope  # noqa: F401
+from ..name import NameManager, Prefix  # noqa: F401
+
+_register.populate(globals())
+
+
+def _namespace(modname, prefix=None, startswith=None):
+    mod = _types.ModuleType(f"mxc.symbol.{modname}")
+    ns = globals()
+    for name in _registry.names():
+        if prefix is not None and name.startswith(prefix):
+            setattr(mod, name[len(prefix):], ns[name])
+        elif startswith is not None and name.startswith(startswith):
+            setattr(mod, name, ns[name])
+    _sys.modules[mod.__name__] = mod
+    return mod
+
+
+_internal = _namespace("_internal", startswith="_")
+contrib = _namespace("contrib", prefix="_contrib_")
+linalg = _namespace("linalg", prefix="_linalg_")
+sparse = _namespace("sparse", prefix="_sparse_")
+op = _types.ModuleType("mxc.symbol.op")
+for _n in _registry.names():
+    setattr(op, _n, globals()[_n])
+_sys.modules["mxc.symbol.op"] = op
+random = _types.ModuleType("mxc.symbol.random")
+_sys.modules["mxc.symbol.random"] = random
+
+
+def _random_fn(dist, rname, sname, pnames):
+    def fn(*params, shape=None, dtype=None, **kwargs):
+        params = list(params) + [kwargs.pop(p) for p in pnames[len(params):] if p in kwargs]
+        kw = dict(kwargs)
+        if dtype is not None:
+            kw["dtype"] = dtype
+        if params and isinstance(params[0], Symbol):
+            if shape is not None:
+                kw["shape"] = shape
+            return globals()[sname](*params, **kw)
+        kw["shape"] = 1 if shape is None else shape
+        rparams = [p.name for p in _registry.get(rname).params]
+        defaults = {"uniform": (0.0, 1.0), "normal": (0.0, 1.0), "gamma": (1.0, 1.0),
+                    "exponential": (1.0,), "poisson": (1.0,), "negative_binomial": (1, 1.0),
+                    "generalized_negative_binomial": (1.0, 1.0), "randint": ()}.get(dist, ())
+        vals = params + list(defaults[len(params):])
+        if dist == "exponential" and vals:
+            vals = [1.0 / vals[0]]
+        for n, v in zip(rparams, vals):
+            if isinstance(v, _Number):
+                kw.setdefault(n, v)
+        return globals()[rname](**kw)
+    fn.__name__ = dist
+    return fn
+
+
+for _dist, _p in (("uniform", ("low", "high")), ("normal", ("loc", "scale")),
+                  ("gamma", ("alpha", "beta")), ("exponential", ("scale",)),
+                  ("poisson", ("lam",)), ("negative_binomial", ("k", "p")),
+                  ("generalized_negative_binomial", ("mu", "alpha")), ("randint", ("low", "high"))):
+    if f"_random_{_dist}" in _registry.names():
+        setattr(random, _dist, _random_fn(_dist, f"_random_{_dist}", f"_sample_{_dist}", _p))
+for _n in ("multinomial", "shuffle"):
+    for _full in (f"_sample_{_n}", f"_{_n}", _n):
+        if _full in _registry.names():
+            setattr(random, _n, globals()[_full])
+            break
+del _n, _dist, _p

@@ -1,0 +1,215 @@
+"""Shape and dtype inference over a symbol graph with each OpDef's ``infer`` and
+``infer_inputs`` (MXNet's InferShape/InferType passes: repeated sweeps until nothing changes,
+so shapes flow forward from the data and backward into weights)."""
+import ast
+
+import numpy as np
+
+from ..base import MXNetError
+from .symbol import DTYPE_MX_TO_NP, _topo
+
+# binary operators whose inputs and output share one shape (MXNet's ElemwiseShape<2, 1>)
+_SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_grad_add",
+               "_power", "_maximum", "_minimum", "_hypot", "_mod", "_equal", "_not_equal",
+               "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_logical_and",
+               "_logical_or", "_logical_xor", "add_n", "ElementWiseSum", "_identity_with_attr_like_rhs"}
+
+
+# one-input operators whose output has the input's shape
+_UNARY = {"Cast", "cast", "amp_cast", "BlockGrad", "stop_gradient", "identity", "_copy",
+          "Activation", "Dropout", "make_loss", "MakeLoss", "relu", "sigmoid", "tanh"}
+
+
+def _label_like_data(attrs, in_shapes):
+    d = in_shapes[0]
+    return [d, d] if d is not None else in_shapes
+
+
+def _softmax_label(attrs, in_shapes):
+    d = in_shapes[0]
+    if d is None:
+        return in_shapes
+    if attrs.get("multi_output"):
+        lab = (d[0],) + tuple(d[2:])
+    else:
+        lab = tuple(d[:-1])
+    return [d, lab] + list(in_shapes[2:])
+
+
+# input-shape rules for operators whose OpDef has no infer_inputs (MXNet infers the label of a
+# loss layer from its data)
+_EXTRA_INFER_INPUTS = {
+    "SoftmaxOutput": _softmax_label,
+    "SVMOutput": _softmax_label,
+    "LinearRegressionOutput": _label_like_data,
+    "LogisticRegressionOutput": _label_like_data,
+    "MAERegressionOutput": _label_like_data,
+}
+
+
+def _complete(s):
+    return s is not None and 0 not in s
+
+
+def _attr_shape(s):
+    try:
+        v = ast.literal_eval(s)
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(v, int):
+        return (v,)
+    return tuple(int(x) for x in v)
+
+
+def _probe(op, attrs, in_shapes, in_dtypes):
+    """Output shapes/dtypes of an operator without ``infer`` (a composite): run it on zeros."""
+    from .. import ndarray as nd
+    from .. import autograd
+    from ..ndarray.register import run
+    with autograd.pause():
+        xs = [nd.zeros(s, dtype=d) for s, d in zip(in_shapes, in_dtypes)]
+        res = run(op, xs, attrs)
+    res = [res] if isinstance(res, nd.NDArray) else list(res)
+    return [r.shape for r in res], [r.dtype.name if hasattr(r.dtype, "name") else
+                                    np.dtype(r.dtype).name for r in res]
+
+
+def _custom_infer(node, in_shapes, in_dtypes):
+    prop = node.custom_prop()
+    na = len(prop.list_arguments())
+    res = prop.infer_shape([list(s) for s in in_shapes[:na]])
+    outs = [tuple(s) for s in res[1]]
+    tres = prop.infer_type([np.dtype(d).type for d in in_dtypes[:na]])
+    odt = [np.dtype(t).name for t in tres[1]]
+    return outs, odt
+
+
+def node_infer(node, in_shapes, in_dtypes):
+    """(output shapes, output dtypes) of an operator node, every output included."""
+    op = node.op
+    if op.name == "Custom":
+        return _custom_infer(node, in_shapes, in_dtypes)
+    if op.infer is None:
+        return _probe(op, node.parsed, in_shapes, in_dtypes)
+    oshapes, odtypes = op.infer(node.parsed, [tuple(s) for s in in_shapes], list(in_dtypes))
+    return ([tuple(s) for s in oshapes],
+            [d if isinstance(d, str) else np.dtype(d).name for d in odtypes])
+
+
+def _err(node, e, in_shapes, in_dtypes):
+    names = [f"{n.name}{'' if n.op is None else '[' + str(i) + ']'}" for n, i, _ in node.inputs]
+    seen = ", ".join(f"{n}: {s}" for n, s in zip(names, in_shapes))
+    return MXNetError(f"Error in operator {node.name} ({node.op.name}): {e}. "
+                      f"Input shapes: [{seen}]; dtypes: {list(in_dtypes)}")
+
+
+def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=False):
+    """Shapes and dtypes of every node output: two dicts keyed by (id(node), index).
+
+    known_shapes/known_dtypes: by argument (or aux state) name. default_dtype: dtype assumed
+    for variables nothing decides (float32 for shape inference). strict: raise when an
+    operator's infer rejects its inputs (otherwise too: an error always names the node)."""
+    nodes = _topo(sym._outputs)
+    S, D = {}, {}
+    for n in nodes:
+        if n.op is not None:
+            continue
+        k = (id(n), 0)
+        s = known_shapes.get(n.name)
+        if s is None and "__shape__" in n.attrs:
+            s = _attr_shape(n.attrs["__shape__"])
+        S[k] = tuple(int(x) for x in s) if s is not None else None
+        d = known_dtypes.get(n.name)
+        if d is None and "__dtype__" in n.attrs:
+            d = DTYPE_MX_TO_NP.get(int(n.attrs["__dtype__"]))
+        D[k] = d
+    done = set()
+    for _sweep in range(10):
+        changed = False
+        for node in nodes:
+            if node.op is None:
+                continue
+            keys = [(id(e[0]), e[1]) for e in node.inputs]
+            in_d = [D.get(k) for k in keys]
+            known = [d for d in in_d if d is not None]
+            if None in in_d:
+                fill = next((d for d in known if d.startswith("float")), known[0] if known else None)
+                if fill is None and default_dtype is not None:
+                    fill = default_dtype
+                if fill is not None:
+                    for k, e in zip(keys, node.inputs):
+                        if D.get(k) is None and e[0].op is None:
+                            D[k] = fill
+                            changed = True
+                in_d = [D.get(k) for k in keys]
+            in_s = [S.get(k) for k in keys]
+            if not all(_complete(s) for s in in_s):
+                op = node.op
+                rule = op.infer_inputs or _EXTRA_INFER_INPUTS.get(op.name)
+                if rule is not None:
+                    filled = None
+                    for attempt in ([s if _complete(s) else None for s in in_s], in_s):
+                        try:
+                            filled = rule(node.parsed, list(attempt))
+                        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError):
+                            filled = None
+                        if filled is not None and any(
+                                f is not None and not _complete(s) and S.get(k) != tuple(f)
+                                and (s is None or all(x > 0 for x in f))
+                                for k, f, s in zip(keys, filled, in_s)):
+                            break
+                    if filled is not None:
+                        for k, f, s in zip(keys, filled, in_s):
+                            if f is None or _complete(s):
+                                continue
+                            f = tuple(int(x) for x in f)
+                            if (s is None or all(x > 0 for x in f)) and S.get(k) != f:
+                                S[k] = f
+                                changed = True
+                if op.name in _SAME_SHAPE or op.fast_kind == 2:
+                    ref = next((s for s in in_s if _complete(s)), None)
+                    if ref is None and node.num_outputs() == 1:
+                        o = S.get((id(node), 0))
+                        ref = o if _complete(o) else None
+                    if ref is not None:
+                        for k, s in zip(keys, in_s):
+                            if not _complete(s):
+                                S[k] = ref
+                                changed = True
+                elif op.fast_kind == 1 or (op.inplace and len(keys) == 1) or op.name in _UNARY:
+                    o = S.get((id(node), 0))
+                    if o is not None and (in_s[0] is None or
+                                          (_complete(o) and not _complete(in_s[0]))):
+                        S[keys[0]] = o
+                        changed = True
+                    elif in_s[0] is not None and o is None:
+                        S[(id(node), 0)] = in_s[0]
+                        changed = True
+                in_s = [S.get(k) for k in keys]
+            if all(_complete(s) for s in in_s) and all(d is not None for d in in_d):
+                sig = (tuple(in_s), tuple(in_d))
+                if (id(node), sig) in done:
+                    continue
+                try:
+                    oshapes, odtypes = node_infer(node, in_s, in_d)
+                except MXNetError as e:
+                    raise _err(node, e, in_s, in_d) from None
+                except (ValueError, TypeError, IndexError, KeyError, AssertionError) as e:
+                    raise _err(node, e, in_s, in_d) from None
+                done.add((id(node), sig))
+                for i, (s, d) in enumerate(zip(oshapes, odtypes)):
+                    if S.get((id(node), i)) != s or D.get((id(node), i)) != d:
+                        S[(id(node), i)] = s
+                        D[(id(node), i)] = d
+                        changed = True
+            elif D.get((id(node), 0)) is None:
+                dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
+                if dt is None and in_d and all(d is not None for d in in_d):
+                    dt = in_d[0]
+                if dt is not None:
+                    for i in range(node.num_outputs()):
+                        D[(id(node), i)] = dt
+                    changed = True
+        if not changed:
+            break
+    return S, D
