@@ -23,6 +23,7 @@
 #define MXC_KERNELS_CONVOLUTION_H
 #include "kernels/common.h"
 #include "mxc/blas.h"
+#include "kernels/convolution_winograd.h"
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
 #define MXC_CONV_NIATTR 13
@@ -330,6 +331,58 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 
+/* Winograd F(2x2, 3x3) (convolution_winograd.h) for float32 2-D 3x3 convolutions with stride 1,
+ * no dilation, one group and padding <= 2, on CPUs with AVX2+FMA. */
+static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
+#ifdef MXC_WINO
+  return g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->id[0] == 1 &&
+         g->od[0] == 1 && g->p[0] == 0 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
+         g->d[2] == 1 && g->p[1] <= 2 && g->p[2] <= 2 && g->od[1] == g->id[1] + 2 * g->p[1] - 2 &&
+         g->od[2] == g->id[2] + 2 * g->p[2] - 2 && g->cig * g->cog * 16 <= ((int64_t)1 << 24) &&
+         mxc_wino_cpu();
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* mxc_conv_exec_f32 through Winograd where it applies: each pass that cannot get its scratch
+ * falls back to the im2col path */
+static void mxc_conv_exec_f32x(int mode, const mxc_conv_geom *g, const float *a, const float *a2,
+                               const float *w, const float *b, float *o0, float *o1, float *o2,
+                               float *col, int nt) {
+#ifdef MXC_WINO
+  if (mxc_conv_wino_usable(g)) {
+    const int64_t n = g->n, ci = g->ci, co = g->co, ih = g->id[1], iw = g->id[2];
+    const int64_t oh = g->od[1], ow = g->od[2], ph = g->p[1], pw = g->p[2];
+    switch (mode) {
+    case MXC_CONV_FWD: /* a = X, o0 = Y */
+      if (mxc_wino_conv(a, w, 0, b, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) == 0) return;
+      break;
+    case MXC_DECONV_FWD: /* a = conv-sense Y, o0 = conv-sense X */
+      if (mxc_wino_conv(a, w, 1, b, o0, 0, n, co, ci, oh, ow, ih, iw, 2 - ph, 2 - pw, nt) == 0)
+        return;
+      break;
+    case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX, o1 = dW */
+      if (mxc_wino_conv(a, w, 1, NULL, o0, 0, n, co, ci, oh, ow, ih, iw, 2 - ph, 2 - pw, nt) != 0)
+        mxc_conv_bwd_data_f32(a, w, o0, g, col, nt, 0, n);
+      if (mxc_wino_wgrad(a, a2, o1, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
+        mxc_conv_bwd_weight_f32(a, a2, o1, g, col, nt, 0, n);
+      if (o2) mxc_conv_bias_grad_f32(a, o2, n, co, g->osz, nt);
+      return;
+    default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */
+      if (mxc_wino_conv(a, w, 0, NULL, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
+        mxc_conv_forward_f32(a, w, o0, g, col, 0, nt, 0, n);
+      if (mxc_wino_wgrad(a2, a, o1, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
+        mxc_conv_bwd_weight_f32(a2, a, o1, g, col, nt, 0, n);
+      if (o2) mxc_conv_bias_grad_f32(a, o2, n, ci, g->isz, nt);
+      return;
+    }
+  }
+#endif
+  mxc_conv_exec_f32(mode, g, a, a2, w, b, o0, o1, o2, col, nt);
+}
+
 static float *mxc_conv_h2f(const mxc_tensor *t) {
   float *f = (float *)malloc(sizeof(float) * (size_t)(t->size > 0 ? t->size : 1));
   const uint16_t *h = (const uint16_t *)t->data;
@@ -394,7 +447,7 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
   }
   if (dt == MXC_FLOAT32) {
-    mxc_conv_exec_f32(mode, &g, (const float *)ta->data, ta2 ? (const float *)ta2->data : NULL,
+    mxc_conv_exec_f32x(mode, &g, (const float *)ta->data, ta2 ? (const float *)ta2->data : NULL,
                       (const float *)tw->data, tb ? (const float *)tb->data : NULL,
                       (float *)to0->data, to1 ? (float *)to1->data : NULL,
                       to2 ? (float *)to2->data : NULL, (float *)col, nt);
@@ -414,7 +467,7 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
       snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for float16 buffers", name);
       rc = -1;
     } else {
-      mxc_conv_exec_f32(mode, &g, fa, fa2, fw, fb, f0, f1, f2, (float *)col, nt);
+      mxc_conv_exec_f32x(mode, &g, fa, fa2, fw, fb, f0, f1, f2, (float *)col, nt);
       mxc_conv_f2h(f0, to0);
       if (to1) mxc_conv_f2h(f1, to1);
       if (to2) mxc_conv_f2h(f2, to2);

@@ -321,3 +321,25 @@ def test_conv_golden(params, inputs, out, head, grads):
 @pytest.mark.parametrize("params,inputs,out,head,grads", golden_cases("Deconvolution"))
 def test_deconv_golden(params, inputs, out, head, grads):
     golden_check("Deconvolution", params, inputs, out, head, grads)
+
+
+# ---- the Winograd F(2x2, 3x3) path (float32 3x3, stride 1, one group, pad <= 2) ---------------
+@pytest.mark.parametrize("op", ["Convolution", "Deconvolution"])
+@pytest.mark.parametrize("shape,nf,pad", [((2, 10, 9, 19), 13, (1, 1)), ((3, 8, 7, 6), 16, (0, 2)),
+                                          ((1, 5, 4, 33), 7, (2, 0))])
+def test_conv3x3_winograd_matches_float64(op, shape, nf, pad, rng):
+    """float32 forward and all gradients agree with the float64 (im2col) results."""
+    x = rng.standard_normal(shape)
+    wshape = (nf, shape[1], 3, 3) if op == "Convolution" else (shape[1], nf, 3, 3)
+    w = rng.standard_normal(wshape) * 0.3
+    b = rng.standard_normal(nf)
+    kw = dict(kernel=(3, 3), pad=pad, num_filter=nf, no_bias=False)
+    res = []
+    for dt in (np.float32, np.float64):
+        xs = [mx.nd.array(a.astype(dt), dtype=dt) for a in (x, w, b)]
+        y = getattr(mx.nd, op)(*xs, **kw)
+        dy = mx.nd.array(np.cos(np.arange(y.size)).reshape(y.shape).astype(dt), dtype=dt)
+        g = getattr(mx.nd, "_backward_" + op)(dy, *xs, **kw)
+        res.append([y.asnumpy()] + [a.asnumpy() for a in g])
+    for got, want in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
