@@ -112,6 +112,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--impl", default="mxc,torch,numpy")
+    ap.add_argument("--peer-python", default=None,
+                    help="a python with MXNet 1.9.1: its Convolution is timed right after")
     args = ap.parse_args()
     want = args.impl.split(",")
     impls = {}
@@ -146,6 +148,38 @@ def main():
             print(json.dumps({"figure": fig + "_torch_over_mxc", "impl": "mxc",
                               "value": round(best[fig, "torch"] / best[fig, "mxc"], 3),
                               "unit": "ratio"}))
+    if args.peer_python:
+        import subprocess
+        out = subprocess.run([args.peer_python, "-c", MXNET_SNIPPET % {"reps": args.reps}],
+                             capture_output=True, text=True, check=True)
+        for line in out.stdout.splitlines():
+            if line.startswith("{"):
+                print(line)
+
+
+# MXNet 1.9.1 (MKLDNN build) on the same shapes, timed the same way in its own interpreter
+MXNET_SNIPPET = r"""
+import json, time
+import numpy as np
+import mxnet as mx
+x = mx.nd.array(np.random.rand(32, 64, 32, 32).astype(np.float32))
+w = mx.nd.array(np.random.rand(64, 64, 3, 3).astype(np.float32) * 0.1)
+b = mx.nd.zeros(64)
+for a in (x, w, b):
+    a.attach_grad()
+def fwd():
+    mx.nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=64).wait_to_read()
+def fwd_bwd():
+    with mx.autograd.record():
+        y = mx.nd.Convolution(x, w, b, kernel=(3, 3), pad=(1, 1), num_filter=64)
+    y.backward()
+    x.grad.wait_to_read(); w.grad.wait_to_read(); b.grad.wait_to_read()
+for fig, f in (("conv3x3_fwd", fwd), ("conv3x3_fwd_bwd", fwd_bwd)):
+    f(); f()
+    best = min((lambda t: (f(), time.perf_counter() - t)[1])(time.perf_counter())
+               for _ in range(%(reps)d))
+    print(json.dumps({"figure": fig, "impl": "mxnet", "value": round(best * 1e3, 3), "unit": "ms"}))
+"""
 
 
 if __name__ == "__main__":
