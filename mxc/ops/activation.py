@@ -172,6 +172,7 @@ def _leaky_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("LeakyReLU", inputs=("data", "gamma"), params=_LEAKY_PARAMS, infer=_leaky_infer,
+                         input_init={1: '["Constant", {"value": 0.25}]'},
                          input_names=lambda a: ("data", "gamma") if a["act_type"] == "prelu"
                          else ("data",),
                          forward=_leaky_forward, grad=_leaky_grad,

@@ -85,7 +85,7 @@ def _grad(F, a, i, o, g):
     return [F.broadcast_mul(g[0], mask)]
 
 
-register(OpDef("Dropout", inputs=("data",),
+register(OpDef("Dropout", inputs=("data",), output_names=("output", "mask"),
                params=(Param("p", float, 0.5),
                        Param("mode", str, "training", choices=("training", "always")),
                        Param("axes", "shape", ()),

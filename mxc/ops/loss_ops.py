@@ -59,13 +59,19 @@ def _reg_grad(kind):
     return grad
 
 
+def _label_like_data(attrs, in_shapes):
+    """The label of a regression output has the data's shape (MXNet infers it so)."""
+    d = in_shapes[0]
+    return [d, d] if d is not None else list(in_shapes)
+
+
 for _name, _fwd, _kind, _what in [
         ("LinearRegressionOutput", "unary:copy", "linear", "identity; gradient (out - label)"),
         ("MAERegressionOutput", "unary:copy", "mae", "identity; gradient sign(out - label)"),
         ("LogisticRegressionOutput", "unary:sigmoid", "logistic",
          "sigmoid; gradient (out - label)")]:
     register(OpDef(_name, inputs=("data", "label"), params=(Param("grad_scale", float, 1.0),),
-                   infer=_reg_infer(_name),
+                   infer=_reg_infer(_name), infer_inputs=_label_like_data,
                    forward=_first_only(kernel_forward("elemwise", _fwd, name=_name)),
                    grad=_reg_grad(_kind),
                    doc=f"Regression output layer: forward {_what} * grad_scale / m "
@@ -246,7 +252,7 @@ def _lrn_attrs(a, i, o):
             (_f32(a["alpha"]), _f32(a["beta"]), _f32(a["knorm"])))
 
 
-register(OpDef("LRN", params=_LRN_PARAMS, infer=_lrn_infer,
+register(OpDef("LRN", params=_LRN_PARAMS, infer=_lrn_infer, output_names=("output", "tmp_norm"),
                forward=kernel_forward("loss_ops", "lrn", attrs=_lrn_attrs, name="LRN"),
                grad=lambda F, a, i, o, g: [F._backward_LRN(g[0], i[0], **a)],
                doc="Local response normalisation across channels: x * (knorm + alpha/nsize * "

@@ -184,7 +184,12 @@ _BN_DOC = ("Batch normalization (MXNet 1.9.1). Training mode (autograd.record / 
            "moving_var in place; otherwise the moving statistics. output_mean_var=True also "
            "returns the mean and the inverse standard deviation.")
 
+_BN_SYMBOL = dict(output_names=("output", "mean", "var"),
+                  input_init={3: '["zero", {}]', 4: '["one", {}]'})
+
+
 register(OpDef("BatchNorm", aliases=("_npx_batch_norm",), inputs=_BN_INPUTS, params=_BN_PARAMS,
+               **_BN_SYMBOL,
                infer=_bn_infer("BatchNorm"), forward=_bn_forward("BatchNorm", False),
                grad=_bn_grad("BatchNorm"), aux=("moving_mean", "moving_var"), mutate=(3, 4),
                infer_inputs=_bn_infer_inputs("BatchNorm"),
@@ -205,7 +210,7 @@ def _bn1_wrap(fn):
     return lambda attrs, *rest: fn(_bn1_attrs(attrs), *rest)
 
 
-register(OpDef("BatchNorm_v1", inputs=_BN_INPUTS, params=_BN1_PARAMS,
+register(OpDef("BatchNorm_v1", inputs=_BN_INPUTS, params=_BN1_PARAMS, **_BN_SYMBOL,
                infer=_bn1_wrap(_bn_infer("BatchNorm_v1")),
                forward=_bn1_wrap(_bn_forward("BatchNorm_v1", True)),
                grad=lambda F, a, i, o, g: _bn_grad("BatchNorm_v1")(F, a, i, o, g),

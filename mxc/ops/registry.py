@@ -24,6 +24,8 @@ What the symbol front and the executor need beyond that:
 - ``infer_inputs(attrs, in_shapes) -> in_shapes``: completes input shapes that are None
   (unknown) where the operator can tell them (FullyConnected's weight from data and
   num_hidden), as MXNet's backward shape inference does; ``infer`` is called afterwards.
+- ``output_names`` / ``input_init``: output names and initializers of created input variables,
+  as the symbol front shows them.
 - ``is_training()`` (mxc._core.modes): read by the forward of operators that behave differently
   in training (Dropout, BatchNorm); autograd and the executor set it.
 
@@ -46,13 +48,14 @@ class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
-                 "infer_inputs", "open_params", "input_names", "num_visible_outputs")
+                 "infer_inputs", "open_params", "input_names", "num_visible_outputs",
+                 "output_names", "input_init")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
                  infer_inputs=None, open_params=False, input_names=None,
-                 num_visible_outputs=None):
+                 num_visible_outputs=None, output_names=None, input_init=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -82,6 +85,12 @@ class OpDef:
         # outputs beyond the visible ones are kept for the gradient and not returned (Dropout's
         # mask); int or callable(attrs); None: all outputs are visible
         self.num_visible_outputs = num_visible_outputs
+        # output_names: MXNet's FListOutputNames ("output", "mean", "var"), a tuple or
+        # callable(attrs); None: "output" / "output<i>". input_init: {input index: initializer
+        # JSON} given to variables the symbol front creates for those inputs (BatchNorm's
+        # moving_var starts at one), MXNet's FSetInputVarAttrOnCompose.
+        self.output_names = output_names
+        self.input_init = input_init or {}
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call

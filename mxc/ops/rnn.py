@@ -280,6 +280,7 @@ def _composite(F, attrs, *inputs):
 
 
 register(OpDef("RNN", aliases=("_npx_rnn",),
+               output_names=("output", "state_output", "statecell_output"),
                inputs=("data", "parameters", "state", "state_cell", "sequence_length"),
                params=_PARAMS, infer=_infer, infer_inputs=_infer_inputs, composite=_composite,
                num_outputs=_num_outputs, input_names=input_names,

@@ -281,8 +281,18 @@ def _so_grad(F, attrs, inputs, outputs, out_grads):
     return [F._backward_SoftmaxOutput(outputs[0], label, **kw), F.zeros_like(label)]
 
 
+def softmax_label_shape(attrs, in_shapes):
+    """The label shape SoftmaxOutput infers from data: (n, d2, ...) with multi_output, else the
+    data's shape without its last axis (also SVMOutput's rule)."""
+    d = in_shapes[0]
+    if d is None:
+        return list(in_shapes)
+    lab = (d[0],) + tuple(d[2:]) if attrs.get("multi_output") else tuple(d[:-1])
+    return [d, lab] + list(in_shapes[2:])
+
+
 register(OpDef("SoftmaxOutput", aliases=("Softmax",), inputs=("data", "label"),
-               params=_SO_PARAMS, infer=_so_infer,
+               params=_SO_PARAMS, infer=_so_infer, infer_inputs=softmax_label_shape,
                forward=kernel_forward("softmax", "softmax",
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode),
                                       attrs=lambda a, i, o: (_so_view(a, i[0].shape) + (0, 0, 0),

@@ -20,31 +20,13 @@ _UNARY = {"Cast", "cast", "amp_cast", "BlockGrad", "stop_gradient", "identity", 
           "Activation", "Dropout", "make_loss", "MakeLoss", "relu", "sigmoid", "tanh"}
 
 
-def _label_like_data(attrs, in_shapes):
-    d = in_shapes[0]
-    return [d, d] if d is not None else in_shapes
+def _svm_label(attrs, in_shapes):
+    from ..ops.softmax import softmax_label_shape
+    return softmax_label_shape(attrs, in_shapes)
 
 
-def _softmax_label(attrs, in_shapes):
-    d = in_shapes[0]
-    if d is None:
-        return in_shapes
-    if attrs.get("multi_output"):
-        lab = (d[0],) + tuple(d[2:])
-    else:
-        lab = tuple(d[:-1])
-    return [d, lab] + list(in_shapes[2:])
-
-
-# input-shape rules for operators whose OpDef has no infer_inputs (MXNet infers the label of a
-# loss layer from its data)
-_EXTRA_INFER_INPUTS = {
-    "SoftmaxOutput": _softmax_label,
-    "SVMOutput": _softmax_label,
-    "LinearRegressionOutput": _label_like_data,
-    "LogisticRegressionOutput": _label_like_data,
-    "MAERegressionOutput": _label_like_data,
-}
+# TODO(#7): SVMOutput's OpDef should carry this as infer_inputs; then this table goes
+_EXTRA_INFER_INPUTS = {"SVMOutput": _svm_label}
 
 
 def _complete(s):

@@ -5,7 +5,7 @@ import json as _json
 
 from ..base import MXNetError
 from ..ops import registry
-from .symbol import HIDDEN_KEYS, Symbol, _Node, _topo, _VAR_INIT_ON_COMPOSE, _is_hidden
+from .symbol import HIDDEN_KEYS, Symbol, _Node, _topo, _is_hidden
 
 MXNET_VERSION = 10901
 
@@ -168,7 +168,7 @@ def from_json(text):
                 n.inputs.append((v, 0, 0))
     if version < 904:
         for n in nodes:
-            init = _VAR_INIT_ON_COMPOSE.get(n.op.name) if n.op is not None else None
+            init = n.op.input_init if n.op is not None else None
             if init:
                 for i, val in init.items():
                     if i < len(n.inputs) and n.inputs[i][0].op is None \

@@ -30,23 +30,6 @@ DTYPE_NP_TO_MX = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32":
 DTYPE_MX_TO_NP = {v: k for k, v in DTYPE_NP_TO_MX.items()}
 STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
-# names of operator outputs beyond the default ("output" / "output<i>"), as FListOutputNames
-_OUTPUT_NAMES = {
-    "BatchNorm": ("output", "mean", "var"),
-    "BatchNorm_v1": ("output", "mean", "var"),
-    "Dropout": ("output", "mask"),
-    "LRN": ("output", "tmp_norm"),
-}
-
-# operators that give default attributes to variables created for their inputs
-# (FSetInputVarAttrOnCompose): input index -> __init__
-_VAR_INIT_ON_COMPOSE = {
-    "BatchNorm": {3: '["zero", {}]', 4: '["one", {}]'},
-    "BatchNorm_v1": {3: '["zero", {}]', 4: '["one", {}]'},
-    "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},
-}
-
-
 def _is_hidden(k):
     return len(k) > 4 and k.startswith("__") and k.endswith("__")
 
@@ -112,10 +95,9 @@ class _Node:
         n = self.num_outputs()
         if self.op.name == "Custom":
             names = list(self.custom_prop().list_outputs())
-        elif self.op.name == "RNN":
-            names = ["output", "state_output", "statecell_output"][:n]
-        elif self.op.name in _OUTPUT_NAMES:
-            names = list(_OUTPUT_NAMES[self.op.name])
+        elif self.op.output_names is not None:
+            on = self.op.output_names
+            names = list(on(self.parsed) if callable(on) else on)[:n]
         elif n == 1 or self.num_visible() == 1:
             names = ["output"] + [f"output{i}" for i in range(1, n)]
         else:
@@ -779,7 +761,7 @@ def create(op, hint, args, kwargs, name=None, attr=None):
             entries.append(s._entry(f"{hint}: input '{iname}'"))
     if given:
         raise MXNetError(f"{hint}: unknown input(s) {sorted(given)}; it takes {in_names}")
-    init = _VAR_INIT_ON_COMPOSE.get(op.name)
+    init = op.input_init
     if init:
         for i, val in init.items():
             if i < len(entries) and entries[i][0].op is None and "__init__" not in entries[i][0].attrs:
