@@ -138,14 +138,73 @@ def rand_coord_2d(x_low, x_high, y_low, y_high):
     return np.random.randint(x_low, x_high), np.random.randint(y_low, y_high)
 
 
+def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
+                        data_init=None, rsp_indices=None, modifier_func=None,
+                        shuffle_csr_indices=False, ctx=None):
+    """A random sparse array and its parts, as MXNet's: (RowSparseNDArray, (values, indices))
+    or (CSRNDArray, (indptr, indices, data)). `density` is the expected fraction of rows
+    (row_sparse) or entries (csr) present; distribution 'uniform' (csr also 'powerlaw')."""
+    from .ndarray import sparse as _sp
+    ctx = default_context() if ctx is None else ctx
+    density = np.random.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    distribution = "uniform" if distribution is None else distribution
+    if stype == "row_sparse":
+        if distribution != "uniform":
+            raise ValueError(f"Distribution {distribution} not supported for row_sparse")
+        if rsp_indices is not None:
+            indices = np.asarray(rsp_indices)
+        else:
+            indices = np.argwhere(np.random.rand(shape[0]) < density).flatten()
+        if indices.shape[0] == 0:
+            return (_sp.zeros("row_sparse", shape, ctx, dtype),
+                    (np.array([], dtype=dtype), np.array([])))
+        val = np.random.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            val.fill(data_init)
+        if modifier_func is not None:
+            val = np.vectorize(modifier_func)(val).astype(dtype)
+        arr = _sp.row_sparse_array((val, indices), shape=shape, dtype=dtype, ctx=ctx)
+        return arr, (val, indices)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError("csr needs a 2-D shape")
+        m, n = shape
+        if distribution == "uniform":
+            mask = np.random.rand(m, n) < density
+        elif distribution == "powerlaw":
+            mask = np.zeros((m, n), dtype=bool)
+            budget, per_row = int(m * n * density), 1
+            for r in range(m):
+                k = min(per_row, n, budget)
+                mask[r, :k] = True
+                budget -= k
+                per_row *= 2
+                if budget <= 0:
+                    break
+        else:
+            raise ValueError(f"Distribution not supported: {distribution}")
+        dense = np.where(mask, np.random.rand(m, n), 0).astype(dtype)
+        if data_init is not None:
+            dense[mask] = data_init
+        if modifier_func is not None:
+            dense[mask] = np.vectorize(modifier_func)(dense[mask])
+        csr = _sp.csr_matrix(dense, ctx=ctx, dtype=dtype)
+        return csr, (csr.indptr, csr.indices, csr.data)
+    raise ValueError(f"unknown storage type {stype!r}")
+
+
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A random NDArray (uniform in [0, 1), as MXNet's rand_ndarray for dense storage)."""
-    if stype != "default":
-        raise MXNetError(f"rand_ndarray: storage type {stype!r} needs sparse storage, which mxc "
-                         "does not have yet")
+    """A random NDArray: uniform in [0, 1) for dense storage, rand_sparse_ndarray otherwise."""
     dtype = default_dtype() if dtype is None else dtype
     ctx = default_context() if ctx is None else ctx
+    if stype != "default":
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                     modifier_func=modifier_func,
+                                     shuffle_csr_indices=shuffle_csr_indices,
+                                     distribution=distribution, ctx=ctx)
+        return arr
     return _nd.array(np.random.uniform(size=shape).astype(dtype), ctx=ctx, dtype=dtype)
 
 

@@ -52,6 +52,7 @@ class NDArray(NDArrayBase):
     __slots__ = ()
     # numpy defers to NDArray's reflected operators (np_array + nd -> NDArray)
     __array_priority__ = 1000.0
+    _sparse = False     # CSRNDArray / RowSparseNDArray (ndarray/sparse.py) say True
 
     # ---- description -------------------------------------------------------------------
     @property
@@ -114,10 +115,13 @@ class NDArray(NDArrayBase):
     # ---- autograd --------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Give this array a gradient buffer (zeros) and mark it as a variable for autograd."""
-        if stype not in (None, "default"):
-            raise MXNetError(f"attach_grad: gradient storage type {stype!r} is not supported yet")
         from .. import autograd
-        autograd.mark_variables([self], [zeros(self.shape, self.context, self.dtype)], grad_req)
+        if stype not in (None, "default"):
+            from . import sparse
+            grad = sparse.zeros(stype, self.shape, self.context, self._dtype)
+        else:
+            grad = zeros(self.shape, self.context, self.dtype)
+        autograd.mark_variables([self], [grad], grad_req)
 
     @property
     def grad(self):
@@ -312,11 +316,12 @@ class NDArray(NDArrayBase):
         self[...] = a.astype(self._dtype, copy=False)
 
     def tostype(self, stype):
-        """Storage type conversion; mxc arrays are dense ('default'), sparse is not supported."""
-        if stype != "default":
-            raise MXNetError(f"tostype: storage type {stype!r} is not supported by mxc yet "
-                             f"(only 'default')")
-        return self
+        """This array in storage type `stype`: itself for 'default', else a CSRNDArray or
+        RowSparseNDArray holding its non-zero entries (see mxc/ndarray/sparse.py)."""
+        if stype == "default":
+            return self
+        from . import sparse
+        return sparse.cast_storage(self, stype)
 
     def slice_assign(self, rhs, begin, end, step):
         """self[begin:end:step] = rhs, in place (MXNet's NDArray.slice_assign)."""
@@ -494,7 +499,10 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     return nd._full(shape=_shape(shape), value=val, ctx=ctx, dtype=_dtype(dtype).name)
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.zeros(stype, shape, ctx, dtype, **kwargs)
     return full(shape, 0.0, ctx, dtype, **kwargs)
 
 
@@ -503,6 +511,9 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
 
 
 def zeros_like(data):
+    if data._sparse:
+        from . import sparse
+        return sparse.zeros(data.stype, data.shape, data.context, data._dtype)
     return full(data.shape, 0.0, data.context, data._dtype)
 
 

@@ -37,6 +37,14 @@ def run(op, inputs, attrs, out=None, ctx=None):
             r = _h.fast_scalar(fk, inputs[0], attrs["scalar"], out)
         if r is not None:
             return r
+    # sparse storage (mxc/ndarray/sparse.py): the C fast path declines sparse arrays, and so
+    # does everything below; dispatch runs the sparse implementation or the storage fallback
+    for x in inputs:
+        if x._sparse:
+            return _sparse().dispatch(op, inputs, attrs, out, ctx)
+    if out is not None and (out._sparse if isinstance(out, NDArray)
+                            else any(o._sparse for o in out)):
+        return _sparse().dispatch(op, inputs, attrs, out, ctx)
     if op.composite is not None:
         if _M.recording and op.grad is not None:
             # a composite with its own gradient is one node: its parts are not recorded
@@ -107,6 +115,11 @@ def run(op, inputs, attrs, out=None, ctx=None):
     else:
         op.forward(attrs, inputs, outputs)
     return out
+
+
+def _sparse():
+    from . import sparse
+    return sparse
 
 
 def _forward_recorded(op, attrs, inputs, outputs):

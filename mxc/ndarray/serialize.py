@@ -19,8 +19,15 @@ Readers also accept what earlier and later MXNet 1.x wrote:
 * pre-V1: no magic at all; the first u32 is ndim, followed by u32 dims.
   In both legacy layouts ndim 0 was an uninitialised array with nothing after it.
 
-Sparse entries (stype 1 row_sparse, 2 csr) carry a storage shape and aux arrays;
-they are recognised and rejected with a clear error.
+Sparse entries (stype 1 row_sparse, 2 csr) carry a storage shape and aux arrays::
+
+    entry   := u32 magic | i32 stype | sshape (the values' shape) | shape | ctx | i32 type flag
+               | (i32 aux type flag | aux shape) * naux | values | aux data * naux
+
+with aux = (indices) for row_sparse and (indptr, indices) for csr, int64. They load as
+:class:`SparseEntry` (and save from one); every size is checked against the bytes left and
+the shapes against each other before anything is allocated, and the indices are checked
+(in range, sorted, indptr monotonic) before the entry is returned.
 
 Uninitialised ("none") entries load as ``None``: MXNet loads them as an NDArray
 without shape or data, and 1.9.1 itself can no longer write them.
@@ -81,6 +88,48 @@ _CTX_TYPE = struct.Struct("<iii")        # dev_type, dev_id, type flag
 _CPU_CTX = (1, 0)                        # Context::CPU(): kCPU = 1, dev_id 0
 
 
+_STYPE_IDS = {"row_sparse": 1, "csr": 2}
+
+
+class SparseEntry:
+    """A sparse array in numpy parts: stype 'row_sparse' (aux = [indices]) or 'csr'
+    (aux = [indptr, indices]), in MXNet's aux order; `data` holds the stored values."""
+
+    __slots__ = ("stype", "shape", "data", "aux")
+
+    def __init__(self, stype, shape, data, aux):
+        self.stype, self.shape, self.data, self.aux = stype, tuple(shape), data, list(aux)
+
+    def __repr__(self):
+        return f"SparseEntry({self.stype}, shape={self.shape}, nnz={self.data.shape[:1]})"
+
+
+def _shape_bytes(shape):
+    return _I32.pack(len(shape)) + struct.pack(f"<{len(shape)}q", *shape)
+
+
+def _sparse_entry_parts(label, e, magic):
+    if magic == V3_MAGIC:
+        raise ValueError(f"entry {label}: only default storage can be saved with numpy shape "
+                         "semantics (as MXNet)")
+    data = np.asarray(e.data)
+    flag = _SAVE_DTYPES.get((data.dtype.kind, data.dtype.itemsize))
+    if flag is None:
+        raise TypeError(f"entry {label} has dtype {data.dtype}, which .params cannot hold")
+    le = data.dtype.newbyteorder("<") if data.dtype.itemsize > 1 else data.dtype
+    body = np.ascontiguousarray(data, dtype=le)
+    aux = [np.ascontiguousarray(a, dtype="<i8") for a in e.aux]
+    head = [struct.pack("<Ii", magic, _STYPE_IDS[e.stype]), _shape_bytes(data.shape),
+            _shape_bytes(e.shape), _CTX_TYPE.pack(_CPU_CTX[0], _CPU_CTX[1], flag)]
+    for a in aux:
+        head.append(_I32.pack(6) + _shape_bytes(a.shape))
+    parts = [b"".join(head)]
+    for arr in [body] + aux:
+        if arr.size:
+            parts.append(memoryview(arr.reshape(-1).view(np.uint8)))
+    return parts
+
+
 # --------------------------------------------------------------------------- writing
 
 def _entries(data):
@@ -107,6 +156,8 @@ def _entries(data):
 
 
 def _entry_parts(label, arr, magic):
+    if isinstance(arr, SparseEntry):
+        return _sparse_entry_parts(label, arr, magic)
     if isinstance(arr, np.generic):
         arr = np.asarray(arr)          # numpy scalars (e.g. from a reduction) save as 0-d
     if not isinstance(arr, np.ndarray):
@@ -389,12 +440,12 @@ def _read_entry(r, index, np_shape=None):
         stype_off = r.pos
         stype = r.i32(f"{label} storage type")
         if stype != 0:
-            if stype in _STYPE_NAMES:
-                raise MXNetError(
-                    f"cannot load NDArray file {r.source}: entry {index} has "
-                    f"{_STYPE_NAMES[stype]} storage; sparse storage is not supported yet "
-                    f"(at byte offset {start})")
-            r.fail(f"{label} has unknown storage type {stype}", stype_off)
+            if stype not in (1, 2):
+                r.fail(f"{label} has unknown storage type {stype}", stype_off)
+            if np_semantics:
+                r.fail(f"{label}: sparse storage cannot be saved in np shape semantics",
+                       stype_off)
+            return _read_sparse(r, label, stype)
         shape = _read_shape(r, label, np_semantics)
         if shape is None:
             return None
@@ -412,6 +463,62 @@ def _read_entry(r, index, np_shape=None):
     if len(shape) == 0:
         return None                         # legacy "none" array: nothing follows
     return _read_data(r, label, shape)
+
+
+def _read_sparse(r, label, stype):
+    """The rest of a V2 sparse entry (after the stype); see the module doc."""
+    name = _STYPE_NAMES[stype]
+    off = r.pos
+    sshape = _read_shape(r, f"{label} storage", False)
+    shape = _read_shape(r, label, False)
+    if len(shape) == 0:
+        return None                         # an uninitialised sparse array: nothing follows
+    r.unpack(_U64, f"{label} context")
+    flag_off = r.pos
+    flag = r.i32(f"{label} type flag")
+    dtype = _FLAG_TO_DTYPE.get(flag)
+    if dtype is None:
+        r.fail(f"{label} has unsupported dtype flag {flag}", flag_off)
+    naux = 2 if stype == 2 else 1
+    aux_meta = []
+    for i in range(naux):
+        aoff = r.pos
+        aflag = r.i32(f"{label} aux {i} type flag")
+        if aflag not in (4, 6):
+            r.fail(f"{label} aux {i} has dtype flag {aflag}; indices must be int32 or int64",
+                   aoff)
+        aux_meta.append((_FLAG_TO_DTYPE[aflag], _read_shape(r, f"{label} aux {i}", False)))
+    # shapes must agree before anything is allocated
+    if stype == 2:
+        ok = (len(shape) == 2 and len(sshape) == 1 and aux_meta[0][1] == (shape[0] + 1,)
+              and aux_meta[1][1] == sshape)
+    else:
+        ok = (len(shape) >= 1 and len(sshape) == len(shape) and sshape[1:] == shape[1:]
+              and sshape[0] <= shape[0] and aux_meta[0][1] == sshape[:1])
+    if not ok:
+        r.fail(f"{label}: inconsistent {name} shapes (shape {shape}, storage shape {sshape}, "
+               f"aux shapes {[m[1] for m in aux_meta]})", off)
+    count = 1
+    for d in sshape:
+        count *= d
+    need = count * dtype.itemsize + sum(int(np.prod(s)) * dt.itemsize for dt, s in aux_meta)
+    r.need(need, f"{label} {name} values and indices")
+    data = r.array(dtype, sshape, count, f"{label} values ({count} x {dtype.name})")
+    aux = [r.array(dt, s, int(np.prod(s)), f"{label} aux {i}").astype(np.int64, copy=False)
+           for i, (dt, s) in enumerate(aux_meta)]
+    if stype == 2:
+        ptr, idx = aux
+        if ptr[0] != 0 or ptr[-1] != idx.size or np.any(np.diff(ptr) < 0):
+            r.fail(f"{label}: csr indptr is not monotonic from 0 to nnz")
+        if idx.size and (idx.min() < 0 or idx.max() >= shape[1]):
+            r.fail(f"{label}: csr column index out of range for shape {shape}")
+    else:
+        idx = aux[0]
+        if idx.size and (idx.min() < 0 or idx.max() >= shape[0]):
+            r.fail(f"{label}: row_sparse index out of range for shape {shape}")
+        if idx.size > 1 and np.any(np.diff(idx) <= 0):
+            r.fail(f"{label}: row_sparse indices are not strictly increasing")
+    return SparseEntry(name, shape, data, aux)
 
 
 def load_bytes(buf, source="<buffer>", np_shape=None):

@@ -5,22 +5,30 @@ from .ndarray import NDArray, _h, array
 from ..context import Context
 
 
+def _np_or_sparse(v):
+    if v._sparse:
+        p = [q.asnumpy() for q in v._parts]
+        aux = [p[2], p[1]] if v.stype == "csr" else [p[1]]
+        return serialize.SparseEntry(v.stype, v.shape, p[0], aux)
+    return v.asnumpy()
+
+
 def _to_numpy(data, fname):
     if isinstance(data, NDArray):
-        return [data.asnumpy()]
+        return [_np_or_sparse(data)]
     if isinstance(data, dict):
         out = {}
         for k, v in data.items():
             if not isinstance(k, str) or not isinstance(v, NDArray):
                 raise ValueError(f"save {fname}: a dict must map str to NDArray, got "
                                  f"{type(k).__name__} -> {type(v).__name__}")
-            out[k] = v.asnumpy()
+            out[k] = _np_or_sparse(v)
         return out
     if isinstance(data, (list, tuple)):
         for i, v in enumerate(data):
             if not isinstance(v, NDArray):
                 raise ValueError(f"save {fname}: item {i} is {type(v).__name__}, not NDArray")
-        return [v.asnumpy() for v in data]
+        return [_np_or_sparse(v) for v in data]
     raise ValueError(f"save {fname}: data must be an NDArray, a list of NDArrays or a dict "
                      f"str -> NDArray, got {type(data).__name__}")
 
@@ -30,6 +38,12 @@ def _wrap(loaded):
     def wrap(v):
         if v is None:
             return None
+        if isinstance(v, serialize.SparseEntry):
+            from .sparse import _make, _wrap_np
+            ctx = Context("cpu", 0)
+            aux = [_wrap_np(a, ctx) for a in v.aux]
+            parts = [_wrap_np(v.data, ctx)] + (aux[::-1] if v.stype == "csr" else aux)
+            return _make(v.stype, v.shape, parts, ctx, v.data.dtype)
         if v.dtype in _h.DTYPE_CODE:        # fresh, C-contiguous: shared, not copied
             return _h.wrap_numpy(NDArray, v, Context("cpu", 0))
         return array(v, dtype=v.dtype)
