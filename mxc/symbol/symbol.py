@@ -165,8 +165,8 @@ def _sym_module():
     return sys.modules["mxc.symbol"]
 
 
-def _call(name, *args, **kwargs):
-    return getattr(_sym_module(), name)(*args, **kwargs)
+def _call(_opname, *args, **kwargs):
+    return getattr(_sym_module(), _opname)(*args, **kwargs)
 
 
 class Symbol:

@@ -154,3 +154,10 @@ def test_autograd_get_symbol():
     assert len(s.list_arguments()) == 1
     out = s.eval(**{s.list_arguments()[0]: x})[0]
     np.testing.assert_allclose(out.asnumpy(), y.asnumpy())
+
+
+def test_creation_ops_take_a_name():
+    """An operator whose own parameters include 'name'-like keywords still takes name= (arange)."""
+    s = mx.sym.arange(0, 5, name="steps")
+    assert s.list_outputs() == ["steps_output"]
+    assert s.name == "steps"
