@@ -21,3 +21,26 @@ cdef inline dict build_table(const mxc_kentry *t):
         table.setdefault(t[i].name.decode(), {})[key] = <uintptr_t>t[i].fn
         i += 1
     return table
+
+
+# The per-dtype kernel table of csrc/kernels/gather_util.h (mxc_gu_entry: one code per entry),
+# used by the gather, ordering, sequence and shape_extra families.
+cdef extern from "kernels/gather_util.h" nogil:
+    ctypedef struct mxc_gu_entry:
+        const char *name
+        int32_t code
+        mxc_kernel fn
+
+
+cdef inline dict build_code_table(const mxc_gu_entry *t):
+    """``{name: {dtype code: address}}`` from a table ending with name == NULL; bool (7) uses
+    the uint8 (3) kernel, as bool is stored in one byte."""
+    cdef dict table = {}
+    cdef int i = 0
+    while t[i].name != NULL:
+        table.setdefault(t[i].name.decode(), {})[int(t[i].code)] = <uintptr_t>t[i].fn
+        i += 1
+    for by_code in table.values():
+        if 3 in by_code:
+            by_code.setdefault(7, by_code[3])
+    return table
