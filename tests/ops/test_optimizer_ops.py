@@ -524,9 +524,10 @@ def test_adamw_multi_and_mp_forms(mp, rng):
     # the multi form computes the moments as beta*(m - g) + g: equal up to rounding
     for ga, gb in zip(nd, single):
         for a, b in zip(ga, gb):
-            rtol = 2e-3 if a.dtype == np.float16 else 1e-5
+            # float16 weights near 0 round differently along the two paths (~1e-6 apart)
+            rtol, atol = (2e-3, 1e-5) if a.dtype == np.float16 else (1e-5, 1e-6)
             np.testing.assert_allclose(a.asnumpy().astype(np.float64), b.asnumpy().astype(np.float64),
-                                       rtol=rtol, atol=1e-6)
+                                       rtol=rtol, atol=atol)
     # and the numpy reference for the single form
     for i, grp in enumerate(groups):
         w = grp[-1] if mp else grp[0]
