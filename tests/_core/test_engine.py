@@ -515,7 +515,7 @@ def test_ctrl_c_interrupts_a_wait():
         "import mxc\n"
         "from mxc._core import engine\n"
         "v = engine.Var()\n"
-        "engine.push(lambda: time.sleep(1.5), mutable_vars=[v], name='slow')\n"
+        "engine.push(lambda: time.sleep(4.0), mutable_vars=[v], name='slow')\n"
         "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
         "t = time.time()\n"
         "try:\n"
@@ -534,5 +534,5 @@ def test_ctrl_c_interrupts_a_wait():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.split("\n")
     assert lines[0].startswith("interrupted after"), r.stdout
-    assert float(lines[0].split()[2]) < 1.0, r.stdout
+    assert float(lines[0].split()[2]) < 2.0, r.stdout      # long before the 4 s op ends
     assert lines[1] == "wait_for_all interrupted" and lines[2] == "done 0", r.stdout
