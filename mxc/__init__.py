@@ -24,3 +24,4 @@ from . import name  # noqa: F401
 from . import attribute, executor, symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from .attribute import AttrScope  # noqa: F401
+from . import lr_scheduler  # noqa: F401
