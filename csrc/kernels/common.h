@@ -22,4 +22,12 @@
 #define MXC_TID() 0
 #define MXC_NTH() 1
 #endif
+
+/* One kernel of a family's table: its name, the dtype code it is for (MXNet's type flag) and
+ * the function. mxc/ops/cpu/_table.pxd turns a table of these into the module's KERNELS. */
+typedef struct {
+  const char *name;
+  int32_t code;
+  mxc_kernel fn;
+} mxc_code_entry;
 #endif

@@ -483,13 +483,7 @@ static int mxc_conv_backward(mxc_opcall *call) { return mxc_conv_run(call, MXC_C
 static int mxc_deconv_forward(mxc_opcall *call) { return mxc_conv_run(call, MXC_DECONV_FWD); }
 static int mxc_deconv_backward(mxc_opcall *call) { return mxc_conv_run(call, MXC_DECONV_BWD); }
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_conv_entry;
-
-static const mxc_conv_entry mxc_conv_table[] = {
+static const mxc_code_entry mxc_conv_table[] = {
   {"conv:forward", MXC_FLOAT32, mxc_conv_forward},
   {"conv:forward", MXC_FLOAT64, mxc_conv_forward},
   {"conv:forward", MXC_FLOAT16, mxc_conv_forward},

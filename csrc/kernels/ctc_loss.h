@@ -238,13 +238,7 @@ MXC_CTC_ITEM(f32, float, float, MXC_CTC_ID, MXC_CTC_ID, expf, logf)
 MXC_CTC_ITEM(f64, double, double, MXC_CTC_ID, MXC_CTC_ID, exp, log)
 MXC_CTC_ITEM(f16, uint16_t, float, mxc_half_to_float, mxc_float_to_half, expf, logf)
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_ctc_entry;
-
-static const mxc_ctc_entry mxc_ctc_table[] = {
+static const mxc_code_entry mxc_ctc_table[] = {
     {"ctc_loss", MXC_FLOAT32, mxc_ctc_loss_f32},
     {"ctc_loss", MXC_FLOAT64, mxc_ctc_loss_f64},
     {"ctc_loss", MXC_FLOAT16, mxc_ctc_loss_f16},

@@ -185,13 +185,7 @@ static int mxc_gemm_f16(mxc_opcall *call) {
   return 0;
 }
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_dot_entry;
-
-static const mxc_dot_entry mxc_dot_table[] = {
+static const mxc_code_entry mxc_dot_table[] = {
     {"gemm", MXC_FLOAT32, mxc_gemm_f32},
     {"gemm", MXC_FLOAT64, mxc_gemm_f64},
     {"gemm", MXC_FLOAT16, mxc_gemm_f16},

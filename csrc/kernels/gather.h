@@ -277,7 +277,7 @@ MXC_GU_ALL_TYPES(MXC_GA_GEN)
   {"histogram", CODE, mxc_ga_histogram_##SUF},                                                  \
   {"ravel", CODE, mxc_ga_ravel_##SUF},                                                          \
   {"unravel", CODE, mxc_ga_unravel_##SUF},
-static const mxc_gu_entry mxc_gather_table[] = {
+static const mxc_code_entry mxc_gather_table[] = {
   MXC_GU_ALL_TYPES(MXC_GA_ENTRY)
   {NULL, -1, NULL}
 };

@@ -99,11 +99,4 @@ static inline void mxc_gu_st_f16(uint16_t *p, float v) { *p = mxc_float_to_half(
   X(i64, int64_t, int64_t, int64_t, MXC_INT64)
 #define MXC_GU_ALL_TYPES(X) MXC_GU_FLOAT_TYPES(X) MXC_GU_INT_TYPES(X)
 
-/* the kernel table format every module of this group publishes: name, dtype key (-1 ends) */
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_gu_entry;
-
 #endif

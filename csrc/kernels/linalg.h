@@ -276,16 +276,10 @@
 MXC_LINALG_IMPL(float, f32, s)
 MXC_LINALG_IMPL(double, f64, d)
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_linalg_entry;
-
 #define MXC_LA_ENTRY(name) {#name, MXC_FLOAT32, mxc_la_##name##_f32}, \
                            {#name, MXC_FLOAT64, mxc_la_##name##_f64}
 
-static const mxc_linalg_entry mxc_linalg_table[] = {
+static const mxc_code_entry mxc_linalg_table[] = {
     MXC_LA_ENTRY(potrf),     MXC_LA_ENTRY(potri),     MXC_LA_ENTRY(trsm),
     MXC_LA_ENTRY(trmm),      MXC_LA_ENTRY(syrk),      MXC_LA_ENTRY(sumlogdiag),
     MXC_LA_ENTRY(potrf_bwd), MXC_LA_ENTRY(potri_bwd), MXC_LA_ENTRY(trsm_bwd),

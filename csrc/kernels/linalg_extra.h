@@ -384,17 +384,11 @@ MXC_LINALG_EXTRA_IMPL(float, f32, MXC_LX_LD, MXC_LX_ST_F, 1e-30)
 MXC_LINALG_EXTRA_IMPL(double, f64, MXC_LX_LD, MXC_LX_ST_D, 1e-100)
 MXC_LINALG_EXTRA_IMPL(uint16_t, f16, MXC_LX_LD_H, MXC_LX_ST_H, 1e-30)
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_linalg_extra_entry;
-
 #define MXC_LX_ENTRY(name) {#name, MXC_FLOAT32, mxc_lx_##name##_f32}, \
                            {#name, MXC_FLOAT64, mxc_lx_##name##_f64}, \
                            {#name, MXC_FLOAT16, mxc_lx_##name##_f16}
 
-static const mxc_linalg_extra_entry mxc_linalg_extra_table[] = {
+static const mxc_code_entry mxc_linalg_extra_table[] = {
     MXC_LX_ENTRY(syevd),       MXC_LX_ENTRY(syevd_bwd),    MXC_LX_ENTRY(gelqf),
     MXC_LX_ENTRY(inverse),     MXC_LX_ENTRY(det),          MXC_LX_ENTRY(extractdiag),
     MXC_LX_ENTRY(makediag),    MXC_LX_ENTRY(extracttrian), MXC_LX_ENTRY(maketrian),

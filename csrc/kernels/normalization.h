@@ -466,13 +466,7 @@ MXC_NRM_DEFINE(f, f, f, float)
 MXC_NRM_DEFINE(d, d, d, double)
 MXC_NRM_DEFINE(hh, h, h, float)     /* LayerNorm/InstanceNorm/GroupNorm float16: all float16 */
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_nrm_entry;
-
-static const mxc_nrm_entry mxc_nrm_table[] = {
+static const mxc_code_entry mxc_nrm_table[] = {
   {"bn_fwd", MXC_FLOAT16, mxc_nrm_bn_fwd_h},
   {"bn_fwd", MXC_FLOAT32, mxc_nrm_bn_fwd_f},
   {"bn_fwd", MXC_FLOAT64, mxc_nrm_bn_fwd_d},

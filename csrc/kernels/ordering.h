@@ -244,7 +244,7 @@ MXC_PRAGMA(omp for schedule(static))                                            
 MXC_GU_ALL_TYPES(MXC_ORD_GEN)
 
 #define MXC_ORD_ENTRY(SUF, T, A, ACC, CODE) {"topk", CODE, mxc_ord_topk_##SUF},
-static const mxc_gu_entry mxc_ordering_table[] = {
+static const mxc_code_entry mxc_ordering_table[] = {
   MXC_GU_ALL_TYPES(MXC_ORD_ENTRY)
   {NULL, -1, NULL}
 };

@@ -365,13 +365,7 @@ static int mxc_upsampling_nearest_backward(mxc_opcall *call) {
   return 0;
 }
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_pool_entry;
-
-static const mxc_pool_entry mxc_pool_table[] = {
+static const mxc_code_entry mxc_pool_table[] = {
   {"pool:forward", MXC_FLOAT32, mxc_pool_forward},
   {"pool:forward", MXC_FLOAT64, mxc_pool_forward},
   {"pool:forward", MXC_FLOAT16, mxc_pool_forward},

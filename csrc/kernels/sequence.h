@@ -123,7 +123,7 @@ MXC_GU_ALL_TYPES(MXC_SEQ_GEN)
   {"seq_last", CODE, mxc_seq_last_##SUF},                                                       \
   {"seq_last_grad", CODE, mxc_seq_last_grad_##SUF},                                             \
   {"seq_reverse", CODE, mxc_seq_reverse_##SUF},
-static const mxc_gu_entry mxc_sequence_table[] = {
+static const mxc_code_entry mxc_sequence_table[] = {
   MXC_GU_ALL_TYPES(MXC_SEQ_ENTRY)
   {NULL, -1, NULL}
 };

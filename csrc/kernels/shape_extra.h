@@ -202,7 +202,7 @@ static int mxc_sx_size_array(mxc_opcall *call) {
   {"add_n", CODE, mxc_sx_add_n_##SUF},                                                          \
   {"shape_array", CODE, mxc_sx_shape_array},                                                    \
   {"size_array", CODE, mxc_sx_size_array},
-static const mxc_gu_entry mxc_shape_extra_table[] = {
+static const mxc_code_entry mxc_shape_extra_table[] = {
   MXC_GU_ALL_TYPES(MXC_SX_ENTRY)
   {NULL, -1, NULL}
 };

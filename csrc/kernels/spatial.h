@@ -248,17 +248,11 @@ MXC_SPATIAL_IMPL(double, double, f64, -DBL_MAX, MXC_SP_ID, MXC_SP_ID)
 MXC_SPATIAL_IMPL(uint16_t, float, f16, -FLT_MAX, mxc_half_to_float, mxc_float_to_half)
 #undef ACC
 
-typedef struct {
-  const char *name;
-  int32_t code;
-  mxc_kernel fn;
-} mxc_spatial_entry;
-
 #define MXC_SP_ENTRY(name) {#name, MXC_FLOAT32, mxc_sp_##name##_f32}, \
                            {#name, MXC_FLOAT64, mxc_sp_##name##_f64}, \
                            {#name, MXC_FLOAT16, mxc_sp_##name##_f16}
 
-static const mxc_spatial_entry mxc_spatial_table[] = {
+static const mxc_code_entry mxc_spatial_table[] = {
     MXC_SP_ENTRY(roipool),  MXC_SP_ENTRY(roipool_bwd), MXC_SP_ENTRY(bilinear),
     MXC_SP_ENTRY(bilinear_bwd), MXC_SP_ENTRY(corr), MXC_SP_ENTRY(corr_bwd),
 };

@@ -23,21 +23,21 @@ cdef inline dict build_table(const mxc_kentry *t):
     return table
 
 
-# The per-dtype kernel table of csrc/kernels/gather_util.h (mxc_gu_entry: one code per entry),
-# used by the gather, ordering, sequence and shape_extra families.
-cdef extern from "kernels/gather_util.h" nogil:
-    ctypedef struct mxc_gu_entry:
+# The per-dtype kernel table of csrc/kernels/common.h (mxc_code_entry: one dtype code per entry),
+# used by most kernel families.
+cdef extern from "kernels/common.h" nogil:
+    ctypedef struct mxc_code_entry:
         const char *name
         int32_t code
         mxc_kernel fn
 
 
-cdef inline dict build_code_table(const mxc_gu_entry *t):
-    """``{name: {dtype code: address}}`` from a table ending with name == NULL; bool (7) uses
-    the uint8 (3) kernel, as bool is stored in one byte."""
+cdef inline dict build_code_table(const mxc_code_entry *t, Py_ssize_t n):
+    """``{name: {dtype code: address}}`` from `n` entries (n < 0: up to the entry with name ==
+    NULL); bool (7) uses the uint8 (3) kernel where there is one, as bool is stored in a byte."""
     cdef dict table = {}
-    cdef int i = 0
-    while t[i].name != NULL:
+    cdef Py_ssize_t i = 0
+    while (i < n) if n >= 0 else (t[i].name != NULL):
         table.setdefault(t[i].name.decode(), {})[int(t[i].code)] = <uintptr_t>t[i].fn
         i += 1
     for by_code in table.values():

@@ -10,28 +10,14 @@ roles of the tensors). Kernels, each keyed by the data dtype code (float16, floa
 
 iattr: kernel[3], stride[3], dilate[3], pad[3] (padded to 3-D with 1, 1, 1, 0), num_group.
 """
-from libc.stdint cimport int32_t, uintptr_t
-from mxc._core._types cimport mxc_kernel
+from mxc.ops.cpu._table cimport mxc_code_entry, build_code_table
 
 include "_blas.pxi"
 
 cdef extern from "kernels/convolution.h" nogil:
-    ctypedef struct mxc_conv_entry:
-        const char *name
-        int32_t code
-        mxc_kernel fn
-    const mxc_conv_entry mxc_conv_table[]
+    const mxc_code_entry mxc_conv_table[]
     const int mxc_conv_table_len
 
 
-cdef dict _build():
-    cdef dict table = {}
-    cdef int i
-    for i in range(mxc_conv_table_len):
-        table.setdefault(mxc_conv_table[i].name.decode(), {})[int(mxc_conv_table[i].code)] = \
-            <uintptr_t>mxc_conv_table[i].fn
-    return table
-
-
 #: ``{"conv:forward" | "conv:backward" | "deconv:forward" | "deconv:backward": {code: address}}``
-KERNELS = _build()
+KERNELS = build_code_table(mxc_conv_table, mxc_conv_table_len)

@@ -9,26 +9,12 @@ float32, float64):
 - ``upsampling:nearest`` in (x_0, ...), out (y); ``upsampling:nearest_backward`` in (dy), out
   (dx_0, ...). iattr[0]: 0 concat along channels, 1 sum.
 """
-from libc.stdint cimport int32_t, uintptr_t
-from mxc._core._types cimport mxc_kernel
+from mxc.ops.cpu._table cimport mxc_code_entry, build_code_table
 
 cdef extern from "kernels/pooling.h" nogil:
-    ctypedef struct mxc_pool_entry:
-        const char *name
-        int32_t code
-        mxc_kernel fn
-    const mxc_pool_entry mxc_pool_table[]
+    const mxc_code_entry mxc_pool_table[]
     const int mxc_pool_table_len
 
 
-cdef dict _build():
-    cdef dict table = {}
-    cdef int i
-    for i in range(mxc_pool_table_len):
-        table.setdefault(mxc_pool_table[i].name.decode(), {})[int(mxc_pool_table[i].code)] = \
-            <uintptr_t>mxc_pool_table[i].fn
-    return table
-
-
 #: ``{"pool:forward" | "pool:backward" | "upsampling:nearest[_backward]": {code: address}}``
-KERNELS = _build()
+KERNELS = build_code_table(mxc_pool_table, mxc_pool_table_len)
