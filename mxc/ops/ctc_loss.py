@@ -14,7 +14,7 @@ import numpy as np
 from .._core.modes import is_recording
 from ..base import MXNetError
 from .params import Param
-from .registry import OpDef, register, omp_threads
+from .registry import OpDef, register, kernel_forward
 
 _FLOATS = ("float16", "float32", "float64")
 _PARAMS = (Param("use_data_lengths", bool, False), Param("use_label_lengths", bool, False),
@@ -68,26 +68,11 @@ def _input_names(attrs):
             + (("label_lengths",) if attrs["use_label_lengths"] else ()))
 
 
-_TABLE = {}
-_NTHREADS = omp_threads()
-
-
-def _push(name, attrs, inputs, outputs, want_grad):
-    from .._core.handle import push_kernel
-    if not _TABLE:
-        import importlib
-        _TABLE.update(importlib.import_module("mxc.ops.cpu.ctc_loss").KERNELS["ctc_loss"])
-    try:
-        addr = _TABLE[inputs[0]._dcode]
-    except KeyError:
-        raise MXNetError(f"{name}: no CPU kernel for dtype {inputs[0]._dtype}") from None
-    ia = (int(attrs["use_data_lengths"]), int(attrs["use_label_lengths"]),
-          int(attrs["blank_label"] == "last"), int(want_grad))
-    push_kernel(addr, list(inputs), list(outputs), ia, (), name.encode(), _NTHREADS)
-
-
-def _forward(attrs, inputs, outputs):
-    _push("CTCLoss", attrs, inputs, outputs, True)
+# iattr: use_data_lengths, use_label_lengths, blank is the last class, write the gradient
+_forward = kernel_forward(
+    "ctc_loss", "ctc_loss", name="CTCLoss",
+    attrs=lambda a, i, o: ((int(a["use_data_lengths"]), int(a["use_label_lengths"]),
+                            int(a["blank_label"] == "last"), 1), ()))
 
 
 def _grad(F, attrs, inputs, outputs, out_grads):

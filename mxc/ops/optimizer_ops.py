@@ -362,16 +362,11 @@ def _multi_names(stride, fp32):
 
 
 def _multi_sgd_forward(op, stride, mp, has_mom, preloaded):
-    import importlib
-    from .._core.handle import push_kernel
-    from .registry import _NTHREADS
-    kname = "opt:mp_msgd" if mp else "opt:msgd"
-    bname = op.encode()
-    table = {}
+    # one kernel push per weight, each with its own learning rate and weight decay
+    push = kernel_forward("optimizer_ops", "opt:mp_msgd" if mp else "opt:msgd", name=op,
+                          attrs=lambda k, i, o: k)
 
     def forward(a, inputs, outputs):
-        if not table:
-            table.update(importlib.import_module("mxc.ops.cpu.optimizer_ops").KERNELS[kname])
         n = a["num_weights"]
         lrs = wds = None
         if not preloaded:
@@ -381,24 +376,17 @@ def _multi_sgd_forward(op, stride, mp, has_mom, preloaded):
         tail = list(inputs[stride * n:])
         for i in range(n):
             grp = list(inputs[stride * i: stride * (i + 1)])
-            outs = [outputs[i]] + grp[2:]
             fa = (lrs[i] if lrs else 0.0, wds[i] if wds else 0.0, mo, rs, cg)
             ia = (1 if has_mom else 0, i if preloaded else -1)
-            push_kernel(table[grp[0]._dcode], grp + tail, outs, ia, fa, bname, _NTHREADS)
+            push((ia, fa), grp + tail, [outputs[i]] + grp[2:])
     return forward
 
 
 def _multi_adamw_forward(op, stride, mp):
-    import importlib
-    from .._core.handle import push_kernel
-    from .registry import _NTHREADS
-    kname = "opt:mp_adamw" if mp else "opt:adamw"
-    bname = op.encode()
-    table = {}
+    push = kernel_forward("optimizer_ops", "opt:mp_adamw" if mp else "opt:adamw", name=op,
+                          attrs=lambda k, i, o: k)
 
     def forward(a, inputs, outputs):
-        if not table:
-            table.update(importlib.import_module("mxc.ops.cpu.optimizer_ops").KERNELS[kname])
         n = a["num_weights"]
         lrs, wds, etas = (_floats(op, k, a[k], n) for k in ("lrs", "wds", "etas"))
         b1, b2, eps, cg = (_f32(a[k]) for k in ("beta1", "beta2", "epsilon", "clip_gradient"))
@@ -406,8 +394,7 @@ def _multi_adamw_forward(op, stride, mp):
         for i in range(n):
             grp = list(inputs[stride * i: stride * (i + 1)])
             fa = (lrs[i], b1, b2, eps, wds[i], etas[i], cg)
-            push_kernel(table[grp[0]._dcode], grp + [scale], [outputs[i]] + grp[2:], (1,), fa,
-                        bname, _NTHREADS)
+            push(((1,), fa), grp + [scale], [outputs[i]] + grp[2:])
     return forward
 
 

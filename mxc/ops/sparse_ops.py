@@ -20,34 +20,26 @@ Storage rules (MXNet's FInferStorageType):
   _sparse_adagrad_update with a row_sparse gradient update only the rows present in it.
 Kernels: csrc/kernels/sparse_ops.h (mxc/ops/cpu/sparse_ops.pyx).
 """
-import importlib
 
 import numpy as np
 
 from .params import Param
-from .registry import OpDef, register, _NTHREADS
+from .registry import OpDef, register, kernel_forward
 from .optimizer_ops import _f32
 
 _STYPES = ("default", "row_sparse", "csr")
 _FLOATS = ("float16", "float32", "float64")
-_TABLE = {}
-
-
-def _kernel(name, dtype):
-    if not _TABLE:
-        _TABLE.update(importlib.import_module("mxc.ops.cpu.sparse_ops").KERNELS)
-    from .._core.handle import DTYPE_CODE
-    try:
-        return _TABLE[name][DTYPE_CODE[np.dtype(dtype)]]
-    except KeyError:
-        raise ValueError(f"{name}: no CPU kernel for dtype {np.dtype(dtype).name}") from None
+_FORWARDS = {}      # (kernel, op name) -> registry forward
 
 
 def _push(kname, inputs, outputs, fattr=(), name=None):
-    from .._core.handle import push_kernel
-    addr = _kernel(kname, outputs[0]._dtype)
-    push_kernel(addr, list(inputs), list(outputs), (), tuple(float(f) for f in fattr),
-                (name or kname).encode(), _NTHREADS)
+    """Push sparse kernel `kname` (keyed by the output's dtype) with float attributes `fattr`."""
+    fwd = _FORWARDS.get((kname, name))
+    if fwd is None:
+        fwd = _FORWARDS[kname, name] = kernel_forward(
+            "sparse_ops", kname, name=name or kname, key=lambda a, i, o: o[0]._dcode,
+            attrs=lambda a, i, o: ((), a))
+    fwd(tuple(float(f) for f in fattr), list(inputs), list(outputs))
 
 
 def _sp():
@@ -294,7 +286,6 @@ def _lazy(kname, nstate, fattr, needs_lazy_flag=True, all_rsp=False):
     weight and states, or all row_sparse); ftrl and adagrad need everything row_sparse. Other
     combinations (and lazy_update=False) run the dense update on dense copies."""
     def impl(op, attrs, inputs, out):
-        sp = _sp()
         weight, grad = inputs[0], inputs[1]
         states = list(inputs[2:2 + nstate])
         if grad.stype != "row_sparse" or (needs_lazy_flag and not attrs.get("lazy_update", True)):
