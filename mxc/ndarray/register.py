@@ -76,10 +76,7 @@ def run(op, inputs, attrs, out=None, ctx=None):
     oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
     if out is None:
         outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
-        if _M.recording:
-            _forward_recorded(op, attrs, inputs, outputs)
-        else:
-            op.forward(attrs, inputs, outputs)
+        _forward(op, attrs, inputs, outputs)
         nvis = len(outputs) if op.num_visible_outputs is None else op.n_visible(attrs)
         if nvis == 1:
             return outputs[0]
@@ -100,20 +97,10 @@ def run(op, inputs, attrs, out=None, ctx=None):
     aliased = [(i, j, x._offset == o._offset) for i, x in enumerate(inputs)
                for j, o in enumerate(outputs) if x._chunk is o._chunk]
     if aliased and not all(same and (i, j) in op.inplace for i, j, same in aliased):
-        tmp = [_h.empty(NDArray, o.shape, o._dtype, ctx) for o in outputs]
-        rec, _M.recording = _M.recording, False
-        try:
-            op.forward(attrs, inputs, tmp)
-            for t, o in zip(tmp, outputs):
-                invoke(registry.get("_copyto"), [t], {}, out=o)
-        finally:
-            _M.recording = rec
-        if rec:
-            _record(op, attrs, inputs, outputs, op.mutate)
-    elif _M.recording:
-        _forward_recorded(op, attrs, inputs, outputs)
+        _forward(op, attrs, inputs, outputs,
+                 staged=[_h.empty(NDArray, o.shape, o._dtype, ctx) for o in outputs])
     else:
-        op.forward(attrs, inputs, outputs)
+        _forward(op, attrs, inputs, outputs)
     return out
 
 
@@ -122,17 +109,22 @@ def _sparse():
     return sparse
 
 
-def _forward_recorded(op, attrs, inputs, outputs):
-    """Forward with recording off (a forward's own reshapes and views are not graph nodes),
-    then record the operation."""
-    _M.recording = False
+def _forward(op, attrs, inputs, outputs, staged=None):
+    """op.forward with recording off (a forward's own reshapes and views are not graph nodes),
+    then the operation is recorded if recording was on. With `staged` the forward writes those
+    temporaries, which are then copied into `outputs` (outputs that alias inputs)."""
+    rec, _M.recording = _M.recording, False
     try:
-        op.forward(attrs, inputs, outputs)
+        if staged is None:
+            op.forward(attrs, inputs, outputs)
+        else:
+            op.forward(attrs, inputs, staged)
+            for t, o in zip(staged, outputs):
+                invoke(registry.get("_copyto"), [t], {}, out=o)
     finally:
-        _M.recording = True
-    _record(op, attrs, inputs, outputs, op.mutate)
-
-
+        _M.recording = rec
+    if rec:
+        _record(op, attrs, inputs, outputs, op.mutate)
 
 
 def make_function(op, name):

@@ -28,7 +28,6 @@ operator, applied to the outputs of every layer but the last.
 """
 import numpy as np
 
-from ..base import MXNetError
 from .params import Param
 from .registry import OpDef, register, is_training
 

@@ -16,7 +16,6 @@ import numpy as _np
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..name import NameManager
-from ..ops import registry
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
            "minimum", "hypot", "zeros", "ones", "full", "arange", "linspace", "eye", "histogram"]
