@@ -17,6 +17,7 @@ Index bookkeeping that decides output sizes (the union of two row sets, the colu
 a CSR) runs on the host after waiting for the indices, as MXNet's does when it allocates the
 output; the arithmetic on values is pushed to the engine.
 """
+import sys
 import warnings
 
 import numpy as np
@@ -28,10 +29,13 @@ from ..base import MXNetError
 from ..context import Context, current_context
 from .ndarray import NDArray, _nd, _shape, _dtype as _norm_dtype
 
-try:  # scipy.sparse is optional, as in MXNet
-    import scipy.sparse as spsp
-except ImportError:  # pragma: no cover
-    spsp = None
+
+
+def _is_scipy_sparse(x):
+    """x is a scipy.sparse matrix (scipy is optional, as in MXNet, and costs 0.4 s to import:
+    a scipy matrix can only exist once scipy.sparse has been imported by someone)."""
+    m = sys.modules.get("scipy.sparse")
+    return m is not None and m.issparse(x)
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
            "row_sparse_array", "zeros", "empty", "array", "cast_storage", "retain", "dot",
@@ -383,8 +387,10 @@ class CSRNDArray(BaseSparseNDArray):
         return _state(self).parts[2]
 
     def asscipy(self):
-        if spsp is None:
-            raise ImportError("asscipy needs scipy")
+        try:
+            import scipy.sparse as spsp
+        except ImportError:
+            raise ImportError("asscipy needs scipy") from None
         p = self._parts
         return spsp.csr_matrix((p[0].asnumpy(), p[1].asnumpy(), p[2].asnumpy()),
                                shape=self.shape)
@@ -565,7 +571,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     if isinstance(arg1, CSRNDArray):
         out = arg1.copyto(ctx)
         return out if dtype is None else out.astype(dtype)
-    if spsp is not None and spsp.issparse(arg1):
+    if _is_scipy_sparse(arg1):
         m = arg1.tocsr()
         m.sum_duplicates()
         m.sort_indices()
@@ -654,7 +660,7 @@ def array(source_array, ctx=None, dtype=None):
     if isinstance(source_array, BaseSparseNDArray):
         out = source_array.copyto(_ctx_of(ctx))
         return out if dtype is None else out.astype(dtype)
-    if spsp is not None and spsp.issparse(source_array):
+    if _is_scipy_sparse(source_array):
         return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     raise ValueError("mx.nd.sparse.array: expects a scipy.sparse matrix or a sparse NDArray, "
                      f"got {type(source_array).__name__}")
