@@ -8,6 +8,7 @@ import numpy as np
 
 from .params import Param
 from .registry import OpDef, register
+from .softmax import softmax_label_shape
 
 
 def _f32(v):
@@ -199,7 +200,7 @@ def _svm_grad(F, a, inputs, outputs, out_grads):
 register(OpDef("SVMOutput", inputs=("data", "label"),
                params=(Param("margin", float, 1.0), Param("regularization_coefficient", float, 1.0),
                        Param("use_linear", bool, False)),
-               composite=_svm_composite, grad=_svm_grad,
+               composite=_svm_composite, grad=_svm_grad, infer_inputs=softmax_label_shape,
                doc="Support vector machine output layer: identity forward; the gradient is the "
                    "L2- (or, use_linear, L1-) SVM hinge gradient, whatever the head gradient."))
 

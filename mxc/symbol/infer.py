@@ -20,15 +20,6 @@ _UNARY = {"Cast", "cast", "amp_cast", "BlockGrad", "stop_gradient", "identity", 
           "Activation", "Dropout", "make_loss", "MakeLoss", "relu", "sigmoid", "tanh"}
 
 
-def _svm_label(attrs, in_shapes):
-    from ..ops.softmax import softmax_label_shape
-    return softmax_label_shape(attrs, in_shapes)
-
-
-# TODO(#7): SVMOutput's OpDef should carry this as infer_inputs; then this table goes
-_EXTRA_INFER_INPUTS = {"SVMOutput": _svm_label}
-
-
 def _complete(s):
     return s is not None and 0 not in s
 
@@ -127,7 +118,7 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
             in_s = [S.get(k) for k in keys]
             if not all(_complete(s) for s in in_s):
                 op = node.op
-                rule = op.infer_inputs or _EXTRA_INFER_INPUTS.get(op.name)
+                rule = op.infer_inputs
                 if rule is not None:
                     filled = None
                     for attempt in ([s if _complete(s) else None for s in in_s], in_s):

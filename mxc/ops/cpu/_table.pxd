@@ -24,7 +24,7 @@ cdef inline dict build_table(const mxc_kentry *t):
 
 
 # The per-dtype kernel table of csrc/kernels/common.h (mxc_code_entry: one dtype code per entry),
-# used by most kernel families.
+# used by most kernel families (gather, ordering, sequence, shape_extra, convolution, pooling, dot, linalg, ...).
 cdef extern from "kernels/common.h" nogil:
     ctypedef struct mxc_code_entry:
         const char *name
