@@ -521,11 +521,13 @@ def test_adamw_multi_and_mp_forms(mp, rng):
     for i, grp in enumerate(single):
         getattr(mx.nd, "_mp_adamw_update" if mp else "_adamw_update")(
             *grp, scale, lr=lrs[i], wd=wds[i], eta=etas[i], out=grp[0], **p)
-    # the multi form computes the moments as beta*(m - g) + g: equal up to rounding
+    # the multi form computes the moments as beta*(m - g) + g: equal up to rounding, but for the
+    # variance that is g^2 - beta2*g^2, which cancels: one ulp of g^2 becomes ~1e-4 of v after
+    # the first step, so the step (lr*eta*m/sqrt(v) ~ 0.016 here) differs by up to ~2e-6
     for ga, gb in zip(nd, single):
         for a, b in zip(ga, gb):
             # float16 weights near 0 round differently along the two paths (~1e-6 apart)
-            rtol, atol = (2e-3, 1e-5) if a.dtype == np.float16 else (1e-5, 1e-6)
+            rtol, atol = (2e-3, 1e-5) if a.dtype == np.float16 else (1e-4, 1e-5)
             np.testing.assert_allclose(a.asnumpy().astype(np.float64), b.asnumpy().astype(np.float64),
                                        rtol=rtol, atol=atol)
     # and the numpy reference for the single form
