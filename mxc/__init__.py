@@ -25,3 +25,4 @@ from . import attribute, executor, symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from .attribute import AttrScope  # noqa: F401
 from . import lr_scheduler  # noqa: F401
+ndarray.CachedOp = executor.CachedOp  # mx.nd.CachedOp, as MXNet exposes it
