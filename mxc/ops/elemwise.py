@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .params import Param
+from ._partial_shape import complete, fill_unknown
 from .registry import OpDef, register, kernel_forward
 
 
@@ -324,7 +325,15 @@ def _where_infer(attrs, shapes, dtypes):
     return [x], [dtypes[1]]
 
 
+def _where_infer_back(attrs, in_s, outs):
+    ref = next((s for s in (outs[0], in_s[1], in_s[2]) if complete(s)), None)
+    if ref is None:
+        return None
+    return [None, fill_unknown(in_s[1], ref), fill_unknown(in_s[2], ref)]
+
+
 register(OpDef("where", inputs=("condition", "x", "y"), infer=_where_infer,
+               infer_back=_where_infer_back,
                forward=kernel_forward("elemwise", "where",
                                       key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0]),

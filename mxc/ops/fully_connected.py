@@ -8,6 +8,7 @@ the gradient is written with dot/reshape/sum, so it is differentiable again.
 """
 from .dot import check_float, prod, push_gemm
 from .params import Param
+from ._partial_shape import complete
 from .registry import OpDef, register
 
 
@@ -81,11 +82,28 @@ def _fc_grad(F, attrs, inputs, outputs, out_grads):
     return grads
 
 
+def _fc_infer_back(attrs, in_s, outs):
+    """data's unknown leading dims from the output (an unrolled RNN's begin state)."""
+    d, o = in_s[0], outs[0]
+    if d is None or complete(d) or not complete(o):
+        return None
+    d = list(d)
+    if attrs["flatten"]:
+        if d[0] == 0:
+            d[0] = o[0]
+    else:
+        for i in range(min(len(d), len(o)) - 1):
+            if d[i] == 0:
+                d[i] = o[i]
+    return [tuple(d)] + [None] * (len(in_s) - 1)
+
+
 register(OpDef(
     "FullyConnected", inputs=("data", "weight", "bias"),
     params=(Param("num_hidden", int, required=True), Param("no_bias", bool, False),
             Param("flatten", bool, True)),
-    infer=_fc_infer, infer_inputs=_fc_infer_inputs, forward=_fc_forward, grad=_fc_grad,
+    infer=_fc_infer, infer_inputs=_fc_infer_inputs, infer_back=_fc_infer_back,
+    forward=_fc_forward, grad=_fc_grad,
     input_names=lambda a: ("data", "weight") if a["no_bias"] else ("data", "weight", "bias"),
     doc="Applies a linear transformation: Y = X W^T + b. flatten=True collapses all but the "
         "first axis of data; flatten=False applies to the last axis of N-d data. With "

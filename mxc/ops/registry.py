@@ -24,6 +24,10 @@ What the symbol front and the executor need beyond that:
 - ``infer_inputs(attrs, in_shapes) -> in_shapes``: completes input shapes that are None
   (unknown) where the operator can tell them (FullyConnected's weight from data and
   num_hidden), as MXNet's backward shape inference does; ``infer`` is called afterwards.
+- ``infer_back(attrs, in_shapes, out_shapes) -> in_shapes or None``: completes unknown input
+  dimensions (0, or a None shape) from known output shapes, MXNet's shape functions run
+  backwards (a begin state ``zeros((0, H))`` learns its batch size from the FullyConnected that
+  consumes it). Partial-shape helpers: mxc/ops/_partial_shape.py.
 - ``output_names`` / ``input_init``: output names and initializers of created input variables,
   as the symbol front shows them.
 - ``is_training()`` (mxc._core.modes): read by the forward of operators that behave differently
@@ -48,13 +52,13 @@ class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
-                 "infer_inputs", "open_params", "input_names", "num_visible_outputs",
+                 "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
                  "output_names", "input_init")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
-                 infer_inputs=None, open_params=False, input_names=None,
+                 infer_inputs=None, infer_back=None, open_params=False, input_names=None,
                  num_visible_outputs=None, output_names=None, input_init=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
@@ -76,6 +80,7 @@ class OpDef:
             if r not in ("random", "temp_space"):
                 raise TypeError(f"{name}: unknown resource {r!r}")
         self.infer_inputs = infer_inputs
+        self.infer_back = infer_back
         # open_params: keyword arguments beyond `params` are kept as strings (Custom passes
         # them to the user's CustomOpProp, as MXNet does)
         self.open_params = open_params

@@ -6,6 +6,7 @@ import numpy as np
 from .elemwise import sum_to
 from ..base import MXNetError
 from .params import Param
+from ._partial_shape import complete, fill_unknown
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
 
 
@@ -87,15 +88,27 @@ def _reshape_grad(F, a, i, o, g):
     return [g[0].reshape(i[0].shape)]
 
 
-def _reg_reshape_like(name, infer, params=(), aliases=(), doc=""):
+def _reg_reshape_like(name, infer, params=(), aliases=(), doc="", infer_back=None):
     register(OpDef(name, aliases=aliases, params=params, infer=infer, forward=_copy_forward(name),
-                   grad=_reshape_grad, inplace=((0, 0),), doc=doc))
+                   grad=_reshape_grad, inplace=((0, 0),), doc=doc, infer_back=infer_back))
+
+
+def _reshape_infer_back(attrs, in_s, outs):
+    """One unknown input dimension from the output's element count."""
+    d, o = in_s[0], outs[0]
+    if d is None or complete(d) or not complete(o) or list(d).count(0) != 1:
+        return None
+    known = int(np.prod([x for x in d if x != 0], dtype=np.int64))
+    total = int(np.prod(o, dtype=np.int64))
+    if known == 0 or total % known:
+        return None
+    return [tuple(total // known if x == 0 else x for x in d)]
 
 
 _reg_reshape_like(
     "Reshape", lambda a, s, d: ([infer_reshape(s[0], a["shape"], a["reverse"])], [d[0]]),
     params=(Param("shape", "shape", ()), Param("reverse", bool, False)), aliases=("reshape",),
-    doc="Reshape with MXNet's codes 0, -1, -2, -3, -4.")
+    doc="Reshape with MXNet's codes 0, -1, -2, -3, -4.", infer_back=_reshape_infer_back)
 
 
 def _expand_infer(a, s, d):
@@ -271,9 +284,34 @@ def _concat_grad(F, a, i, o, g):
     return out
 
 
-register(OpDef("Concat", aliases=("concat",), inputs=(), variadic="num_args",
+def _concat_infer_back(attrs, in_s, outs):
+    """MXNet's RNNParamConcatShape: inputs whose size on the concat axis is unknown (one or two:
+    the first layer's i2h weights of each direction in a fused RNN's packed parameters) share
+    what the output has left."""
+    o = outs[0]
+    if not complete(o):
+        return None
+    ax = attrs["dim"] % len(o)
+    in_s = [tuple(0 if j == ax else x for j, x in enumerate(o)) if s is None else s
+            for s in in_s]
+    unknown = [i for i, s in enumerate(in_s) if not complete(s)]
+    if not unknown or len(unknown) > 2 or any(len(in_s[i]) != len(o) for i in unknown):
+        return None
+    if any(in_s[i][j] == 0 for i in unknown for j in range(len(o)) if j != ax):
+        return None
+    rest = o[ax] - sum(s[ax] for i, s in enumerate(in_s) if i not in unknown)
+    if rest < 0 or rest % len(unknown):
+        return None
+    filled = [None] * len(in_s)
+    for i in unknown:
+        filled[i] = tuple(rest // len(unknown) if j == ax else x for j, x in enumerate(in_s[i]))
+    return filled
+
+
+# _rnn_param_concat: what Gluon's fused RNN layers concatenate their parameters with in MXNet
+register(OpDef("Concat", aliases=("concat", "_rnn_param_concat"), inputs=(), variadic="num_args",
                params=(Param("num_args", int, required=True), Param("dim", int, 1)),
-               infer=_concat_infer,
+               infer=_concat_infer, infer_back=_concat_infer_back,
                forward=kernel_forward("shape", "concat",
                                       attrs=lambda a, i, o: ((a["dim"] % i[0].ndim,), ())),
                grad=_concat_grad, doc="Join arrays along `dim`."))
@@ -326,7 +364,18 @@ def _split_grad(F, a, i, o, g):
     return [F.concat(*list(g), dim=ax)]
 
 
-register(OpDef("SliceChannel", aliases=("split",),
+def _split_infer_back(attrs, in_s, outs):
+    part = next((o for o in outs if complete(o)), None)
+    if part is None:
+        return None
+    n, sq = attrs["num_outputs"], attrs["squeeze_axis"]
+    rank = len(part) + (1 if sq else 0)
+    ax = attrs["axis"] % rank
+    full = part[:ax] + (n,) + part[ax:] if sq else part[:ax] + (part[ax] * n,) + part[ax + 1:]
+    return [fill_unknown(in_s[0], full)]
+
+
+register(OpDef("SliceChannel", aliases=("split",), infer_back=_split_infer_back,
                params=(Param("num_outputs", int, required=True), Param("axis", int, 1),
                        Param("squeeze_axis", bool, False)),
                infer=_split_infer, forward=_split_forward(), grad=_split_grad,

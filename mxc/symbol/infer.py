@@ -6,6 +6,7 @@ import ast
 import numpy as np
 
 from ..base import MXNetError
+from ..ops._partial_shape import complete as _complete
 from .symbol import DTYPE_MX_TO_NP, _topo
 
 # binary operators whose inputs and output share one shape (MXNet's ElemwiseShape<2, 1>)
@@ -17,11 +18,12 @@ _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "
 
 # one-input operators whose output has the input's shape
 _UNARY = {"Cast", "cast", "amp_cast", "BlockGrad", "stop_gradient", "identity", "_copy",
-          "Activation", "Dropout", "make_loss", "MakeLoss", "relu", "sigmoid", "tanh"}
+          "Activation", "Dropout", "make_loss", "MakeLoss", "relu", "sigmoid", "tanh",
+          "ones_like", "zeros_like", "LeakyReLU", "softsign"}
 
 
-def _complete(s):
-    return s is not None and 0 not in s
+# in-place capable one-input operators whose output shape differs from the input's
+_RESHAPING = {"Reshape", "Flatten", "expand_dims", "squeeze"}
 
 
 def _attr_shape(s):
@@ -149,7 +151,8 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                             if not _complete(s):
                                 S[k] = ref
                                 changed = True
-                elif op.fast_kind == 1 or (op.inplace and len(keys) == 1) or op.name in _UNARY:
+                elif (op.fast_kind == 1 or (op.inplace and len(keys) == 1)
+                      or op.name in _UNARY) and op.name not in _RESHAPING:
                     o = S.get((id(node), 0))
                     if o is not None and (in_s[0] is None or
                                           (_complete(o) and not _complete(in_s[0]))):
@@ -158,6 +161,18 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                     elif in_s[0] is not None and o is None:
                         S[(id(node), 0)] = in_s[0]
                         changed = True
+                back = op.infer_back
+                if back is not None:
+                    outs = [S.get((id(node), i)) for i in range(node.num_outputs())]
+                    in_now = [S.get(k) for k in keys]
+                    try:
+                        filled = back(node.parsed, in_now, outs)
+                    except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError):
+                        filled = None
+                    for k, f, s in zip(keys, filled or (), in_now):
+                        if f is not None and _complete(f) and not _complete(s) and S.get(k) != f:
+                            S[k] = f
+                            changed = True
                 in_s = [S.get(k) for k in keys]
             if all(_complete(s) for s in in_s) and all(d is not None for d in in_d):
                 sig = (tuple(in_s), tuple(in_d))

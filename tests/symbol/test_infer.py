@@ -1,0 +1,35 @@
+"""Shape inference over symbol graphs: partial shapes completed from outputs (infer_back)."""
+import mxc as mx
+
+
+def test_shapes_flow_back_from_outputs_into_unknown_dims():
+    # an unrolled RNN's begin state zeros((0, H)) learns the batch size from the FullyConnected
+    # that consumes it (MXNet runs shape functions both ways)
+    x = mx.sym.var("x")
+    h0 = mx.sym.zeros(shape=(0, 4))
+    i2h = mx.sym.FullyConnected(x, num_hidden=4, name="i2h")
+    h2h = mx.sym.FullyConnected(h0, num_hidden=4, name="h2h")
+    out = i2h + h2h
+    args, outs, _ = out.infer_shape(x=(5, 3))
+    assert dict(zip(out.list_arguments(), args))["h2h_weight"] == (4, 4)
+    assert outs == [(5, 4)]
+    internals = out.get_internals()
+    _, shapes, _ = internals.infer_shape(x=(5, 3))
+    assert dict(zip(internals.list_outputs(), shapes))[h0.list_outputs()[0]] == (5, 4)
+
+
+def test_reshape_split_concat_complete_an_input_from_the_output():
+    a = mx.sym.var("a", shape=(0, 6))
+    r = mx.sym.Reshape(a, shape=(-1, 3))
+    b = mx.sym.var("b")
+    s = mx.sym.where(mx.sym.var("c"), r, b)
+    args, outs, _ = s.infer_shape_partial(c=(8, 3), b=(8, 3))
+    assert dict(zip(s.list_arguments(), args))["a"] == (4, 6)
+    parts = mx.sym.split(mx.sym.var("d", shape=(2, 0)), num_outputs=2, axis=1)
+    total = mx.sym.elemwise_add(parts[0], mx.sym.var("e"))
+    args, _, _ = total.infer_shape_partial(e=(2, 5))
+    assert dict(zip(total.list_arguments(), args))["d"] == (2, 10)
+    cat = mx.sym.concat(mx.sym.var("p", shape=(3, 0)), mx.sym.var("q", shape=(3, 2)), dim=1)
+    y = mx.sym.elemwise_add(cat, mx.sym.var("z"))
+    args, _, _ = y.infer_shape_partial(z=(3, 7))
+    assert dict(zip(y.list_arguments(), args))["p"] == (3, 5)
