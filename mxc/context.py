@@ -1,12 +1,29 @@
 """Devices, as in MXNet: ``mx.cpu(0)``, ``mx.gpu(1)``, ``mx.cpu_pinned()``, ``with ctx:``."""
 import threading
+import warnings
 
 from .base import MXNetError
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 
 
-class Context:
+class _ContextMeta(type):
+    """``Context.default_ctx``: MXNet 1.x's deprecated class-level property (get and set)."""
+
+    @property
+    def default_ctx(cls):
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value):
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
+        _stack()[-1] = Context(value)
+
+
+class Context(metaclass=_ContextMeta):
     """A device and its id. ``devtype2str``/``devstr2type`` use MXNet's codes (cpu 1, gpu 2,
     cpu_pinned 3), which the .params format and the storage allocator share."""
 

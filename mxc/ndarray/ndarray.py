@@ -499,26 +499,37 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     return nd._full(shape=_shape(shape), value=val, ctx=ctx, dtype=_dtype(dtype).name)
 
 
+def _op_kwargs(fn, kwargs):
+    """What MXNet's generated creation functions accept and ignore here: the symbol-only `name`
+    and dunder attributes (``__layout__``); anything else is an error naming the function."""
+    out = kwargs.pop("out", None)
+    bad = [k for k in kwargs if k != "name" and not (k.startswith("__") and k.endswith("__"))]
+    if bad:
+        raise TypeError(f"{fn}() got unexpected keyword argument(s) {bad}")
+    return out
+
+
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     if stype not in (None, "default"):
         from . import sparse
         return sparse.zeros(stype, shape, ctx, dtype, **kwargs)
-    return full(shape, 0.0, ctx, dtype, **kwargs)
+    return full(shape, 0.0, ctx, dtype, out=_op_kwargs("zeros", kwargs))
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    return full(shape, 1.0, ctx, dtype, **kwargs)
+    return full(shape, 1.0, ctx, dtype, out=_op_kwargs("ones", kwargs))
 
 
-def zeros_like(data):
-    if data._sparse:
+def zeros_like(data, **kwargs):
+    out = _op_kwargs("zeros_like", kwargs)
+    if data._sparse and out is None:
         from . import sparse
         return sparse.zeros(data.stype, data.shape, data.context, data._dtype)
-    return full(data.shape, 0.0, data.context, data._dtype)
+    return full(data.shape, 0.0, data.context, data._dtype, out=out)
 
 
-def ones_like(data):
-    return full(data.shape, 1.0, data.context, data._dtype)
+def ones_like(data, **kwargs):
+    return full(data.shape, 1.0, data.context, data._dtype, out=_op_kwargs("ones_like", kwargs))
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):

@@ -40,6 +40,29 @@ def test_contexts():
     b = a.as_in_context(mx.cpu(0))
     assert b.context == mx.cpu(0) and b.asnumpy().tolist() == [0, 0]
     assert mx.nd.ones(2, ctx=mx.cpu_pinned()).context == mx.cpu_pinned(0)
+
+
+def test_default_ctx_class_property_is_deprecated_but_works():
+    with pytest.warns(DeprecationWarning):
+        assert mx.Context.default_ctx == mx.cpu(0)
+    try:
+        with pytest.warns(DeprecationWarning):
+            mx.Context.default_ctx = mx.cpu(2)
+        assert mx.nd.zeros(1).context == mx.cpu(2)
+    finally:
+        with pytest.warns(DeprecationWarning):
+            mx.Context.default_ctx = mx.cpu(0)
+    assert mx.current_context() == mx.cpu(0)
+
+
+def test_creation_functions_take_mxnet_s_ignored_keywords():
+    x = mx.nd.ones(2)
+    assert mx.nd.zeros((2,), name="z", __layout__="NC").asnumpy().tolist() == [0, 0]
+    assert mx.nd.ones_like(x, name="o").asnumpy().tolist() == [1, 1]
+    mx.nd.zeros_like(x, out=x)
+    assert x.asnumpy().tolist() == [0, 0]
+    with pytest.raises(TypeError, match="zeros.*foo"):
+        mx.nd.zeros((2,), foo=1)
     assert mx.context.num_gpus() >= 0
     with pytest.raises(MXNetError, match="gpu"):
         mx.nd.zeros((2,), ctx=mx.gpu(0))
