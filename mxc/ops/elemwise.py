@@ -145,10 +145,12 @@ for _name, _rule in _UNARY.items():
 
 register(OpDef("_copy", aliases=("identity",), infer=unary_infer,
                forward=kernel_forward("elemwise", "unary:copy", name="_copy"),
-               grad=lambda F, a, i, o, g: [g[0]], inplace=((0, 0),), doc="A copy of the input."))
+               grad=lambda F, a, i, o, g: [g[0]], inplace=((0, 0),),
+               fast=("elemwise", "unary:copy", 1), doc="A copy of the input."))
 register(OpDef("_copyto", infer=unary_infer,
                forward=kernel_forward("elemwise", "unary:copy", name="_copyto"),
-               grad=lambda F, a, i, o, g: [g[0]], doc="Copy into ``out`` (NDArray.copyto)."))
+               grad=lambda F, a, i, o, g: [g[0]], fast=("elemwise", "unary:copy", 1),
+               doc="Copy into ``out`` (NDArray.copyto)."))
 
 
 # ---- binary ----------------------------------------------------------------------------------
