@@ -17,7 +17,7 @@ import mxc as mx  # noqa: F401  (exported by star-imports, as MXNet's)
 from . import ndarray as _nd
 from .base import MXNetError
 from .context import Context, cpu, current_context
-from .ndarray import NDArray
+from .ndarray import NDArray, array  # noqa: F401  (array: MXNet's tests take it from the star import)
 from .util import use_np, use_np_array, use_np_shape, np_shape, np_array  # noqa: F401
 
 # no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
@@ -861,6 +861,51 @@ def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
             compare_ndarray_tuple(s1, s2, rtol, atol)
     else:
         assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="default",
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """Run one update of `opt1` (reference) and `opt2` from the same random weight and gradient
+    and check that states and weights agree. `shape` a list: `opt2` updates `ntensors` arrays
+    in one aggregated call, `opt1` one at a time."""
+    import copy
+    ctx = default_context()
+
+    def pair(stype, density=None):
+        if stype == "default":
+            b = mx.random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+            return b.copyto(ctx), b
+        if stype in ("row_sparse", "csr"):
+            b = rand_ndarray(shape, stype, density=density, dtype=dtype)
+            return b.copyto(ctx).tostype("default"), b
+        raise ValueError(f"compare_optimizer: storage type {stype!r} not supported")
+
+    if not isinstance(shape, list):
+        if ntensors != 1:
+            raise ValueError("compare_optimizer: ntensors > 1 needs a list of shapes")
+        w1, w2 = pair(w_stype, density=1)
+        g1, g2 = pair(g_stype)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(mx.random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2, g2 = copy.deepcopy(w1), copy.deepcopy(g1)
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
 
 
 # ---- statistics of generators (used by random tests) --------------------------------------

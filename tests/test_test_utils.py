@@ -68,3 +68,17 @@ def test_with_seed_seeds_numpy_and_mx_random():
     a, b = draw(), draw()
     assert a[0] == b[0]
     np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_compare_optimizer_agrees_and_catches_a_difference():
+    from mxc.test_utils import compare_optimizer
+    compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9),
+                      mx.optimizer.SGD(learning_rate=0.1, momentum=0.9), (4, 5), np.float32)
+    with pytest.raises(AssertionError):
+        compare_optimizer(mx.optimizer.SGD(learning_rate=0.1),
+                          mx.optimizer.SGD(learning_rate=0.2), (4, 5), np.float32)
+    # the aggregated form against one update per tensor
+    single = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    multi = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    multi.aggregate_num = 3
+    compare_optimizer(single, multi, [(3, 4), (5,), (2, 2)], np.float32, ntensors=3)
