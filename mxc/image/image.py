@@ -179,8 +179,8 @@ _PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
 
 
 def resize_np(src, w, h, interp=1):
-    """Resize a uint8 numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
-    (see :func:`imresize`); returns a new uint8 HWC array."""
+    """Resize a numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
+    (see :func:`imresize`); returns a new HWC array of the same dtype."""
     src = np.ascontiguousarray(src)
     if w <= 0 or h <= 0:
         raise ValueError(f"imresize: target size ({w}, {h}) must be positive")
@@ -189,7 +189,9 @@ def resize_np(src, w, h, interp=1):
     if src.ndim != 3 or src.shape[0] == 0 or src.shape[1] == 0:
         raise ValueError(f"imresize: expected a non-empty (h, w, c) image, got {src.shape}")
     if src.dtype != np.uint8:
-        raise ValueError(f"imresize: expected a uint8 image, got {src.dtype}")
+        # float images (MXNet resizes any dtype): the image operators' float resampler
+        from ..ops.image_ops import resize_float
+        return resize_float(src, w, h, interp).astype(src.dtype)
     if (src.shape[0], src.shape[1]) == (h, w):
         return src.copy()
     if interp in (0, 1):

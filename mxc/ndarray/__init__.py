@@ -17,5 +17,6 @@ from . import random  # noqa: F401
 from . import _internal  # noqa: F401  (MXNet's mx.nd._internal: the underscore operators)
 from . import contrib  # noqa: F401
 from . import linalg  # noqa: F401  (mx.nd.linalg.gemm2 ...)
+from . import image  # noqa: F401  (mx.nd.image.to_tensor ...)
 from . import sparse  # noqa: F401  (CSRNDArray, RowSparseNDArray, mx.nd.sparse.*)
 from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401

@@ -33,6 +33,7 @@ def _namespace(modname, prefix=None, startswith=None):
 _internal = _namespace("_internal", startswith="_")
 contrib = _namespace("contrib", prefix="_contrib_")
 linalg = _namespace("linalg", prefix="_linalg_")
+image = _namespace("image", prefix="_image_")
 sparse = _namespace("sparse", prefix="_sparse_")
 op = _types.ModuleType("mxc.symbol.op")
 for _n in _registry.names():

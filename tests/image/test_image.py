@@ -253,3 +253,14 @@ def test_image_iter_from_rec_and_lst(tmp_path):
                                   imgs[1][2:10, 2:8].transpose(2, 0, 1).astype(np.float32))
     with pytest.raises(ValueError, match="3 channels"):
         image.ImageIter(2, (1, 8, 6), path_imgrec=str(tmp_path / "a.rec"))
+
+
+def test_imresize_float_image_agrees_with_uint8_path():
+    # MXNet resizes float images too; the uint8 path rounds (fixed-point weights, as OpenCV)
+    rng = np.random.default_rng(3)
+    img = rng.integers(0, 256, (9, 12, 3)).astype(np.uint8)
+    u8 = mx.image.imresize(mx.nd.array(img, dtype="uint8"), 5, 4, interp=1).asnumpy()
+    f32 = mx.image.imresize(mx.nd.array(img.astype(np.float32)), 5, 4, interp=1)
+    assert f32.dtype == np.float32 and f32.shape == (4, 5, 3)
+    np.testing.assert_allclose(f32.asnumpy(), u8, atol=1.0)
+    assert not np.array_equal(f32.asnumpy(), np.round(f32.asnumpy()))  # not quantised

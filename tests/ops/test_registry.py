@@ -109,3 +109,20 @@ def test_registry_metadata_is_consistent():
         if op.aux:
             idx = [op.inputs.index(a) for a in op.aux]
             assert all(i in op.mutate for i in idx), f"{op.name}: aux states are updated in place"
+
+
+def test_a_forked_child_runs_parallel_kernels_without_hanging():
+    # libgomp's and OpenBLAS's thread pools do not survive fork (MXNet #15690): the child must
+    # compute on one thread instead of waiting forever for the parent's pool
+    import os
+    import signal
+    a = mx.nd.ones((400, 400))
+    mx.nd.dot(a, a).wait_to_read()          # the parent's pools are up
+    (a * 2).wait_to_read()
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)                    # a hang ends the child with SIGALRM, not the suite
+        ok = mx.nd.dot(a, a).asnumpy()[0, 0] == 400 and (a * 2).asnumpy().sum() == 320000
+        os._exit(0 if ok else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
