@@ -1,22 +1,27 @@
 """The executor: a Symbol bound to arrays (``sym.bind``/``simple_bind``), MXNet 1.9.1's API.
 
-This first executor is simple and correct: ``forward`` evaluates the graph node by node in
-topological order through the imperative invoke (every operator's CPU kernel runs as for
-mx.nd), under autograd recording when gradients are wanted, with the bound argument arrays
-marked as variables whose gradient buffers are the executor's; ``backward`` runs autograd on
-the outputs. The plan (node order, typed attributes, where each input comes from) is built once
-at bind; memory planning and bulk execution will replace ``_run_graph`` without changing the API.
+``forward``/``backward`` run a plan (``graph.py``): the forward and backward graphs traced once
+per (training, gradients wanted) from the registry's gradient definitions, storage assigned by
+liveness with in-place reuse, every step one pre-resolved kernel push on the bound arrays.
+Outputs are written into ``outputs``, gradients straight into the bound gradient arrays
+(``grad_req='add'`` adds into them). With a monitor callback, with
+``MXNET_EXEC_BULK_EXEC_TRAIN``/``MXNET_EXEC_BULK_EXEC_INFERENCE`` = 0, or for a graph that
+cannot be planned (Custom operators), the graph is evaluated node by node through the
+imperative invoke under autograd (``_run_graph``), with the same results.
 """
 import numpy as np
 
 from .. import autograd
 from .. import ndarray as nd
+from .._core import handle as _h
 from .._core import tape as _tape
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray import NDArray
 from ..ndarray.register import run as _run
+from ..ops import registry
 from ..symbol.symbol import _topo
+from . import graph as _g
 
 _GRAD_REQS = ("write", "add", "null", "inplace", "to")
 
@@ -124,7 +129,7 @@ class Executor:
     """A bound symbol: ``forward``, ``backward`` and the bound arrays."""
 
     def __init__(self, symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays,
-                 group2ctx=None):
+                 group2ctx=None, shared_outputs=None):
         self._symbol = symbol
         self._ctx = ctx
         self._group2ctx = group2ctx
@@ -149,7 +154,15 @@ class Executor:
         _, out_types, _ = symbol._infer_type_impl(True, **dtypes)
         self.outputs = [nd.zeros(s if s else (1,), ctx=ctx, dtype=t or np.float32)
                         for s, t in zip(out_shapes, out_types)]
+        if shared_outputs is not None:
+            # a reshaped executor writes its outputs into the old one's storage where they fit
+            for i, (o, old) in enumerate(zip(self.outputs, shared_outputs)):
+                if o.dtype == old.dtype and o.size <= old.size:
+                    self.outputs[i] = _h.make_array(NDArray, old._chunk, old._offset, o.shape,
+                                                    o.dtype, old.context)
         self._arg_dict = self._grad_dict = self._aux_dict = None
+        self._states = {}
+        self._state = None
 
     # ---- dictionaries ------------------------------------------------------------------------
     @property
@@ -189,7 +202,19 @@ class Executor:
                 value.copyto(dst)
             else:
                 dst[:] = value
-        want_grad = is_train and any(r != "null" for r in self._grad_req)
+        # MXNet's backward may follow forward(is_train=False): gradients are planned whenever
+        # an argument has a gradient buffer
+        want_grad = any(r != "null" for r in self._grad_req)
+        self._state = None
+        if self._monitor is None and _g.bulk_enabled(is_train):
+            st = self._get_state(want_grad)
+            if st is not None:
+                _g.run_steps(st.fwd, is_train)
+                st.fresh = st.ran = True
+                st.is_train = is_train
+                self._state = st if want_grad else None
+                self._heads = None
+                return self.outputs
         args = [_tape.detach(a) for a in self.arg_arrays]
         aux = [_tape.detach(a) for a in self.aux_arrays]
         self._infos = None
@@ -199,7 +224,7 @@ class Executor:
                 if r != "null" and g is not None:
                     autograd.mark_variables([a], [g], r)
                     infos.append(a._ag)
-            with autograd.record(train_mode=True):
+            with autograd.record(train_mode=is_train):
                 heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all)
             self._infos = infos
             self._heads = heads
@@ -209,6 +234,17 @@ class Executor:
             self._heads = None
         self._set_outputs(heads)
         return self.outputs
+
+    def _get_state(self, want_grad):
+        key = want_grad
+        if key in self._states:
+            return self._states[key]
+        try:
+            st = _BoundPlan(self, want_grad)
+        except _g.Untraceable:
+            st = None
+        self._states[key] = st
+        return st
 
     def _set_outputs(self, heads):
         with autograd.pause():
@@ -220,6 +256,16 @@ class Executor:
                     self.outputs[i] = h.copy() if self._heads is not None else h
 
     def backward(self, out_grads=None, is_train=True):
+        if self._state is None and self._heads is None and self._monitor is None \
+                and any(r != "null" for r in self._grad_req) and _g.bulk_enabled(is_train):
+            # MXNet runs a backward without a forward (on whatever the forward left): here the
+            # forward runs first
+            self._state = self._get_state(True)
+            if self._state is not None:
+                self._state.is_train = is_train
+        if self._state is not None:
+            self._state.backward(out_grads, is_train)
+            return
         if self._heads is None:
             if not any(r != "null" for r in self._grad_req):
                 return
@@ -261,45 +307,144 @@ class Executor:
                 raise ValueError(f"Find name {name} that is not in the auxiliary states")
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new argument shapes, sharing memory with this one: arrays whose
+        shape is unchanged are the same arrays, smaller ones are views on the old storage,
+        larger ones (allow_up_sizing=True) are new (MXNet 1.9.1's rules)."""
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
         if arg_shapes is None:
             raise ValueError("Insufficient argument shapes provided.")
-        new_args, new_grads = [], []
-        for name, arr, grad, shape in zip(self._arg_names, self.arg_arrays, self.grad_arrays,
-                                          arg_shapes):
-            if arr.shape == tuple(shape):
-                new_args.append(arr)
-                new_grads.append(grad)
-                continue
+
+        def fit(what, name, arr, shape):
+            shape = tuple(shape)
+            if arr is None or arr.shape == shape:
+                return arr
             if not partial_shaping and name not in kwargs:
-                raise AssertionError(f"Shape of unspecified array arg:{name} changed. This can "
-                                     "cause the new executor to not share parameters with the "
-                                     "old one. Please check for error in network. If this is "
-                                     "intended, set partial_shaping=True to suppress this "
-                                     "warning.")
-            new_args.append(nd.zeros(shape, ctx=arr.context, dtype=arr.dtype))
-            new_grads.append(None if grad is None else
-                             nd.zeros(shape, ctx=grad.context, dtype=grad.dtype))
-        new_aux = []
-        for name, arr, shape in zip(self._aux_names, self.aux_arrays, aux_shapes):
-            if arr.shape == tuple(shape):
-                new_aux.append(arr)
-            else:
-                if not partial_shaping:
-                    raise AssertionError(f"Shape of unspecified array aux:{name} changed. "
-                                         "Set partial_shaping=True to allow it.")
-                new_aux.append(nd.zeros(shape, ctx=arr.context, dtype=arr.dtype))
+                raise AssertionError(
+                    f"Shape of unspecified array {what}: {name} changed. This can cause the new "
+                    "executor to not share parameters with the old one. Please check for error "
+                    "in network. If this is intended, set partial_shaping=True to suppress this "
+                    "warning.")
+            size = int(np.prod(shape, dtype=np.int64))
+            if size <= arr.size:
+                return _h.make_array(NDArray, arr._chunk, arr._offset, shape, arr.dtype,
+                                     arr.context)
+            if not allow_up_sizing:
+                raise AssertionError(
+                    f"New shape of {what}: {name} {shape} larger than original {arr.shape}. "
+                    "First making a big executor and then down sizing it is more efficient than "
+                    "the reverse. If you really want to up size, set allow_up_sizing=True to "
+                    "enable allocation of new arrays.")
+            return nd.zeros(shape, ctx=arr.context, dtype=arr.dtype)
+
+        new_args = [fit("arg", n, a, s) for n, a, s in zip(self._arg_names, self.arg_arrays,
+                                                          arg_shapes)]
+        new_grads = [fit("arg", n, g, s) for n, g, s in zip(self._arg_names, self.grad_arrays,
+                                                           arg_shapes)]
+        new_aux = [fit("aux", n, a, s) for n, a, s in zip(self._aux_names, self.aux_arrays,
+                                                         aux_shapes)]
         reqs = [r if g is not None else "null" for r, g in zip(self._grad_req, new_grads)]
-        return Executor(self._symbol, self._ctx, new_args,
-                        [g if g is not None else None for g in new_grads], reqs, new_aux,
-                        self._group2ctx)
+        return Executor(self._symbol, self._ctx, new_args, new_grads, reqs, new_aux,
+                        self._group2ctx, shared_outputs=self.outputs)
 
     def set_monitor_callback(self, callback, monitor_all=False):
         self._monitor = callback
         self._monitor_all = monitor_all
 
     def debug_str(self):
-        return self._symbol.debug_str()
+        """The symbol's description and the planned memory ("Total N MB allocated": the
+        intermediates' arena plus outputs and gradient results, as MXNet reports its pool)."""
+        st = None
+        if self._monitor is None and _g.bulk_enabled(True):
+            st = self._get_state(any(r != "null" for r in self._grad_req))
+        mb = st.plan.planned_bytes // (1 << 20) if st is not None else 0
+        return f"{self._symbol.debug_str()}Total {mb} MB allocated\n"
+
+
+class _BoundPlan:
+    """A plan with the executor's arrays resolved into its steps once."""
+
+    def __init__(self, ex, want_grad):
+        p = ex._plan
+        nodes = [p.nodes[s] for s in p.arg_slots + p.aux_slots]
+        arrays = list(ex.arg_arrays) + list(ex.aux_arrays)
+        na = len(ex.arg_arrays)
+        need = [want_grad and r != "null" and g is not None
+                for r, g in zip(ex._grad_req, ex.grad_arrays)] + [False] * len(ex.aux_arrays)
+        add = [r == "add" for r in ex._grad_req] + [False] * len(ex.aux_arrays)
+        plan = _g.build(ex._symbol, p.nodes, nodes, [a.shape for a in arrays],
+                        [a.dtype for a in arrays], ex._ctx, need_grad=need, grad_add=add)
+        self.plan = plan
+        self.fresh = self.ran = False
+        self.is_train = True
+        own = {}
+        for h, o in zip(plan.heads, ex.outputs):
+            if o.shape == plan.t.shapes[h] and o.dtype == plan.t.dtypes[h]:
+                own[h] = o
+        arrs = plan.arrays(ex._ctx, plan.arena(ex._ctx), arrays, own)
+        ex.outputs = [arrs[h] for h in plan.heads]
+        self.fwd = _g.Plan.resolve(plan.fwd, arrs)
+        if not any(need):
+            return
+        gown = {}
+        for k in range(na):
+            g = plan.grads[k]
+            if g is None:
+                continue
+            if add[k]:
+                arrs[g] = ex.grad_arrays[k]
+            else:
+                gown[g] = ex.grad_arrays[k]
+        plan.own_grads(arrs, ex._ctx, gown)
+        # head gradients: buffers the backward copies the caller's into (ones by default)
+        self.hg = [nd.empty(plan.t.shapes[v], ctx=ex._ctx, dtype=plan.t.dtypes[v])
+                   for v in plan.hgrads]
+        for v, b in zip(plan.hgrads, self.hg):
+            arrs[v] = b
+        self.hg_ones = False
+        read = {i for st in plan.bwd for i in st[2]}
+        self.hg_used = [v in read for v in plan.hgrads]
+        self.bwd = _g.Plan.resolve(plan.bwd, arrs)
+        self.zero = [ex.grad_arrays[k] for k in range(na)
+                     if need[k] and plan.grads[k] is None and not add[k]]
+        self.copy = registry.get("_copyto")
+        self.copy_attrs = self.copy.parse({})
+        self.out_names = ex._out_names
+
+    def backward(self, out_grads, is_train):
+        if out_grads is None:
+            if not self.hg_ones:
+                for b in self.hg:
+                    b[:] = 1
+                self.hg_ones = True
+        else:
+            if isinstance(out_grads, NDArray):
+                out_grads = [out_grads]
+            elif isinstance(out_grads, dict):
+                out_grads = [out_grads[n] for n in self.out_names]
+            if len(out_grads) < len(self.hg):
+                raise ValueError(f"backward: {len(out_grads)} head gradients for "
+                                 f"{len(self.hg)} outputs")
+            self.hg_ones = False
+            fwd = self.copy.forward
+            for g, b, used in zip(out_grads, self.hg, self.hg_used):
+                if not used:        # an output whose gradient nothing reads (MXNet ignores it)
+                    continue
+                if not isinstance(g, NDArray):
+                    g = nd.array(g, ctx=b.context, dtype=b.dtype)
+                if g.shape != b.shape:
+                    raise ValueError(f"backward: head gradient shape {g.shape} != output shape "
+                                     f"{b.shape}")
+                if g.dtype != b.dtype:
+                    g = g.astype(b.dtype)
+                fwd(self.copy_attrs, [g], [b])
+        if not self.fresh and (self.plan.tight or not self.ran):
+            # a second backward: the first reused the forward's storage, recompute it
+            _g.run_steps(self.fwd, self.is_train)
+        self.fresh = False
+        _g.run_steps(self.bwd, is_train)
+        zero = registry.get("zeros_like")
+        for z in self.zero:             # no path from the outputs: the gradient is zero
+            zero.forward(zero.parse({}), [z], [z])
 
 
 def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,

@@ -80,9 +80,19 @@ def test_reshape_copy_params_monitor():
     assert (ex.arg_dict["fc1_weight"].asnumpy() == 1).all()
     with pytest.raises(ValueError):
         ex.copy_params_from({"nope": mx.nd.ones((1,))})
-    ex2 = ex.reshape(data=(7, 5))
+    with pytest.raises(AssertionError, match="allow_up_sizing"):
+        ex.reshape(data=(7, 5))
+    ex2 = ex.reshape(data=(7, 5), allow_up_sizing=True)
     assert ex2.arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
     assert ex2.forward()[0].shape == (7, 3)
+    # down-sizing shares the storage of the data and the outputs (MXNet's reshape)
+    ex.arg_dict["data"][:] = 1
+    ex3 = ex.reshape(data=(2, 5))
+    assert (ex3.arg_dict["data"].asnumpy() == 1).all()
+    out3 = ex3.forward()[0].asnumpy()
+    np.testing.assert_allclose(ex.outputs[0].asnumpy()[:2], out3)
+    with pytest.raises(AssertionError, match="fc1_weight"):
+        ex.reshape(data=(2, 7))
     seen = []
     ex2.set_monitor_callback(lambda name, arr: seen.append(name))
     ex2.forward()

@@ -1,0 +1,717 @@
+"""Planned graphs: what the executor and CachedOp run.
+
+A plan is built once per (input shapes, dtypes, which inputs want gradients, training mode):
+
+1. **Trace.** The symbol's nodes are applied, in topological order, to *traced values* (shape
+   and dtype only) through the same OpDefs as ``mx.nd``: ``infer`` gives every shape and dtype,
+   composite operators are expanded into their parts. The backward graph is built the same way:
+   each node's ``OpDef.grad(F, ...)`` is called with ``F`` a graph-building namespace, so the
+   gradient definitions that serve ``mx.nd`` build the backward steps, and gradients of a value
+   used several times are summed with ``elemwise_add``.
+2. **Memory plan.** Lifetimes over the forward and backward sequence (a value is live from
+   the step that writes it to the last step that reads it); an output may take the storage of
+   an input that dies at its step where the OpDef declares the pair in ``inplace``
+   (``MXNET_EXEC_ENABLE_INPLACE=0`` turns that off). Storage is then placed offline in one
+   arena: values joined by in-place hand-overs form a group, groups go largest first, each at
+   the lowest byte offset (best-fitting gap) that no group live at the same time occupies. Inputs, constants, head gradients, graph outputs and
+   gradient results never share a slot ("own" storage). A second backward over the same
+   forward (``retain_graph``) first recomputes the forward steps, unless the forward draws
+   random numbers (Dropout): then forward values the backward reads stay live to the end.
+3. **Run.** Every value becomes an NDArray view at its offset in the arena chunk once; a step is then one
+   call of the OpDef's ``forward`` (a kernel push) on pre-built input/output lists, with
+   recording off and the training flag set as autograd sets it. The engine orders reuse of a
+   slot after earlier reads (a write waits for them), so reuse needs no synchronisation here.
+
+What cannot be traced (a gradient that reads values on the host, Custom operators, operators
+without ``infer``) raises ``Untraceable``; callers fall back to evaluating node by node.
+"""
+import os
+
+import numpy as np
+
+from .._core import handle as _h
+from .._core.modes import _M
+from ..base import MXNetError
+from ..ndarray import NDArray
+from ..ops import registry
+
+__all__ = ["Untraceable", "Plan", "build", "inplace_enabled", "bulk_enabled"]
+
+# value kinds
+EXT = 0      # given by the caller at run time (inputs, aux states, head gradients)
+CONST = 1    # an array made while tracing (F.array, F.zeros...)
+INT = 2      # an intermediate: planned storage
+OWN = 3      # has its own array (graph outputs, gradient results)
+
+
+class Untraceable(Exception):
+    """The graph (or its gradient) cannot be planned; run it node by node instead."""
+
+
+def inplace_enabled():
+    return os.environ.get("MXNET_EXEC_ENABLE_INPLACE", "1").strip().lower() not in ("0", "false")
+
+
+def bulk_enabled(is_train):
+    var = "MXNET_EXEC_BULK_EXEC_TRAIN" if is_train else "MXNET_EXEC_BULK_EXEC_INFERENCE"
+    return os.environ.get(var, "1").strip().lower() not in ("0", "false")
+
+
+# ---- tracing -------------------------------------------------------------------------------------
+_BINOPS = {
+    # name: (same-shape op, broadcast op, x OP s, s OP x)
+    "add": ("elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "sub": ("elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "mul": ("elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "truediv": ("elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "mod": (None, "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "pow": (None, "broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "eq": (None, "broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "ne": (None, "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "gt": (None, "broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "ge": (None, "broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar"),
+    "lt": (None, "broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "le": (None, "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+}
+_SCALARS = (int, float, np.generic)
+
+
+class TVal:
+    """A traced value: what a gradient function sees instead of an NDArray."""
+    __slots__ = ("t", "vid")
+
+    def __init__(self, t, vid):
+        self.t = t
+        self.vid = vid
+
+    shape = property(lambda self: self.t.shapes[self.vid])
+    _shape = shape
+    dtype = property(lambda self: self.t.dtypes[self.vid].type)
+    _dtype = property(lambda self: self.t.dtypes[self.vid])
+    ndim = property(lambda self: len(self.t.shapes[self.vid]))
+    size = property(lambda self: int(np.prod(self.t.shapes[self.vid], dtype=np.int64)))
+    context = property(lambda self: self.t.ctx)
+    ctx = context
+    stype = "default"
+    _sparse = False
+
+    def _bin(self, other, name, reflected):
+        same, bcast, sc, rsc = _BINOPS[name]
+        F = self.t.F
+        if isinstance(other, (TVal, NDArray)):
+            other = self.t.lift(other)
+            a, b = (other, self) if reflected else (self, other)
+            if same is not None and a.shape == b.shape and a._dtype == b._dtype:
+                return F._call(same, (a, b), {})
+            return F._call(bcast, (a, b), {})
+        if isinstance(other, _SCALARS) and not isinstance(other, bool):
+            op = registry.get(rsc if reflected else sc)
+            return self.t.apply1(op, {"scalar": float(other), "is_int": True}, [self])
+        raise Untraceable(f"operand of type {type(other).__name__}")
+
+    def __neg__(self):
+        return self.t.F._call("negative", (self,), {})
+
+    def __getitem__(self, key):
+        raise Untraceable("indexing a traced value")
+
+    def __bool__(self):
+        raise Untraceable("truth value of a traced value")
+
+    def __len__(self):
+        return self.shape[0]
+
+    @property
+    def T(self):
+        return self.t.F._call("transpose", (self,), {})
+
+    def astype(self, dtype, copy=True):
+        return self.t.F._call("cast", (self,), {"dtype": np.dtype(dtype).name})
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if shape:
+            kwargs["shape"] = shape
+        return self.t.F._call("reshape", (self,), kwargs)
+
+    def copy(self):
+        return self.t.F._call("_copy", (self,), {})
+
+    def asnumpy(self):
+        raise Untraceable("asnumpy of a traced value")
+
+    asscalar = asnumpy
+    wait_to_read = asnumpy
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        F = self.t.F
+
+        def method(*args, **kwargs):
+            return F._call(name, (self,) + args, kwargs)
+        return method
+
+
+def _make_binop(name, reflected):
+    def f(self, other):
+        return self._bin(other, name, reflected)
+    return f
+
+
+for _n in _BINOPS:
+    setattr(TVal, f"__{_n}__", _make_binop(_n, False))
+    if _n in ("add", "sub", "mul", "truediv", "mod", "pow"):
+        setattr(TVal, f"__r{_n}__", _make_binop(_n, True))
+setattr(TVal, "__div__", TVal.__truediv__)
+TVal.__hash__ = object.__hash__
+
+
+class _TraceF:
+    """The graph-building namespace handed to composites and gradient functions as ``F``."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in ("array", "zeros", "ones", "full", "empty", "arange"):
+            return self._const_maker(name)
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def _const_maker(self, name):
+        from .. import ndarray as nd
+
+        def make(*args, **kwargs):
+            kwargs.setdefault("ctx", self._t.ctx)
+            return self._t.lift(getattr(nd, name)(*args, **kwargs))
+        return make
+
+    def _call(self, name, args, kwargs):
+        t = self._t
+        try:
+            op = registry.get(name)
+        except MXNetError:
+            raise Untraceable(f"F.{name} is not a registered operator") from None
+        kwargs = dict(kwargs)
+        kwargs.pop("name", None)
+        kwargs.pop("ctx", None)
+        if kwargs.pop("out", None) is not None:
+            raise Untraceable(f"F.{name}(..., out=...)")
+        if op.variadic:
+            if len(args) == 1 and isinstance(args[0], (list, tuple)):
+                args = tuple(args[0])
+            kwargs.setdefault(op.variadic, len(args))
+            inputs = list(args)
+        else:
+            nin = len(op.inputs)
+            if len(args) > nin:
+                free = [p.name for p in op.params if p.name not in kwargs]
+                kwargs.update(zip(free, args[nin:]))
+                args = args[:nin]
+            given = list(args) + [kwargs.pop(n, None) for n in op.inputs[len(args):]]
+            if op.input_names is None:
+                inputs = given
+            else:
+                by_name = dict(zip(op.inputs, given))
+                inputs = [by_name.get(n) for n in op.input_names(op.parse(kwargs))]
+            if any(x is None for x in inputs):
+                raise Untraceable(f"F.{name}: an input is missing")
+        attrs = op.parse(kwargs)
+        inputs = [t.lift(x) for x in inputs]
+        if op.composite is not None:
+            return t.composite(op, attrs, inputs)
+        outs = t.apply(op, attrs, inputs)
+        if op.name == "zeros_like":
+            t.zeros.add(outs[0].vid)
+        nvis = op.n_visible(attrs)
+        return outs[0] if nvis == 1 else outs[:nvis]
+
+
+class Trace:
+    """Values (shape, dtype, kind) and the steps that compute them."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.shapes, self.dtypes, self.kinds = [], [], []
+        self.const = {}
+        self.zeros = set()      # values known to be zero (zeros_like): gradients that vanish
+        self.steps = []
+        self.label = None
+        self.F = _TraceF(self)
+
+    def new(self, shape, dtype, kind=INT):
+        self.shapes.append(tuple(int(d) for d in shape))
+        self.dtypes.append(np.dtype(dtype))
+        self.kinds.append(kind)
+        return TVal(self, len(self.shapes) - 1)
+
+    def lift(self, x):
+        if isinstance(x, TVal):
+            if x.t is not self:
+                raise Untraceable("a traced value of another graph")
+            return x
+        if isinstance(x, NDArray):
+            if x._sparse:
+                raise Untraceable("sparse constant")
+            v = self.new(x.shape, x.dtype, CONST)
+            self.const[v.vid] = x
+            return v
+        raise Untraceable(f"an input of type {type(x).__name__}")
+
+    def composite(self, op, attrs, inputs):
+        if op.name == "Custom" or op.open_params:
+            raise Untraceable(f"{op.name} runs Python")
+        return op.composite(self.F, attrs, *inputs)
+
+    def apply(self, op, attrs, inputs):
+        """Add a step for kernel operator `op`; returns every output (hidden ones too)."""
+        if op.forward is None or op.infer is None:
+            raise Untraceable(f"{op.name} has no kernel forward")
+        for x in inputs:
+            if self.kinds[x.vid] is None:
+                raise Untraceable("bad value")
+        shapes = [self.shapes[x.vid] for x in inputs]
+        dtypes = [self.dtypes[x.vid].type for x in inputs]
+        oshapes, odtypes = op.infer(attrs, shapes, dtypes)
+        outs = [self.new(s, d) for s, d in zip(oshapes, odtypes)]
+        self.steps.append((op, attrs, [x.vid for x in inputs], [o.vid for o in outs], self.label))
+        return outs
+
+    def apply1(self, op, attrs, inputs):
+        return self.apply(op, attrs, inputs)[0]
+
+    def nbytes(self, vid):
+        return int(np.prod(self.shapes[vid], dtype=np.int64)) * self.dtypes[vid].itemsize
+
+
+# ---- the plan ------------------------------------------------------------------------------------
+class Plan:
+    """A traced forward (and backward) with storage assigned.
+
+    inputs: value ids of the graph inputs (the caller's order); heads: value ids of the outputs;
+    hgrads: value ids of the head gradients (EXT); grads: per input, the value id of its gradient
+    (OWN) or None; fwd/bwd: steps (op, attrs, input ids, output ids, label); slot_of: value id ->
+    slot; slot_bytes: size of each slot; first/last: step index (over fwd + bwd) defining and
+    last reading each planned value; grad_add: per input, True where the backward ends by adding
+    into the caller's gradient buffer (executor's grad_req='add')."""
+
+    def __init__(self, t):
+        self.t = t
+        self.inputs = []
+        self.heads = []
+        self.hgrads = []
+        self.grads = []
+        self.fwd = []
+        self.bwd = []
+        self.slot_of = {}
+        self.slot_bytes = []
+        self.first = {}
+        self.last = {}
+        self.inplace_pairs = []
+        self.grad_set = set()
+        self.grad_bufs = {}
+        self.alias = {}
+        self.tight = False
+        self.offset_of = {}
+        self.need = []
+
+    @property
+    def planned_bytes(self):
+        """Bytes of the slots (intermediates) plus own arrays (outputs and gradients)."""
+        own = sum(self.t.nbytes(v) for v, k in enumerate(self.t.kinds) if k == OWN)
+        return sum(self.slot_bytes) + own
+
+    # -- running --
+    def arena(self, ctx):
+        """Fresh storage for the slots (allocated lazily by the first kernel that writes)."""
+        return [_h.empty(NDArray, (max(b, 1),), np.uint8, ctx)._chunk for b in self.slot_bytes]
+
+    def arrays(self, ctx, arena, inputs, own=None):
+        """One NDArray per value: inputs as given, constants, views on the arena, own arrays
+        (from `own` {vid: array} or new)."""
+        t = self.t
+        arrs = [None] * len(t.shapes)
+        for v, a in zip(self.inputs, inputs):
+            arrs[v] = a
+        for v, a in t.const.items():
+            arrs[v] = a
+        make = _h.make_array
+        shapes, dtypes = t.shapes, t.dtypes
+        off = self.offset_of
+        for v, s in self.slot_of.items():
+            arrs[v] = make(NDArray, arena[s], off[v], shapes[v], dtypes[v], ctx)
+        own = own or {}
+        for v, k in enumerate(t.kinds):
+            if k == OWN and v not in self.grad_set:
+                a = own.get(v)
+                arrs[v] = a if a is not None else _h.empty(NDArray, shapes[v], dtypes[v], ctx)
+        for v, r in self.alias.items():
+            a = arrs[r]
+            arrs[v] = make(NDArray, a._chunk, a._offset, shapes[v], dtypes[v], a._ctx)
+        return arrs
+
+    def own_grads(self, arrs, ctx, own=None):
+        t = self.t
+        own = own or {}
+        for v in self.grad_set:
+            a = own.get(v)
+            arrs[v] = a if a is not None else _h.empty(NDArray, t.shapes[v], t.dtypes[v], ctx)
+
+    @staticmethod
+    def resolve(steps, arrs):
+        return [(op.forward, attrs, [arrs[i] for i in ins], [arrs[o] for o in outs], label, op)
+                for op, attrs, ins, outs, label in steps]
+
+
+def run_steps(resolved, training):
+    """Push every step; errors raised while pushing name the node."""
+    prev_r, prev_t = _M.recording, _M.training
+    _M.recording = False
+    _M.training = training
+    st = None
+    try:
+        for st in resolved:
+            st[0](st[1], st[2], st[3])
+    except Exception as e:      # noqa: BLE001  (re-raised with the node's name)
+        label = st[4] if st is not None else "?"
+        raise MXNetError(f"Error in operator {label} ({st[5].name}): "
+                         f"{type(e).__name__}: {e}") from e
+    finally:
+        _M.recording = prev_r
+        _M.training = prev_t
+
+
+def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(),
+          extra_own=()):
+    """Plan `sym`. nodes: topological order; input_nodes: the variable nodes in the caller's
+    input order, with their shapes and dtypes; need_grad: per input, whether it wants a
+    gradient (any True builds the backward); grad_add: per input, end with an add into an EXT
+    gradient buffer instead of an own result."""
+    t = Trace(ctx)
+    plan = Plan(t)
+    vals = {}
+    for node, s, d in zip(input_nodes, shapes, dtypes):
+        v = t.new(s, d, EXT)
+        vals[id(node)] = [v]
+        plan.inputs.append(v.vid)
+    for node in nodes:
+        if node.op is None:
+            if id(node) not in vals:
+                raise MXNetError(f"bind: the variable {node.name!r} has no array")
+            continue
+        op = node.op
+        ins = [vals[id(e[0])][e[1]] for e in node.inputs]
+        t.label = node.name
+        attrs = node.parsed
+        try:
+            if op.composite is not None:
+                res = t.composite(op, attrs, ins)
+                outs = [res] if isinstance(res, TVal) else [t.lift(r) for r in res]
+            else:
+                outs = t.apply(op, attrs, ins)
+        except Untraceable:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, MXNetError) as e:
+            seen = [tuple(t.shapes[x.vid]) for x in ins]
+            types = [t.dtypes[x.vid].name for x in ins]
+            raise MXNetError(f"Error in operator {node.name} ({op.name}): cannot infer its "
+                             f"outputs from input shapes {seen} (dtypes {types}): {e}") from None
+        vals[id(node)] = outs
+    heads = [vals[id(e[0])][e[1]] for e in sym._outputs]
+    # graph outputs get their own arrays; an output that is an input, a constant or another
+    # output is copied
+    copy = registry.get("_copyto")
+    seen = set()
+    for h in heads:
+        v = h.vid
+        if t.kinds[v] != INT or v in seen:
+            t.label = "_head_copy"
+            v = t.apply1(copy, copy.parse({}), [h]).vid
+        t.kinds[v] = OWN
+        seen.add(v)
+        plan.heads.append(v)
+    plan.fwd = t.steps[:]
+    need = list(need_grad) or [False] * len(plan.inputs)
+    if any(need):
+        _backward(t, plan, need, list(grad_add) or [False] * len(need), len(plan.fwd))
+    _prune(plan)
+    _alias_reshapes(t, plan)
+    plan.nf = len(plan.fwd)
+    _plan_memory(t, plan, len(plan.fwd), inplace_enabled())
+    plan.grad_set = {g for g in plan.grads if g is not None and t.kinds[g] == OWN}
+    return plan
+
+
+def _backward(t, plan, need, grad_add, nf):
+    F = t.F
+    needs = {v for v, w in zip(plan.inputs, need) if w}
+    for op, attrs, ins, outs, _ in t.steps[:nf]:
+        mut = op.mutate
+        if any(i in needs for k, i in enumerate(ins) if k not in mut):
+            needs.update(outs)
+    grads = {}
+
+    def acc(v, g):
+        g = t.lift(g)
+        if g.vid in t.zeros:
+            return          # a zero gradient (BlockGrad's) adds nothing: nothing upstream runs
+        prev = grads.get(v)
+        if prev is None:
+            grads[v] = g
+        else:
+            t.label = "_grad_sum"
+            grads[v] = F._call("elemwise_add", (prev, g), {})
+    for h in plan.heads:
+        hv = t.new(t.shapes[h], t.dtypes[h], EXT)
+        plan.hgrads.append(hv.vid)
+        acc(h, hv)
+    fwd = t.steps[:nf]
+    start = len(t.steps)
+    for op, attrs, ins, outs, label in _autograd_order(fwd, plan.heads, needs):
+        if not any(o in grads for o in outs):
+            continue
+        mut = op.mutate
+        wanted = [k for k, i in enumerate(ins) if i in needs and k not in mut]
+        if not wanted:
+            continue
+        if op.grad is None:
+            raise MXNetError(f"Error in operator {label}: {op.name} has no gradient")
+        t.label = f"{label}_backward"
+        ogs = []
+        for o in outs:
+            g = grads.get(o)
+            ogs.append(g if g is not None else F._call("zeros_like", (TVal(t, o),), {}))
+        gl = op.grad(F, attrs, [TVal(t, i) for i in ins], [TVal(t, o) for o in outs], ogs)
+        for k in wanted:
+            if k < len(gl) and gl[k] is not None:
+                acc(ins[k], gl[k])
+    copy = registry.get("_copyto")
+    add = registry.get("elemwise_add")
+    t.label = "_grad_out"
+    buf_for = {}
+    fwd_vals = {o for st in fwd for o in st[3]}
+    for v, w, a in zip(plan.inputs, need, grad_add):
+        g = grads.get(v) if w else None
+        if g is None:
+            plan.grads.append(None)
+            continue
+        if a:
+            # executor grad_req='add': buffer (EXT) += g
+            buf = t.new(t.shapes[v], t.dtypes[v], EXT)
+            buf_for[v] = buf.vid
+            t.steps.append((add, add.parse({}), [buf.vid, g.vid], [buf.vid], "_grad_add"))
+            plan.grads.append(buf.vid)
+            continue
+        gv = g.vid
+        if t.kinds[gv] != INT or gv in fwd_vals:
+            gv = t.apply1(copy, copy.parse({}), [g]).vid
+        t.kinds[gv] = OWN
+        plan.grads.append(gv)
+    plan.grad_bufs = buf_for
+    plan.need = list(need)
+    plan.bwd = t.steps[start:]
+
+
+def _prune(plan):
+    """Drop backward steps whose results no gradient needs (the data gradient of a first
+    layer); steps that update state in place (BatchNorm's moving statistics) stay."""
+    needed = {g for g in plan.grads if g is not None}
+    keep = []
+    for st in reversed(plan.bwd):
+        op, _, ins, outs, _ = st
+        if op.mutate or any(o in needed for o in outs):
+            keep.append(st)
+            needed.update(ins)
+    keep.reverse()
+    plan.bwd = keep
+
+
+_RESHAPES = frozenset(("Reshape", "Flatten", "expand_dims", "squeeze"))
+
+
+def _alias_reshapes(t, plan):
+    """A reshape whose result is an intermediate becomes a view of its input (no step): the
+    memory plan treats a value and its views as one (liveness over all of them)."""
+    mutated = set()
+    for op, _, ins, _, _ in plan.fwd + plan.bwd:
+        mutated.update(ins[k] for k in op.mutate if k < len(ins))
+    rootable = set(plan.inputs) | set(t.const)
+    alias = {}
+    for steps in (plan.fwd, plan.bwd):
+        kept = []
+        for st in steps:
+            op, _, ins, outs, _ = st
+            if op.name in _RESHAPES and t.kinds[outs[0]] == INT:
+                r = alias.get(ins[0], ins[0])
+                if (t.kinds[r] == INT or r in rootable) and r not in mutated \
+                        and ins[0] not in mutated:
+                    alias[outs[0]] = r
+                    continue
+            kept.append(st)
+        steps[:] = kept
+    plan.alias = alias
+
+
+def _autograd_order(fwd, heads, needs):
+    """The recorded steps in the order autograd's backward walks them (tape.pyx's _topo), so
+    that gradients are summed in the same order and planned results equal autograd's bit for
+    bit."""
+    producer = {}
+    recorded = set()
+    for si, (op, _, ins, outs, _) in enumerate(fwd):
+        for o in outs:
+            producer[o] = si
+        if any(i in needs for k, i in enumerate(ins) if k not in op.mutate):
+            recorded.add(si)
+
+    def parents(si):
+        op, _, ins, _, _ = fwd[si]
+        return [producer[i] for k, i in enumerate(ins)
+                if k not in op.mutate and producer.get(i) in recorded]
+    order, seen = [], set()
+    for h in heads:
+        root = producer.get(h)
+        if root is None or root not in recorded or root in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            si, done = stack.pop()
+            if done:
+                order.append(si)
+                continue
+            if si in seen:
+                continue
+            seen.add(si)
+            stack.append((si, True))
+            for p in parents(si):
+                if p not in seen:
+                    stack.append((p, False))
+    order.reverse()
+    return [fwd[si] for si in order]
+
+
+def _plan_memory(t, plan, nf, inplace):
+    seq = plan.fwd + plan.bwd
+    end = len(seq)
+    alias = plan.alias
+    last, first = {}, {}
+    for si, (_, _, ins, outs, _) in enumerate(seq):
+        for o in outs:
+            first.setdefault(o, si)
+        for i in ins:
+            last[alias.get(i, i)] = si
+    # with random operators in the forward (Dropout) a second backward (retain_graph) cannot
+    # recompute the forward, so forward values the backward reads stay live to the end;
+    # otherwise the backward reuses their storage and a second backward recomputes them first
+    plan.tight = not any("random" in op.resources for op, _, _, _, _ in plan.fwd)
+    if not plan.tight:
+        for v, si in list(last.items()):
+            if si >= nf and first.get(v, -1) < nf:
+                last[v] = end
+    kinds = t.kinds
+    slot_of, sizes, refs, free = {}, [], [], []
+    pairs = []
+    for si, (op, _, ins, outs, _) in enumerate(seq):
+        mut = op.mutate
+        ins = [alias.get(i, i) for i in ins]
+        for j, o in enumerate(outs):
+            if kinds[o] != INT or o in slot_of:
+                continue
+            nb = t.nbytes(o)
+            s = None
+            if inplace:
+                for a, b in op.inplace:
+                    if b != j or a >= len(ins) or a in mut:
+                        continue
+                    i = ins[a]
+                    si_ = slot_of.get(i)
+                    if si_ is None or last.get(i) != si or ins.count(i) != 1 \
+                            or refs[si_] != 1 or t.nbytes(i) != nb:
+                        continue
+                    s = si_
+                    pairs.append((i, o))
+                    break
+            if s is None:
+                fit = [f for f in free if sizes[f] >= nb]
+                if fit:
+                    s = min(fit, key=lambda f: sizes[f])
+                    free.remove(s)
+                elif free:
+                    s = max(free, key=lambda f: sizes[f])
+                    free.remove(s)
+                    sizes[s] = nb
+                else:
+                    s = len(sizes)
+                    sizes.append(nb)
+                    refs.append(0)
+            slot_of[o] = s
+            refs[s] += 1
+        done = set(i for i in ins if last.get(i) == si)
+        done.update(o for o in outs if o not in last)
+        for v in done:
+            s = slot_of.get(v)
+            if s is None:
+                continue
+            refs[s] -= 1
+            if refs[s] == 0:
+                free.append(s)
+    plan.first = first
+    plan.last = {v: last.get(v, first[v]) for v in slot_of}
+    plan.inplace_pairs = pairs
+    # the pass above decided the in-place hand-overs; place storage offline now that every
+    # lifetime is known: values joined by hand-overs form a group, groups go largest first
+    # into the first slot whose groups are all dead before it starts or born after it ends
+    plan.slot_of, plan.slot_bytes = _place(t, plan, list(slot_of))
+
+
+_ALIGN = 64
+
+
+def _place(t, plan, values):
+    """Byte offsets in one arena. Values joined by in-place hand-overs form a group; groups go
+    largest first, each at the lowest offset where it overlaps no already placed group that is
+    live at the same time (offset-based greedy by size). Returns ({value: 0}, [arena bytes])
+    and sets plan.offset_of."""
+    parent = {v: v for v in values}
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+    for a, b in plan.inplace_pairs:
+        parent[find(b)] = find(a)
+    groups = {}
+    for v in values:
+        groups.setdefault(find(v), []).append(v)
+    items = []
+    for members in groups.values():
+        lo = min(plan.first[v] for v in members)
+        hi = max(plan.last[v] for v in members)
+        nb = max(t.nbytes(v) for v in members)
+        nb = (nb + _ALIGN - 1) // _ALIGN * _ALIGN
+        items.append((nb, lo, hi, members))
+    items.sort(key=lambda x: (-x[0], x[1]))
+    placed = []         # (offset, size, lo, hi)
+    offset_of = {}
+    total = 0
+    for nb, lo, hi, members in items:
+        busy = sorted((o, o + n) for o, n, l, h in placed if not (h < lo or l > hi))
+        off = 0
+        best = None
+        for b0, b1 in busy:
+            if b0 - off >= nb and (best is None or b0 - off < best[1]):
+                best = (off, b0 - off)
+            off = max(off, b1)
+        if best is None:
+            best = (off, 0)
+        off = best[0]
+        placed.append((off, nb, lo, hi))
+        total = max(total, off + nb)
+        for v in members:
+            offset_of[v] = off
+    plan.offset_of = offset_of
+    return {v: 0 for v in values}, [total]
