@@ -9,6 +9,11 @@ class MXNetError(RuntimeError):
     """
 
 
+class OperatorInputError(MXNetError, ValueError):
+    """An operator refused its inputs (shapes, dtypes, parameters): MXNet raised MXNetError
+    there, Python code expects ValueError; this is both."""
+
+
 def env_int(name, default):
     """Integer environment flag; a malformed value is a clear error, not a silent default."""
     raw = os.environ.get(name)

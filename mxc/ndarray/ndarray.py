@@ -22,6 +22,14 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
            "histogram", "split_v2", "onehot_encode", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 _DEFAULT_DTYPE = np.dtype(np.float32)
+
+# storage types by MXNet's ids (where MXNet defines them; mxc.ndarray.sparse uses them)
+_STORAGE_TYPE_UNDEFINED = -1
+_STORAGE_TYPE_DEFAULT = 0
+_STORAGE_TYPE_ROW_SPARSE = 1
+_STORAGE_TYPE_CSR = 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 py_slice = slice      # MXNet's name for Python's slice (its ndarray module shadows `slice`)
 
 

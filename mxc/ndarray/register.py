@@ -8,6 +8,7 @@ import inspect
 from .._core import handle as _h
 from .._core.modes import _M
 from ..autograd import _record
+from ..base import MXNetError, OperatorInputError
 from ..context import Context, current_context, check_available
 from ..ops import registry
 from .ndarray import NDArray, _nd
@@ -73,7 +74,12 @@ def run(op, inputs, attrs, out=None, ctx=None):
             ctx = Context(ctx.split("(")[0], int(ctx.split("(")[1].rstrip(")")) if "(" in ctx else 0)
         ctx = current_context() if ctx is None else ctx
         check_available(ctx)
-    oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
+    try:
+        oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
+    except ValueError as e:
+        if isinstance(e, MXNetError):
+            raise
+        raise OperatorInputError(str(e)) from None
     if out is None:
         outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
         _forward(op, attrs, inputs, outputs)

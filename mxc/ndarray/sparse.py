@@ -41,12 +41,9 @@ __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
            "row_sparse_array", "zeros", "empty", "array", "cast_storage", "retain", "dot",
            "add", "subtract", "multiply", "divide"]
 
-_STORAGE_TYPE_UNDEFINED = -1
-_STORAGE_TYPE_DEFAULT = 0
-_STORAGE_TYPE_ROW_SPARSE = 1
-_STORAGE_TYPE_CSR = 2
-_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
-_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+from .ndarray import (_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT,  # noqa: F401,E402
+                      _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR, _STORAGE_TYPE_STR_TO_ID,
+                      _STORAGE_TYPE_ID_TO_STR)
 _STORAGE_AUX_TYPES = {"row_sparse": [np.int64], "csr": [np.int64, np.int64]}
 _IDX = np.dtype(np.int64)
 _BASE_DTYPE = np.dtype(np.uint16)     # code 9: no fast kernel takes it (see the module doc)

@@ -386,3 +386,11 @@ def test_histogram_front_and_ordering_methods():
     np.testing.assert_allclose(e2.asnumpy(), ref_e, rtol=1e-6)
     assert x.sort(is_ascend=False).asnumpy().tolist() == [5, 3, 2, 2, 1]
     assert x.topk(k=2).asnumpy().tolist() == [4, 3]
+
+
+def test_an_operator_refusing_its_inputs_raises_mxneterror_that_is_also_valueerror():
+    a = mx.nd.ones((2, 3))
+    with pytest.raises(mx.base.MXNetError, match="dot"):
+        mx.nd.dot(a, a)
+    with pytest.raises(ValueError, match="dot"):
+        mx.nd.dot(a, a)
