@@ -26,3 +26,9 @@ from . import symbol as sym  # noqa: F401
 from .attribute import AttrScope  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 ndarray.CachedOp = executor.CachedOp  # mx.nd.CachedOp, as MXNet exposes it
+# training: the building blocks, Gluon, the legacy mx.rnn cells and the Module API
+from . import initializer, optimizer, metric, kvstore  # noqa: F401
+from . import initializer as init, optimizer as opt, kvstore as kv  # noqa: F401
+from . import gluon, rnn  # noqa: F401
+from . import model, callback, monitor, module  # noqa: F401
+from . import module as mod, monitor as mon  # noqa: F401

@@ -29,6 +29,9 @@ DTYPE_NP_TO_MX = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32":
 DTYPE_MX_TO_NP = {v: k for k, v in DTYPE_NP_TO_MX.items()}
 STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
+_bool_hook = None   # bool(Symbol) while gluon traces hybrid_forward: set by mxc.gluon.block
+
+
 def _is_hidden(k):
     return len(k) > 4 and k.startswith("__") and k.endswith("__")
 
@@ -198,6 +201,10 @@ class Symbol:
         return len(self._outputs)
 
     def __bool__(self):
+        if _bool_hook is not None:      # a HybridBlock being traced decides (mxc.gluon.block)
+            decided = _bool_hook(self)
+            if decided is not None:
+                return decided
         from ..base import NotImplementedForSymbol
         raise NotImplementedForSymbol(self.__bool__, "bool")
 

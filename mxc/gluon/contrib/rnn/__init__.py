@@ -1,0 +1,5 @@
+"""Contrib recurrent cells of Gluon (MXNet 1.9.1's ``gluon.contrib.rnn``)."""
+from . import rnn_cell  # noqa: F401
+from .rnn_cell import *  # noqa: F401,F403
+
+__all__ = list(rnn_cell.__all__)
