@@ -14,3 +14,29 @@ def test_quickstart_runs():
                          capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "quickstart OK" in out.stdout
+
+
+def _run_example(name, *args, timeout=600):
+    pytest.importorskip("sklearn", reason="the digits examples read scikit-learn's bundled data")
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+@pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="examples/ is not next to the tests")
+def test_train_digits_gluon_reaches_97_percent(tmp_path):
+    # the README's main job: im2rec -> ImageRecordIter -> hybridized CNN -> export -> imports
+    stdout = _run_example("train_digits_gluon.py", "--workdir", str(tmp_path))
+    assert "train_digits_gluon OK" in stdout
+    accs = [float(line.split("held-out accuracy ")[1].split(",")[0])
+            for line in stdout.splitlines() if line.startswith("epoch ")]
+    assert accs and accs[-1] >= 0.97
+    assert (tmp_path / "digits_train.rec").exists()
+
+
+@pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="examples/ is not next to the tests")
+def test_train_digits_module_resumes(tmp_path):
+    stdout = _run_example("train_digits_module.py", "--workdir", str(tmp_path))
+    assert "train_digits_module OK" in stdout
+    assert (tmp_path / "digits-module-0006.states").exists()

@@ -1,0 +1,195 @@
+"""Training throughput: samples/s of full SGD-with-momentum steps on synthetic data.
+
+Models: MLP 784-512-512-10 (batch 128), LeNet on 1x28x28 (batch 64), ResNet-18 v1 from the model
+zoo on 3x32x32 with 10 classes (batch 32). Implementations, one after another in one run:
+  mxc-hybrid (Gluon, hybridize(static_alloc, static_shape)), mxc-imperative (Gluon, not
+  hybridized), torch-eager (the same architectures written in PyTorch), and with --peer-python
+  MXNet 1.9.1's Gluon hybridized (this same script run under MXNet's interpreter: the Gluon code
+  below is written once against the MXNet API and runs on both).
+One JSON line per (model, implementation): best of --rounds timings of --steps steps each.
+
+    python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--peer-python PY]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32}
+IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
+
+
+def gluon_net(mx, model):
+    nn = mx.gluon.nn
+    if model == "mlp":
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(nn.Dense(512, activation="relu"), nn.Dense(512, activation="relu"),
+                    nn.Dense(10))
+        return net
+    if model == "lenet":
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(nn.Conv2D(20, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
+                    nn.Conv2D(50, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
+                    nn.Flatten(), nn.Dense(500, activation="relu"), nn.Dense(10))
+        return net
+    return mx.gluon.model_zoo.vision.resnet18_v1(classes=10)
+
+
+def gluon_step_fn(mx, model, hybrid):
+    import numpy as np
+    rng = np.random.RandomState(0)
+    bs = BATCH[model]
+    x = mx.nd.array(rng.rand(bs, *IN_SHAPE[model]).astype(np.float32))
+    y = mx.nd.array(rng.randint(0, 10, bs).astype(np.float32))
+    net = gluon_net(mx, model)
+    net.initialize(mx.init.Xavier())
+    if hybrid:
+        net.hybridize(static_alloc=True, static_shape=True)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                               {"learning_rate": 0.01, "momentum": 0.9})
+    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def step():
+        with mx.autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(bs)
+
+    def sync():
+        mx.nd.waitall()
+    return step, sync
+
+
+def torch_step_fn(model):
+    import numpy as np
+    import torch
+    from torch import nn
+    rng = np.random.RandomState(0)
+    bs = BATCH[model]
+    x = torch.from_numpy(rng.rand(bs, *IN_SHAPE[model]).astype(np.float32))
+    y = torch.from_numpy(rng.randint(0, 10, bs).astype(np.int64))
+    if model == "mlp":
+        net = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                            nn.Linear(512, 10))
+    elif model == "lenet":
+        net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
+                            nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                            nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+    else:
+        net = torch_resnet18(nn)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        opt.step()
+    return step, (lambda: None)
+
+
+def torch_resnet18(nn):
+    """ResNet-18 v1 as MXNet's model zoo builds it (7x7/2 stem, 3x3/2 max pool, 4 stages)."""
+    class Basic(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+            self.relu = nn.ReLU()
+
+        def forward(self, x):
+            r = x if self.down is None else self.down(x)
+            return self.relu(self.body(x) + r)
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Basic(cin, cout, stride), Basic(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10)]
+    return nn.Sequential(*layers)
+
+
+def time_steps(step, sync, steps, rounds, warmup=3):
+    for _ in range(warmup):
+        step()
+    sync()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return best / steps
+
+
+def run_local(models, impls, steps, rounds):
+    for model in models:
+        for impl in impls:
+            if impl == "torch-eager":
+                try:
+                    import torch
+                except ImportError:
+                    continue
+                torch.set_num_threads(os.cpu_count() or 1)
+                step, sync = torch_step_fn(model)
+            else:
+                import mxc as mx
+                step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
+            per_step = time_steps(step, sync, steps[model], rounds)
+            emit(model, impl, BATCH[model] / per_step)
+
+
+def run_as_peer(models, steps, rounds):
+    """Under MXNet's interpreter: MXNet's Gluon, hybridized."""
+    import mxnet as mx
+    for model in models:
+        step, sync = gluon_step_fn(mx, model, hybrid=True)
+        emit(model, "mxnet-hybrid", BATCH[model] / time_steps(step, sync, steps[model], rounds))
+
+
+def emit(model, impl, samples_per_s):
+    print(json.dumps({"figure": f"train {model} b{BATCH[model]}", "impl": impl,
+                      "value": round(samples_per_s, 1), "unit": "samples/s"}), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="mlp,lenet,resnet18")
+    ap.add_argument("--impls", default="mxc-hybrid,mxc-imperative,torch-eager")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiplies the steps per round")
+    ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
+    ap.add_argument("--as-peer", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    models = args.models.split(",")
+    steps = {m: max(2, int(n * args.scale)) for m, n in
+             {"mlp": 40, "lenet": 20, "resnet18": 8}.items()}
+    if args.as_peer:
+        run_as_peer(models, steps, args.rounds)
+        return
+    peer = None
+    if args.peer_python:
+        # the peer runs first and alone, so the two do not share the 2 cores
+        peer = subprocess.run([args.peer_python, os.path.abspath(__file__), "--as-peer",
+                               "--models", args.models, "--rounds", str(args.rounds),
+                               "--scale", str(args.scale)], capture_output=True, text=True)
+        sys.stdout.write(peer.stdout)
+        if peer.returncode != 0:
+            print(json.dumps({"figure": "peer", "error": peer.stderr[-500:]}))
+    run_local(models, args.impls.split(","), steps, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
