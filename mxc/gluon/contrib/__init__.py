@@ -1,2 +1,2 @@
 """``gluon.contrib`` (MXNet 1.9.1): experimental blocks. Sub-packages register below."""
-from . import rnn  # noqa: F401
+from . import nn, rnn  # noqa: F401

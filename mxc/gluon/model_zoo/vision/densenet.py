@@ -8,7 +8,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from .... import base
-from ._blocks import HybridConcurrent, Identity
+from ...contrib.nn import HybridConcurrent, Identity
 
 
 def _bn_relu_conv(seq, channels, kernel_size, padding=0):

@@ -8,7 +8,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from .... import base
-from ._blocks import HybridConcurrent
+from ...contrib.nn import HybridConcurrent
 
 
 def _make_basic_conv(**kwargs):

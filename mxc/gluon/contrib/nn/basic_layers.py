@@ -1,0 +1,103 @@
+"""Concurrent/HybridConcurrent (every child sees the same input, outputs concatenated),
+Identity, and PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
+as MXNet 1.9.1's gluon.contrib.nn has them. SparseEmbedding and SyncBatchNorm are not here yet
+(they need the row_sparse Trainer path and cross-device statistics)."""
+from ... import nn
+from ...block import HybridBlock
+
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
+           "PixelShuffle3D"]
+
+
+class Concurrent(nn.Sequential):
+    """Runs every child on the same input and concatenates the outputs along `axis`."""
+
+    def __init__(self, axis=-1, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self.axis = axis
+
+    def forward(self, x):
+        from .... import ndarray as nd
+        return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+class HybridConcurrent(nn.HybridSequential):
+    """Concurrent for HybridBlocks: hybridizable."""
+
+    def __init__(self, axis=-1, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self.axis = axis
+
+    def hybrid_forward(self, F, x):
+        return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
+
+
+class Identity(HybridBlock):
+    """Returns its input (a pass-through branch of a Concurrent)."""
+
+    def hybrid_forward(self, F, x):
+        return x
+
+
+def _factors(value, n, name):
+    try:
+        factors = (int(value),) * n if isinstance(value, int) else tuple(int(f) for f in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: factor must be an int or {n} ints, got {value!r}") from None
+    if len(factors) != n or any(f < 1 for f in factors):
+        raise ValueError(f"{name}: factor must be {n} positive ints, got {value!r}")
+    return factors
+
+
+class PixelShuffle1D(HybridBlock):
+    """(N, C*f, W) -> (N, C, W*f): out[n, c, w*f + i] = x[n, c*f + i, w]."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self._factor = _factors(factor, 1, "PixelShuffle1D")[0]
+
+    def hybrid_forward(self, F, x):
+        f = self._factor
+        x = F.reshape(x, (0, -4, -1, f, 0))          # (N, C, f, W)
+        x = F.transpose(x, (0, 1, 3, 2))             # (N, C, W, f)
+        return F.reshape(x, (0, 0, -3))              # (N, C, W*f)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self._factor})"
+
+
+class PixelShuffle2D(HybridBlock):
+    """(N, C*f1*f2, H, W) -> (N, C, H*f1, W*f2)."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self._factors = _factors(factor, 2, "PixelShuffle2D")
+
+    def hybrid_forward(self, F, x):
+        f1, f2 = self._factors
+        x = F.reshape(x, (0, -4, -1, f1 * f2, 0, 0))     # (N, C, f1*f2, H, W)
+        x = F.reshape(x, (0, 0, -4, f1, f2, 0, 0))       # (N, C, f1, f2, H, W)
+        x = F.transpose(x, (0, 1, 4, 2, 5, 3))           # (N, C, H, f1, W, f2)
+        return F.reshape(x, (0, 0, -3, -3))              # (N, C, H*f1, W*f2)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self._factors})"
+
+
+class PixelShuffle3D(HybridBlock):
+    """(N, C*f1*f2*f3, D, H, W) -> (N, C, D*f1, H*f2, W*f3)."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self._factors = _factors(factor, 3, "PixelShuffle3D")
+
+    def hybrid_forward(self, F, x):
+        f1, f2, f3 = self._factors
+        x = F.reshape(x, (0, -4, -1, f1 * f2 * f3, 0, 0, 0))   # (N, C, f1*f2*f3, D, H, W)
+        x = F.reshape(x, (0, 0, -4, f1, f2 * f3, 0, 0, 0))     # (N, C, f1, f2*f3, D, H, W)
+        x = F.reshape(x, (0, 0, 0, -4, f2, f3, 0, 0, 0))       # (N, C, f1, f2, f3, D, H, W)
+        x = F.transpose(x, (0, 1, 5, 2, 6, 3, 7, 4))           # (N, C, D, f1, H, f2, W, f3)
+        return F.reshape(x, (0, 0, -3, -3, -3))                # (N, C, D*f1, H*f2, W*f3)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self._factors})"
