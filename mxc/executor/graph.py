@@ -384,6 +384,25 @@ def run_steps(resolved, training):
         _M.training = prev_t
 
 
+def _completed_creation_shapes(sym, nodes, input_nodes, shapes):
+    """Creation operators (zeros, ones, full...) whose ``shape`` has unknown (0) dims, with the
+    shape the graph's inference completes (an RNN's begin state zeros((0, H)) takes the batch
+    size from its consumers, as in MXNet): {id(node): shape}."""
+    todo = [n for n in nodes if n.op is not None and not n.inputs
+            and 0 in tuple(n.parsed.get("shape", ()) or ())]
+    if not todo:
+        return {}
+    from ..symbol.infer import infer_graph
+    known = {n.name: tuple(s) for n, s in zip(input_nodes, shapes)}
+    S, _ = infer_graph(sym, known, {}, default_dtype="float32")
+    done = {}
+    for n in todo:
+        s = S.get((id(n), 0))
+        if s is not None and 0 not in s:
+            done[id(n)] = tuple(s)
+    return done
+
+
 def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(),
           extra_own=()):
     """Plan `sym`. nodes: topological order; input_nodes: the variable nodes in the caller's
@@ -393,6 +412,7 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
     t = Trace(ctx)
     plan = Plan(t)
     vals = {}
+    completed = _completed_creation_shapes(sym, nodes, input_nodes, shapes)
     for node, s, d in zip(input_nodes, shapes, dtypes):
         v = t.new(s, d, EXT)
         vals[id(node)] = [v]
@@ -406,6 +426,8 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
         ins = [vals[id(e[0])][e[1]] for e in node.inputs]
         t.label = node.name
         attrs = node.parsed
+        if id(node) in completed:
+            attrs = dict(attrs, shape=completed[id(node)])
         try:
             if op.composite is not None:
                 res = t.composite(op, attrs, ins)

@@ -427,3 +427,19 @@ def test_blockgrad_zero_gradients_prune_the_backward():
         y = op(a)
     y.backward()
     assert a.grad.asnumpy().tolist() == [0, 0]
+
+
+def test_a_begin_state_with_unknown_batch_takes_the_inferred_shape():
+    # mx.rnn cells unroll with zeros((0, H)) begin states: bound, the 0 is the batch size
+    x = mx.sym.var("x")
+    h0 = mx.sym.zeros(shape=(0, 4))
+    out = (mx.sym.FullyConnected(x, num_hidden=4, name="i2h")
+           + mx.sym.FullyConnected(h0, num_hidden=4, name="h2h"))
+    ex = out.simple_bind(mx.cpu(), x=(5, 3))
+    rng = np.random.default_rng(0)
+    vals = {k: rng.standard_normal(v.shape).astype(np.float32) for k, v in ex.arg_dict.items()}
+    for k, v in vals.items():
+        ex.arg_dict[k][:] = v
+    got = ex.forward()[0].asnumpy()
+    want = vals["x"] @ vals["i2h_weight"].T + vals["i2h_bias"] + vals["h2h_bias"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
