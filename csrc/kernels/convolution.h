@@ -15,7 +15,9 @@
  * kernel[3], stride[3], dilate[3], pad[3] (already padded to 3-D by the caller) and groups.
  *
  * The column matrix of one sample and group is (Ci/G * K) x O; it is built in chunks of output
- * rows (od, oh) so that it stays below MXC_CONV_COL_LIMIT elements. A 1x1x1 kernel with stride 1
+ * rows (od, oh) so that it stays below MXC_CONV_COL_LIMIT elements. Small outputs (O <=
+ * MXC_CONV_BATCH_OSZ) instead put blocks of samples side by side, one GEMM per block and group,
+ * with Y/dY packed to and from a [Co/G, nb * O] scratch. A 1x1x1 kernel with stride 1
  * and no padding needs no column matrix (X is it). im2col/col2im use OpenMP threads (rows /
  * channels); the GEMMs run on OpenBLAS's own threads. float16 is computed in float32.
  */
@@ -26,6 +28,14 @@
 #include "kernels/convolution_winograd.h"
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
+/* Outputs of at most this many positions per sample take several samples per GEMM (see nb) */
+#ifndef MXC_CONV_BATCH_OSZ
+#define MXC_CONV_BATCH_OSZ 1024
+#endif
+/* im2col/col2im/packing of fewer elements than this run on the calling thread only: waking
+ * OpenMP threads between two small OpenBLAS calls costs far more than the copy (on few cores the
+ * spinning OpenMP and OpenBLAS workers starve each other) */
+#define MXC_CONV_PAR_MIN ((int64_t)1 << 16)
 #define MXC_CONV_NIATTR 13
 
 enum { MXC_CONV_FWD = 0, MXC_CONV_BWD = 1, MXC_DECONV_FWD = 2, MXC_DECONV_BWD = 3 };
@@ -38,6 +48,7 @@ typedef struct {
   int64_t rows;                  /* cig * ksz: rows of the column matrix */
   int64_t ntr;                   /* output rows (od * oh) */
   int64_t tchunk;                /* output rows per column chunk */
+  int64_t nb;                    /* > 1: samples per block (one GEMM per block and group) */
   int direct;                    /* 1x1x1 kernel, stride 1, pad 0: col(X) == X */
 } mxc_conv_geom;
 
@@ -84,90 +95,65 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
     if (t > g->ntr) t = g->ntr;
     g->tchunk = t < 1 ? 1 : t;
   }
+  /* Small outputs: one GEMM per sample would have N = osz columns, far too few for BLAS. Blocks
+   * of nb samples are laid side by side in one column matrix [rows, nb * osz] followed by a
+   * [cog, nb * osz] scratch for the packed Y/dY block, all within MXC_CONV_COL_LIMIT. */
+  g->nb = 0;
+  if (g->osz <= MXC_CONV_BATCH_OSZ && g->n > 1) {
+    int64_t per = (g->rows + g->cog) * g->osz;
+    int64_t nb = per > 0 ? MXC_CONV_COL_LIMIT / per : 0;
+    if (nb > g->n) nb = g->n;
+    g->nb = nb > 1 ? nb : 0;
+  }
   return 0;
 }
 
 /* ---- typed primitives ------------------------------------------------------------------------ */
 #define MXC_CONV_DEFINE(T, SUF, GEMM)                                                              \
-/* col[r, (t - t0) * OW + ow] = X[c, zd, zh, zw] for output rows t in [t0, t1) */                  \
-static void mxc_im2col_##SUF(const T *x, T *col, const mxc_conv_geom *g, int64_t t0, int64_t t1,   \
-                             int nt) {                                                              \
-  const int64_t ow = g->od[2], ncol = (t1 - t0) * ow;                                               \
+/* col[r, j * per + (t - t0) * OW + ow] = X_j[c, zd, zh, zw] for output rows t in [t0, t1) of the   \
+ * nb samples X_j = x + j * xs (per = (t1 - t0) * OW columns each; ld: the row stride of col) */    \
+static void mxc_im2col_##SUF(const T *x, T *col, const mxc_conv_geom *g, int64_t t0, int64_t t1,    \
+                             int64_t nb, int64_t xs, int64_t ld, int nt) {                          \
+  const int64_t ow = g->od[2], per = (t1 - t0) * ow;                                                \
   int64_t r;                                                                                        \
+  const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
   (void)nt;                                                                                         \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                      \
+  (void)par;                                                                                        \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
   for (r = 0; r < g->rows; r++) {                                                                   \
     const int64_t c = r / g->ksz, kk = r % g->ksz;                                                  \
     const int64_t kd = kk / (g->k[1] * g->k[2]), kh = (kk / g->k[2]) % g->k[1], kw = kk % g->k[2];  \
-    const T *xc = x + c * g->isz;                                                                   \
-    T *dst = col + r * ncol;                                                                        \
     const int64_t w0 = kw * g->d[2] - g->p[2];                                                      \
-    int64_t lo = 0, hi = ow, t;                                                                     \
+    int64_t lo = 0, hi = ow, t, j;                                                                  \
     if (g->s[2] == 1) {                                                                             \
       if (w0 < 0) lo = -w0;                                                                         \
       if (g->id[2] - w0 < hi) hi = g->id[2] - w0;                                                   \
       if (hi < lo) hi = lo;                                                                         \
       if (lo > ow) lo = hi = ow;                                                                    \
     }                                                                                               \
-    for (t = t0; t < t1; t++) {                                                                     \
-      const int64_t odx = t / g->od[1], ohx = t % g->od[1];                                         \
-      const int64_t zd = odx * g->s[0] - g->p[0] + kd * g->d[0];                                    \
-      const int64_t zh = ohx * g->s[1] - g->p[1] + kh * g->d[1];                                    \
-      T *drow = dst + (t - t0) * ow;                                                                \
-      const T *xrow;                                                                                \
-      int64_t o;                                                                                    \
-      if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) {                                  \
-        memset(drow, 0, sizeof(T) * (size_t)ow);                                                    \
-        continue;                                                                                   \
-      }                                                                                             \
-      xrow = xc + (zd * g->id[1] + zh) * g->id[2];                                                  \
-      if (g->s[2] == 1) {                                                                           \
-        for (o = 0; o < lo; o++) drow[o] = 0;                                                       \
-        if (hi > lo) memcpy(drow + lo, xrow + w0 + lo, sizeof(T) * (size_t)(hi - lo));              \
-        for (o = hi; o < ow; o++) drow[o] = 0;                                                      \
-      } else {                                                                                      \
-        for (o = 0; o < ow; o++) {                                                                  \
-          const int64_t iw = w0 + o * g->s[2];                                                      \
-          drow[o] = (iw >= 0 && iw < g->id[2]) ? xrow[iw] : (T)0;                                   \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
-  }                                                                                                 \
-}                                                                                                   \
-                                                                                                    \
-/* X[c, zd, zh, zw] += col[r, ...]: the adjoint of im2col; threads own channels */                  \
-static void mxc_col2im_##SUF(const T *col, T *x, const mxc_conv_geom *g, int64_t t0, int64_t t1,   \
-                             int nt) {                                                              \
-  const int64_t ow = g->od[2], ncol = (t1 - t0) * ow;                                               \
-  int64_t c;                                                                                        \
-  (void)nt;                                                                                         \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                                      \
-  for (c = 0; c < g->cig; c++) {                                                                    \
-    T *xc = x + c * g->isz;                                                                         \
-    int64_t kk;                                                                                     \
-    for (kk = 0; kk < g->ksz; kk++) {                                                               \
-      const int64_t kd = kk / (g->k[1] * g->k[2]), kh = (kk / g->k[2]) % g->k[1];                   \
-      const int64_t kw = kk % g->k[2];                                                              \
-      const T *src = col + (c * g->ksz + kk) * ncol;                                                \
-      const int64_t w0 = kw * g->d[2] - g->p[2];                                                    \
-      int64_t t, lo = w0 < 0 ? -w0 : 0, hi = g->id[2] - w0 < ow ? g->id[2] - w0 : ow;              \
-      if (hi < lo) hi = lo;                                                                         \
+    for (j = 0; j < nb; j++) {                                                                      \
+      const T *xc = x + j * xs + c * g->isz;                                                        \
+      T *dst = col + r * ld + j * per;                                                              \
       for (t = t0; t < t1; t++) {                                                                   \
         const int64_t odx = t / g->od[1], ohx = t % g->od[1];                                       \
         const int64_t zd = odx * g->s[0] - g->p[0] + kd * g->d[0];                                  \
         const int64_t zh = ohx * g->s[1] - g->p[1] + kh * g->d[1];                                  \
-        const T *srow = src + (t - t0) * ow;                                                        \
-        T *xrow;                                                                                    \
+        T *drow = dst + (t - t0) * ow;                                                              \
+        const T *xrow;                                                                              \
         int64_t o;                                                                                  \
-        if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) continue;                        \
+        if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) {                                 \
+          memset(drow, 0, sizeof(T) * (size_t)ow);                                                  \
+          continue;                                                                                 \
+        }                                                                                           \
         xrow = xc + (zd * g->id[1] + zh) * g->id[2];                                                \
         if (g->s[2] == 1) {                                                                         \
-          T *xw = xrow + w0;                                                                        \
-          for (o = lo; o < hi; o++) xw[o] += srow[o];                                               \
+          for (o = 0; o < lo; o++) drow[o] = 0;                                                     \
+          if (hi > lo) memcpy(drow + lo, xrow + w0 + lo, sizeof(T) * (size_t)(hi - lo));            \
+          for (o = hi; o < ow; o++) drow[o] = 0;                                                    \
         } else {                                                                                    \
           for (o = 0; o < ow; o++) {                                                                \
             const int64_t iw = w0 + o * g->s[2];                                                    \
-            if (iw >= 0 && iw < g->id[2]) xrow[iw] += srow[o];                                      \
+            drow[o] = (iw >= 0 && iw < g->id[2]) ? xrow[iw] : (T)0;                                 \
           }                                                                                         \
         }                                                                                           \
       }                                                                                             \
@@ -175,12 +161,98 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                   
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
+/* X_j[c, zd, zh, zw] += col[r, ...]: the adjoint of im2col; threads own channels */                \
+static void mxc_col2im_##SUF(const T *col, T *x, const mxc_conv_geom *g, int64_t t0, int64_t t1,    \
+                             int64_t nb, int64_t xs, int64_t ld, int nt) {                          \
+  const int64_t ow = g->od[2], per = (t1 - t0) * ow;                                                \
+  int64_t c;                                                                                        \
+  const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
+  (void)nt;                                                                                         \
+  (void)par;                                                                                        \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+  for (c = 0; c < g->cig; c++) {                                                                    \
+    int64_t kk, j;                                                                                  \
+    for (j = 0; j < nb; j++) {                                                                      \
+      T *xc = x + j * xs + c * g->isz;                                                              \
+      for (kk = 0; kk < g->ksz; kk++) {                                                             \
+        const int64_t kd = kk / (g->k[1] * g->k[2]), kh = (kk / g->k[2]) % g->k[1];                 \
+        const int64_t kw = kk % g->k[2];                                                            \
+        const T *src = col + (c * g->ksz + kk) * ld + j * per;                                      \
+        const int64_t w0 = kw * g->d[2] - g->p[2];                                                  \
+        int64_t t, lo = w0 < 0 ? -w0 : 0, hi = g->id[2] - w0 < ow ? g->id[2] - w0 : ow;             \
+        if (hi < lo) hi = lo;                                                                       \
+        for (t = t0; t < t1; t++) {                                                                 \
+          const int64_t odx = t / g->od[1], ohx = t % g->od[1];                                     \
+          const int64_t zd = odx * g->s[0] - g->p[0] + kd * g->d[0];                                \
+          const int64_t zh = ohx * g->s[1] - g->p[1] + kh * g->d[1];                                \
+          const T *srow = src + (t - t0) * ow;                                                      \
+          T *xrow;                                                                                  \
+          int64_t o;                                                                                \
+          if (zd < 0 || zd >= g->id[0] || zh < 0 || zh >= g->id[1]) continue;                       \
+          xrow = xc + (zd * g->id[1] + zh) * g->id[2];                                              \
+          if (g->s[2] == 1) {                                                                       \
+            T *xw = xrow + w0;                                                                      \
+            for (o = lo; o < hi; o++) xw[o] += srow[o];                                             \
+          } else {                                                                                  \
+            for (o = 0; o < ow; o++) {                                                              \
+              const int64_t iw = w0 + o * g->s[2];                                                  \
+              if (iw >= 0 && iw < g->id[2]) xrow[iw] += srow[o];                                    \
+            }                                                                                       \
+          }                                                                                         \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* Moves one group's block of nb samples between Y's layout (y: the group's first channel of the    \
+ * block's first sample, sample stride ys = co * osz) and a packed [cog, nb * osz] matrix z.        \
+ * dir 0: z = Y block (gather); dir 1: Y block = z; dir 2: Y block += z (scatter). */               \
+static void mxc_conv_pack_##SUF(T *y, T *z, const mxc_conv_geom *g, int64_t nb, int64_t ys,         \
+                                int dir, int nt) {                                                  \
+  const int64_t osz = g->osz, ld = nb * osz;                                                        \
+  int64_t c;                                                                                        \
+  const int par = g->cog * ld >= MXC_CONV_PAR_MIN;                                                  \
+  (void)nt;                                                                                         \
+  (void)par;                                                                                        \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+  for (c = 0; c < g->cog; c++) {                                                                    \
+    int64_t j, s;                                                                                   \
+    for (j = 0; j < nb; j++) {                                                                      \
+      T *yr = y + j * ys + c * osz, *zr = z + c * ld + j * osz;                                     \
+      if (dir == 0) {                                                                               \
+        memcpy(zr, yr, sizeof(T) * (size_t)osz);                                                    \
+      } else if (dir == 1) {                                                                        \
+        memcpy(yr, zr, sizeof(T) * (size_t)osz);                                                    \
+      } else {                                                                                      \
+        for (s = 0; s < osz; s++) yr[s] += zr[s];                                                   \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
 /* Y = W * col(X) (+ Y when accumulate: Y holds the bias) */                                        \
-static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_geom *g, T *col,   \
-                                   int accumulate, int nt, int64_t n0, int64_t n1) {               \
+static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_geom *g, T *col,    \
+                                   int accumulate, int nt, int64_t n0, int64_t n1) {                \
   int64_t n, gr, t0;                                                                                \
   const T beta = accumulate ? (T)1 : (T)0;                                                          \
-  for (n = n0; n < n1; n++) {                                                                      \
+  if (g->nb > 1) { /* small outputs: several samples per GEMM */                                    \
+    T *z = col + g->rows * g->nb * g->osz;                                                          \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      const T *wg = w + gr * g->cog * g->rows;                                                      \
+      for (n = n0; n < n1; n += g->nb) {                                                            \
+        const int64_t m = n1 - n < g->nb ? n1 - n : g->nb, ld = m * g->osz;                         \
+        mxc_im2col_##SUF(x + (n * g->ci + gr * g->cig) * g->isz, col, g, 0, g->ntr, m,              \
+                         g->ci * g->isz, ld, nt);                                                   \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)g->cog, (int)ld,           \
+             (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ld, (T)0, z, (int)ld);                 \
+        mxc_conv_pack_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m, g->co * g->osz,        \
+                            accumulate ? 2 : 1, nt);                                                \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
+  for (n = n0; n < n1; n++) {                                                                       \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
       const T *wg = w + gr * g->cog * g->rows;                                                      \
@@ -193,7 +265,7 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
       for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                  \
         const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                       \
         const int64_t ncol = (t1 - t0) * g->od[2];                                                  \
-        mxc_im2col_##SUF(xg, col, g, t0, t1, nt);                                                   \
+        mxc_im2col_##SUF(xg, col, g, t0, t1, 1, 0, ncol, nt);                                       \
         GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)g->cog, (int)ncol,         \
              (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ncol, beta, yg + t0 * g->od[2],        \
              (int)g->osz);                                                                          \
@@ -203,12 +275,28 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
 }                                                                                                   \
                                                                                                     \
 /* dX = col2im(W^T dY) (dX is zeroed here) */                                                       \
-static void mxc_conv_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_conv_geom *g,        \
-                                    T *col, int nt, int64_t n0, int64_t n1) {                      \
+static void mxc_conv_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_conv_geom *g,         \
+                                    T *col, int nt, int64_t n0, int64_t n1) {                       \
   int64_t n, gr, t0;                                                                                \
-  if (!g->direct)                                                                                  \
-    memset(dx + n0 * g->ci * g->isz, 0, sizeof(T) * (size_t)((n1 - n0) * g->ci * g->isz));         \
-  for (n = n0; n < n1; n++) {                                                                      \
+  if (!g->direct || g->nb > 1)                                                                      \
+    memset(dx + n0 * g->ci * g->isz, 0, sizeof(T) * (size_t)((n1 - n0) * g->ci * g->isz));          \
+  if (g->nb > 1) { /* small outputs: several samples per GEMM */                                    \
+    T *z = col + g->rows * g->nb * g->osz;                                                          \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      const T *wg = w + gr * g->cog * g->rows;                                                      \
+      for (n = n0; n < n1; n += g->nb) {                                                            \
+        const int64_t m = n1 - n < g->nb ? n1 - n : g->nb, ld = m * g->osz;                         \
+        mxc_conv_pack_##SUF((T *)(dy + (n * g->co + gr * g->cog) * g->osz), z, g, m,                \
+                            g->co * g->osz, 0, nt);                                                 \
+        GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)g->rows, (int)ld,            \
+             (int)g->cog, (T)1, wg, (int)g->rows, z, (int)ld, (T)0, col, (int)ld);                  \
+        mxc_col2im_##SUF(col, dx + (n * g->ci + gr * g->cig) * g->isz, g, 0, g->ntr, m,             \
+                         g->ci * g->isz, ld, nt);                                                   \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
+  for (n = n0; n < n1; n++) {                                                                       \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       T *xg = dx + (n * g->ci + gr * g->cig) * g->isz;                                              \
       const T *wg = w + gr * g->cog * g->rows;                                                      \
@@ -224,18 +312,34 @@ static void mxc_conv_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_co
         GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)g->rows, (int)ncol,          \
              (int)g->cog, (T)1, wg, (int)g->rows, yg + t0 * g->od[2], (int)g->osz, (T)0, col,       \
              (int)ncol);                                                                            \
-        mxc_col2im_##SUF(col, xg, g, t0, t1, nt);                                                   \
+        mxc_col2im_##SUF(col, xg, g, t0, t1, 1, 0, ncol, nt);                                       \
       }                                                                                             \
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
 /* dW = sum over samples of dY col(X)^T */                                                          \
-static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_conv_geom *g,      \
-                                      T *col, int nt, int64_t n0, int64_t n1) {                    \
+static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_conv_geom *g,       \
+                                      T *col, int nt, int64_t n0, int64_t n1) {                     \
   int64_t n, gr, t0;                                                                                \
   memset(dw, 0, sizeof(T) * (size_t)(g->co * g->rows));                                             \
-  for (n = n0; n < n1; n++) {                                                                      \
+  if (g->nb > 1) { /* small outputs: several samples per GEMM */                                    \
+    T *z = col + g->rows * g->nb * g->osz;                                                          \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      T *wg = dw + gr * g->cog * g->rows;                                                           \
+      for (n = n0; n < n1; n += g->nb) {                                                            \
+        const int64_t m = n1 - n < g->nb ? n1 - n : g->nb, ld = m * g->osz;                         \
+        mxc_conv_pack_##SUF((T *)(dy + (n * g->co + gr * g->cog) * g->osz), z, g, m,                \
+                            g->co * g->osz, 0, nt);                                                 \
+        mxc_im2col_##SUF(x + (n * g->ci + gr * g->cig) * g->isz, col, g, 0, g->ntr, m,              \
+                         g->ci * g->isz, ld, nt);                                                   \
+        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,        \
+             (int)ld, (T)1, z, (int)ld, col, (int)ld, (T)1, wg, (int)g->rows);                      \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
+  for (n = n0; n < n1; n++) {                                                                       \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
       T *wg = dw + gr * g->cog * g->rows;                                                           \
@@ -248,7 +352,7 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
       for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                  \
         const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                       \
         const int64_t ncol = (t1 - t0) * g->od[2];                                                  \
-        mxc_im2col_##SUF(xg, col, g, t0, t1, nt);                                                   \
+        mxc_im2col_##SUF(xg, col, g, t0, t1, 1, 0, ncol, nt);                                       \
         GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,        \
              (int)ncol, (T)1, yg + t0 * g->od[2], (int)g->osz, col, (int)ncol, (T)1, wg,            \
              (int)g->rows);                                                                         \
@@ -256,7 +360,6 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
-                                                                                                    \
 /* y[n, c, :] = b[c] (set) or += b[c] */                                                            \
 static void mxc_conv_bias_##SUF(T *y, const T *b, int64_t n, int64_t c, int64_t sz, int add,       \
                                 int nt) {                                                           \
@@ -332,14 +435,19 @@ MXC_CONV_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 
 /* Winograd F(2x2, 3x3) (convolution_winograd.h) for float32 2-D 3x3 convolutions with stride 1,
- * no dilation, one group and padding <= 2, on CPUs with AVX2+FMA. */
+ * no dilation, one group and padding <= 2, on CPUs with AVX2+FMA, and outputs of at least
+ * MXC_CONV_WINO_MIN_OSZ positions: below that the tiles are mostly padding and the batched
+ * im2col path is faster. */
+#ifndef MXC_CONV_WINO_MIN_OSZ
+#define MXC_CONV_WINO_MIN_OSZ 16
+#endif
 static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
 #ifdef MXC_WINO
   return g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->id[0] == 1 &&
          g->od[0] == 1 && g->p[0] == 0 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
          g->d[2] == 1 && g->p[1] <= 2 && g->p[2] <= 2 && g->od[1] == g->id[1] + 2 * g->p[1] - 2 &&
          g->od[2] == g->id[2] + 2 * g->p[2] - 2 && g->cig * g->cog * 16 <= ((int64_t)1 << 24) &&
-         mxc_wino_cpu();
+         g->od[1] * g->od[2] >= MXC_CONV_WINO_MIN_OSZ && mxc_wino_cpu();
 #else
   (void)g;
   return 0;
@@ -438,7 +546,10 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
     return 0;
   }
-  colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
+  if (g.nb > 1)
+    colsz = (g.rows + g.cog) * g.nb * g.osz;
+  else
+    colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
   if (colsz) {
     col = malloc(esz * (size_t)colsz);
     if (col == NULL) {
