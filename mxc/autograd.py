@@ -21,8 +21,18 @@ from .ndarray import NDArray  # noqa: F401
 # no __all__: as MXNet's module, `from mxnet.autograd import *` also brings NDArray
 
 is_recording = _modes.is_recording
-is_training = _modes.is_training
 _M = _modes._M
+# told when user code reads is_training() (set by mxc.gluon.block: a read while a HybridBlock
+# is traced for hybridize() is frozen into the graph, which deserves a warning)
+_read_hook = None
+
+
+def is_training():
+    """Whether operators run in training mode (Dropout, BatchNorm)."""
+    value = _modes.is_training()
+    if _read_hook is not None:
+        _read_hook(value)
+    return value
 
 
 def set_recording(is_recording):  # noqa: F811  (MXNet's parameter name)

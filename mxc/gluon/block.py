@@ -17,9 +17,11 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 
 from .. import autograd, name as _name, ndarray, symbol
+from .._core import modes as _modes
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol, load_json
+from ..symbol import symbol as _symmod
 from .parameter import DeferredInitializationError, Parameter, ParameterDict, _default_init
 from .utils import HookHandle, _brief_print_list, _indent
 
@@ -194,7 +196,7 @@ def _symbol_bool(sym):
             except (DeferredInitializationError, RuntimeError):
                 return None
         feed[n] = v
-    with autograd.pause(train_mode=_orig_is_training()):
+    with autograd.pause(train_mode=_modes.is_training()):
         out = sym.eval_imperative(feed)
     out = out[0] if isinstance(out, (list, tuple)) else out
     result = bool(out.asnumpy().any()) if out.size != 1 else bool(out.asscalar())
@@ -202,24 +204,13 @@ def _symbol_bool(sym):
     return result
 
 
-_orig_is_training = autograd.is_training
-
-
-def _is_training_traced():
-    value = _orig_is_training()
+def _is_training_read(value):
     if _TRACE.stack:
         _frozen_warning("reads autograd.is_training()", value)
-    return value
 
 
-def _install_trace_hooks():
-    from ..symbol import symbol as _symmod
-    if hasattr(_symmod, "_bool_hook"):
-        _symmod._bool_hook = _symbol_bool
-    autograd.is_training = _is_training_traced
-
-
-_install_trace_hooks()
+_symmod._bool_hook = _symbol_bool
+autograd._read_hook = _is_training_read
 
 
 # ---- Block ----------------------------------------------------------------------------------
