@@ -110,7 +110,7 @@ class _RemoteTraceback(Exception):
         return self.args[0]
 
 
-def _worker_loop(conn, dataset, batchify_fn, np_shape, forked):
+def _worker_loop(conn, dataset, batchify_fn, np_shape):
     """A worker process: (task id, sample indices) in, (task id, batch or error) out."""
     import traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
@@ -156,7 +156,7 @@ class _ProcessPool:
         for i in range(num_workers):
             parent, child = ctx.Pipe(duplex=True)
             p = ctx.Process(target=_worker_loop, name=f"DataLoaderWorker-{i}",
-                            args=(child, dataset, batchify_fn, util.is_np_shape(), forked),
+                            args=(child, dataset, batchify_fn, util.is_np_shape()),
                             daemon=True)
             p.start()
             child.close()
