@@ -63,5 +63,5 @@ def _init_threads():
 
 
 _init_threads()
-# a forked child computes on one thread, as the kernels do (mxc/ops/registry.py)
+# a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx)
 os.register_at_fork(after_in_child=lambda: set_num_threads(1))

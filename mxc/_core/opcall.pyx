@@ -9,6 +9,7 @@ cdef extern from "mxc/smallpool.h" nogil:
 from libc.string cimport strncpy
 from libc.stdint cimport int64_t, uintptr_t
 cimport numpy as cnp
+import os
 import numpy as np
 
 from mxc._core._types cimport (mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM,
@@ -46,9 +47,26 @@ cdef void free_call(void *call) noexcept nogil:
     mxc_sp_free(call)
 
 
+# The most OpenMP threads any kernel may use; 0: no cap. A forked child gets 1: libgomp's
+# thread pool does not survive fork, and a parallel region in the child waits for the parent's
+# threads forever (MXNet #15690). Every kernel run passes here, whoever built its call.
+cdef int g_thread_cap = 0
+
+
+def _after_fork_child():
+    global g_thread_cap
+    g_thread_cap = 1
+
+
+os.register_at_fork(after_in_child=_after_fork_child)
+
+
 cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef mxc_opcall *call = <mxc_opcall*>arg
-    cdef int rc = call.kernel(call)
+    cdef int rc
+    if g_thread_cap > 0 and call.nthreads > g_thread_cap:
+        call.nthreads = g_thread_cap
+    rc = call.kernel(call)
     if rc != 0:
         call.err[MXC_ERR_LEN - 1] = 0
         if call.err[0] == 0:
@@ -98,6 +116,8 @@ def run_on_numpy(uintptr_t kernel, inputs, outputs, iattr=(), fattr=(), int req=
         fill_attrs(call, iattr, fattr)
         call.req = req
         call.nthreads = max(1, nthreads)
+        if g_thread_cap > 0 and call.nthreads > g_thread_cap:
+            call.nthreads = g_thread_cap
         with nogil:
             rc = call.kernel(call)
         if rc != 0:

@@ -1,6 +1,4 @@
 """``mx.nd``: NDArray, creation functions and one function per registered operator."""
-import os as _os
-
 from .. import ops as _ops  # noqa: F401  registers every operator family
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye,  # noqa: F401
                       zeros_like, ones_like, waitall, from_numpy, from_dlpack, concatenate,
@@ -15,9 +13,6 @@ from . import methods as _methods
 _register.populate(globals())
 _methods.attach(NDArray)
 install_operators()
-# a forked child computes on one thread (mxc/ops/registry.py resets the kernels' thread count
-# first); NDArray's operators hold their kernels, so they take the new ones
-_os.register_at_fork(after_in_child=install_operators)
 from . import random  # noqa: F401
 from . import _internal  # noqa: F401  (MXNet's mx.nd._internal: the underscore operators)
 from . import contrib  # noqa: F401

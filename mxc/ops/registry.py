@@ -180,19 +180,6 @@ def omp_threads():
 _NTHREADS = omp_threads()
 
 
-def _after_fork_child():
-    """A forked child runs every kernel on one thread: libgomp's pool does not survive fork
-    and a parallel region in the child hangs (MXNet sets OpenMP to 1 thread there too). The
-    fast kernels captured the parent's thread count, so they are rebuilt on first use."""
-    global _NTHREADS
-    _NTHREADS = 1
-    for op in _DEFS:
-        op._fast_kernel = None
-
-
-os.register_at_fork(after_in_child=_after_fork_child)
-
-
 def _dtype_name(key):
     from .._core.opcall import CODE_DTYPE
     if isinstance(key, tuple):

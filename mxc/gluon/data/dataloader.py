@@ -3,7 +3,7 @@ in worker threads (thread_pool=True) or in worker processes (num_workers > 0).
 
 Worker processes are forked (Linux); a forked mxc runs every kernel on one thread (OpenMP's and
 OpenBLAS's pools do not survive fork, and a child that entered them would hang: MXNet #15690;
-see mxc/ops/registry.py), and they send batches back as numpy buffers; the parent builds the
+see mxc/_core/opcall.pyx), and they send batches back as numpy buffers; the parent builds the
 NDArrays. A batch that does not arrive within `timeout` seconds raises a clear error,
 and so does a worker process that dies; an exception in a worker is raised in the parent with
 the worker's traceback attached."""
