@@ -1,0 +1,1 @@
+"""``mx.contrib``: MXNet 1.x's experimental namespaces (amp, the horovod-style facade)."""
