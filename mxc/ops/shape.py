@@ -1,6 +1,8 @@
 """Shape operators: reshape (MXNet's special codes), expand_dims, squeeze, flatten, transpose,
 swapaxes, broadcast_to/like, concat, stack, split, slice, slice_axis, tile, repeat, flip.
 Kernels: mxc/ops/cpu/shape.pyx. Reshapes are copies here and views on NDArray.reshape."""
+import math
+
 import numpy as np
 
 from .elemwise import sum_to
@@ -52,13 +54,13 @@ def infer_reshape(src, target, reverse=False, op="reshape"):
         else:
             raise ValueError(f"{op}: invalid shape code {t} in {target}")
         j += 1
-    total = int(np.prod(src, dtype=np.int64))
+    total = math.prod(src)        # math.prod: np.prod costs ~5 us on a short tuple
     if infer_at is not None:
-        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        known = math.prod(d for d in out if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"{op}: cannot reshape {src} into {target}")
         out[infer_at] = total // known
-    if int(np.prod(out, dtype=np.int64)) != total:
+    if math.prod(out) != total:
         raise ValueError(f"{op}: cannot reshape array of shape {src} (size {total}) into {tuple(out)}")
     return tuple(int(d) for d in out)
 
@@ -145,7 +147,7 @@ def _flatten_infer(a, s, d):
     shp = s[0]
     if not shp:
         return [(1, 1)], [d[0]]
-    return [(shp[0], int(np.prod(shp[1:], dtype=np.int64)))], [d[0]]
+    return [(shp[0], math.prod(shp[1:]))], [d[0]]
 
 
 _reg_reshape_like("Flatten", _flatten_infer, aliases=("flatten",),
