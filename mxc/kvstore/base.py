@@ -133,8 +133,9 @@ def create(name="local"):
     ``'local'`` (and ``'local_update_cpu'``, ``'local_allreduce_cpu'``) sums pushed values and
     runs the updater on the CPU; ``'device'``, ``'local_allreduce_device'`` and ``'nccl'`` are
     accepted and behave as the local store here, since mxc computes on the CPU (a warning
-    says so once). ``'dist_sync'``, ``'dist_async'``, ``'dist_device_sync'`` ... need the
-    distributed store, which this build does not have. Names registered with
+    says so once). ``'dist_sync'``, ``'dist_device_sync'``, ``'dist_sync_device'``,
+    ``'dist_async'`` and ``'horovod'`` build the distributed store over MPI
+    (``mxc/kvstore/dist.py``; mpi4py from the 'dist' extra). Names registered with
     ``KVStoreBase.register`` create those classes.
     """
     if not isinstance(name, string_types):
@@ -142,14 +143,12 @@ def create(name="local"):
     name = name.lower()
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
-    if "dist" in name:
-        raise MXNetError(
-            "KVStore type '%s' is a distributed store: it needs mxc's distributed KVStore "
-            "(the 'dist' extra with MPI), which is not available in this installation. "
-            "Use 'local' or 'device' for training on one machine." % name)
-    if name in ("horovod", "byteps"):
-        raise MXNetError("KVStore type '%s' needs the %s package, which mxc does not "
-                         "support; use 'local' or 'device'" % (name, name))
+    if "dist" in name or name == "horovod":
+        from .dist import create_dist      # imports mpi4py only now
+        return create_dist(name)
+    if name == "byteps":
+        raise MXNetError("KVStore type 'byteps' needs the byteps package, which mxc does not "
+                         "support; use 'dist_sync' or 'horovod'")
     if name not in _LOCAL_TYPES and not name.startswith("local"):
         raise MXNetError("Unknown KVStore type '%s'; valid types are %s, 'dist_*' and the "
                          "registered %s" % (name, ", ".join(repr(t) for t in _LOCAL_TYPES),

@@ -374,9 +374,6 @@ def test_types_and_properties():
         np.testing.assert_array_equal(pulled(kv, 0), 2)
     with pytest.raises(ValueError, match="Unknown capability"):
         mx.kv.create().is_capable("fly")
-    for name in ("dist_sync", "dist_async", "dist_device_sync"):
-        with pytest.raises(MXNetError, match="distributed"):
-            mx.kv.create(name)
     with pytest.raises(MXNetError, match="Unknown KVStore type"):
         mx.kv.create("lcoal")
     with pytest.raises(TypeError, match="name must be a string"):

@@ -1,0 +1,470 @@
+"""The communication layer of the distributed KVStore: MPI (mpi4py) behind one thread.
+
+Every MPI call of the store runs on one daemon thread, the *communication thread*; the
+Python and engine threads hand it requests and wait on events. mpi4py releases the GIL in
+MPI calls, and the thread polls non-blocking operations with short sleeps, so compute
+(engine workers, the main thread) runs while data moves.
+
+Agreement. Requests are named ``(kind, key, n)`` (the n-th push of ``key``...) so that the
+same request has the same name on every rank. Each rank reports the names it has *ready*
+(its gradient staged) to rank 0, the coordinator, which sends back, in one message to every
+rank, the list of names ready everywhere, ordered by priority then first report; all ranks
+then run those collectives in that order. So ranks never disagree on the order of
+collectives even when their backward passes finish gradients in different orders, and the
+coordinator knows which ranks are missing for any request.
+
+Faults. Nothing waits without a bound: ``MXC_KVSTORE_TIMEOUT`` seconds (default 300; a rank
+that is slower than that, e.g. evaluating on its own, needs a larger value) is how long a
+request may be ready on some ranks and missing on others, and how long one collective may
+stall. Then every rank fails with an MXNetError that names the missing rank(s) and what they
+were doing instead (at another request, exited, or silent). A rank whose script ends tells
+the coordinator, so the others fail at once instead of after the timeout. Requests whose
+header (shape, dtype) differs between ranks fail on every rank with both shapes named.
+After such a failure the store is broken on that rank: later calls raise the same error, and
+the process leaves with ``os._exit(1)`` at exit rather than hang in ``MPI_Finalize`` with a
+peer gone.
+"""
+import atexit
+import collections
+import itertools
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ..base import MXNetError
+
+__all__ = ["get_comm", "Request", "timeout"]
+
+_TAG_READY = 11     # rank -> coordinator: ("ready", [(name, header, priority)]) / ("bye", why)
+_TAG_DECIDE = 12    # coordinator -> rank: ("go", [names]) / ("error", msg) / ("bye", rank)
+_DEFAULT_TIMEOUT = 300.0
+_CHUNK_BYTES = int(os.environ.get("MXC_KVSTORE_CHUNK_BYTES", str(64 << 20)))
+
+
+def timeout():
+    """Seconds a collective may wait for the other ranks (``MXC_KVSTORE_TIMEOUT``)."""
+    raw = os.environ.get("MXC_KVSTORE_TIMEOUT", "")
+    if not raw:
+        return _DEFAULT_TIMEOUT
+    try:
+        val = float(raw)
+    except ValueError:
+        raise MXNetError("MXC_KVSTORE_TIMEOUT must be a number of seconds, got %r" % raw) from None
+    if not val > 0:
+        raise MXNetError("MXC_KVSTORE_TIMEOUT must be positive, got %r" % raw)
+    return val
+
+
+def _import_mpi():
+    try:
+        import mpi4py
+    except ImportError:
+        raise MXNetError("the distributed KVStore needs mpi4py: install mxc's 'dist' extra "
+                         "(pip install 'mxc[dist]', which brings mpi4py and the MPICH wheel)"
+                         ) from None
+    mpi4py.rc.thread_level = "multiple"
+    try:
+        from mpi4py import MPI
+    except Exception as exc:      # the MPI library itself failed to load
+        raise MXNetError("the distributed KVStore could not load MPI through mpi4py: %s"
+                         % exc) from None
+    return MPI
+
+
+def describe(name):
+    kind, key, n = name
+    if kind == "barrier":
+        return "barrier #%d" % n
+    return "%s of key %r (#%d)" % (kind, key, n)
+
+
+class Request(object):
+    """One collective: ``run(comm)`` executes it on the communication thread once every
+    rank has it ready. ``done`` is set when it finished or failed (``error`` holds why)."""
+    __slots__ = ("name", "header", "priority", "run", "done", "error", "t_ready")
+
+    def __init__(self, name, header, priority, run):
+        self.name, self.header, self.priority, self.run = name, header, priority, run
+        self.done = threading.Event()
+        self.error = None
+        self.t_ready = None
+
+    def wait(self, what=None):
+        """Block (GIL released) until done; raise its error. Bounded: the communication
+        thread fails requests by the timeout; the extra margin covers that thread dying."""
+        limit = time.monotonic() + 2 * timeout() + 30
+        while not self.done.wait(0.1):
+            if time.monotonic() > limit:
+                raise MXNetError("distributed KVStore: %s did not finish and the communication "
+                                 "thread stopped answering" % describe(self.name))
+        if self.error is not None:
+            raise MXNetError(self.error)
+
+
+class _Comm(object):
+    def __init__(self):
+        MPI = _import_mpi()
+        self.MPI = MPI
+        world = MPI.COMM_WORLD
+        self.rank = world.Get_rank()
+        self.size = world.Get_size()
+        self.ctl = world.Dup()
+        self.data = world.Dup()
+        self._cv = threading.Condition()
+        self._new = []                      # ready requests not yet reported
+        self._pending = {}                  # name -> Request (submitted, not finished)
+        self._broken = None
+        self._peer_gone = {}                # rank -> why (it said bye)
+        self._counts = collections.Counter()
+        self._stop = False
+        self._sends = []
+        # coordinator state (rank 0): name -> {rank: header}, first report order, priority
+        self._seen = {}
+        self._order = itertools.count()
+        self._first = {}
+        self._prio = {}
+        self._t0 = {}
+        self._where = {}                    # rank -> name it most recently reported
+        self._thread = threading.Thread(target=self._main, name="mxc-kvstore-comm", daemon=True)
+        self._thread.start()
+        atexit.register(self._at_exit)
+
+    # ---- called from other threads ---------------------------------------------------------
+    def next_name(self, kind, key):
+        self._counts[(kind, key)] += 1
+        return (kind, key, self._counts[(kind, key)])
+
+    def check(self):
+        if self._broken is not None:
+            raise MXNetError(self._broken)
+
+    def submit(self, req, ready=False):
+        with self._cv:
+            self.check()
+            if self._peer_gone:
+                r, why = sorted(self._peer_gone.items())[0]
+                raise MXNetError("distributed KVStore: rank %d exited (%s); %s on rank %d can "
+                                 "never complete" % (r, why, describe(req.name), self.rank))
+            if req.name in self._pending:
+                raise MXNetError("distributed KVStore: %s submitted twice" % describe(req.name))
+            self._pending[req.name] = req
+            if ready:
+                self._ready_locked(req)
+
+    def mark_ready(self, req):
+        with self._cv:
+            if req.done.is_set():
+                return
+            self._ready_locked(req)
+
+    def _ready_locked(self, req):
+        req.t_ready = time.monotonic()
+        self._new.append(req)
+        self._cv.notify_all()
+
+    # ---- the communication thread ---------------------------------------------------------
+    def _main(self):
+        try:
+            self._loop()
+        except MXNetError as exc:
+            self._fail(str(exc))
+        except BaseException as exc:   # an MPI error or a bug: every waiter learns of it
+            self._fail("distributed KVStore: the communication thread failed on rank %d: "
+                       "%s: %s" % (self.rank, type(exc).__name__, exc))
+
+    def _fail(self, msg):
+        with self._cv:
+            if self._broken is None:
+                self._broken = msg
+            reqs = list(self._pending.values())
+            self._pending.clear()
+            self._new = []
+        for r in reqs:
+            r.error = self._broken
+            r.done.set()
+
+    def _loop(self):
+        MPI = self.MPI
+        status = MPI.Status()
+        idle = 0.0005
+        while True:
+            with self._cv:
+                if self._stop and not self._pending:
+                    return
+                if not self._new and (self.rank != 0 and not self._pending):
+                    self._cv.wait(0.05)
+                new, self._new = self._new, []
+            items = [(r.name, r.header, r.priority) for r in new]
+            busy = bool(items)
+            if self.rank == 0:
+                if items:
+                    self._note(0, items)
+                while self.ctl.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG_READY, status=status):
+                    src = status.Get_source()
+                    msg = self.ctl.recv(source=src, tag=_TAG_READY)
+                    busy = True
+                    if msg[0] == "ready":
+                        self._note(src, msg[1])
+                    else:
+                        self._peer_gone[src] = msg[1]
+                        self._where[src] = ("bye", msg[1])
+                        for r in range(1, self.size):
+                            if r != src and r not in self._peer_gone:
+                                self._send(r, ("bye", src, msg[1]))
+                        self._local_bye(src, msg[1])
+                self._decide()
+            else:
+                if items:
+                    self._send(0, ("ready", items))
+                while self.ctl.Iprobe(source=0, tag=_TAG_DECIDE, status=status):
+                    msg = self.ctl.recv(source=0, tag=_TAG_DECIDE)
+                    busy = True
+                    if msg[0] == "go":
+                        self._execute(msg[1])
+                    elif msg[0] == "error":
+                        raise MXNetError(msg[1])
+                    else:
+                        self._local_bye(msg[1], msg[2])
+                self._watch_coordinator()
+            self._sends = [s for s in self._sends if not s.Test()]
+            if not busy:
+                time.sleep(idle)
+
+    def _send(self, dest, obj):
+        tag = _TAG_READY if self.rank != 0 else _TAG_DECIDE
+        self._sends.append(self.ctl.isend(obj, dest=dest, tag=tag))
+
+    def _note(self, rank, items):
+        now = time.monotonic()
+        for name, header, prio in items:
+            seen = self._seen.setdefault(name, {})
+            if name not in self._first:
+                self._first[name] = next(self._order)
+                self._t0[name] = now
+            seen[rank] = header
+            self._prio[name] = max(self._prio.get(name, prio), prio)
+            self._where[rank] = name
+
+    def _decide(self):
+        size = self.size
+        agreed = []
+        for name, seen in self._seen.items():
+            if len(seen) == size:
+                headers = set(seen.values())
+                if len(headers) > 1:
+                    self._abort(self._mismatch(name, seen))
+                agreed.append(name)
+        if agreed:
+            agreed.sort(key=lambda n: (-self._prio[n], self._first[n]))
+            for name in agreed:
+                del self._seen[name], self._first[name], self._prio[name], self._t0[name]
+            for r in range(1, size):
+                if r not in self._peer_gone:
+                    self._send(r, ("go", agreed))
+            self._execute(agreed)
+            return
+        if not self._seen:
+            return
+        oldest = min(self._seen, key=lambda n: self._t0[n])
+        missing = [r for r in range(size) if r not in self._seen[oldest]]
+        gone = [r for r in missing if r in self._peer_gone]
+        if gone:
+            self._abort(self._missing_msg(oldest, missing, "exited"))
+        if time.monotonic() - self._t0[oldest] > timeout():
+            self._abort(self._missing_msg(oldest, missing, "timeout"))
+
+    def _missing_msg(self, name, missing, why):
+        parts = []
+        for r in missing:
+            where = self._where.get(r)
+            if r in self._peer_gone:
+                parts.append("rank %d exited (%s)" % (r, self._peer_gone[r]))
+            elif where is None:
+                parts.append("rank %d never reported" % r)
+            else:
+                parts.append("rank %d last reported %s" % (r, describe(where)))
+        have = [r for r in range(self.size) if r not in missing]
+        head = ("distributed KVStore: rank(s) %s did not reach %s that rank(s) %s are waiting "
+                "for" % (missing, describe(name), have))
+        if why == "timeout":
+            head += " within MXC_KVSTORE_TIMEOUT=%gs" % timeout()
+        return head + ": " + "; ".join(parts) + (
+            " (a worker with fewer batches than the others, a rank that died or hangs, or "
+            "ranks calling the store in a different order)")
+
+    def _mismatch(self, name, seen):
+        groups = collections.defaultdict(list)
+        for r, h in sorted(seen.items()):
+            groups[h].append(r)
+        desc = "; ".join("rank(s) %s: shape %s dtype %s" % (rs, h[0], h[1])
+                         for h, rs in groups.items())
+        return ("distributed KVStore: %s has different shapes/dtypes on different ranks: %s"
+                % (describe(name), desc))
+
+    def _abort(self, msg):
+        for r in range(1, self.size):
+            if r not in self._peer_gone:
+                self._send(r, ("error", msg))
+        t = time.monotonic() + 1.0       # let the error messages leave before failing here
+        while self._sends and time.monotonic() < t:
+            self._sends = [s for s in self._sends if not s.Test()]
+            time.sleep(0.001)
+        raise MXNetError(msg)
+
+    def _local_bye(self, rank, why):
+        self._peer_gone[rank] = why
+        with self._cv:
+            waiting = [r for r in self._pending.values() if r.t_ready is not None]
+        if waiting:
+            names = ", ".join(describe(r.name) for r in waiting[:3])
+            raise MXNetError("distributed KVStore: rank %d exited (%s) while rank %d waits for "
+                             "%s" % (rank, why, self.rank, names))
+
+    def _watch_coordinator(self):
+        with self._cv:
+            ready = [r.t_ready for r in self._pending.values() if r.t_ready is not None]
+        if ready and time.monotonic() - min(ready) > timeout() + 10:
+            raise MXNetError("distributed KVStore: rank 0 (the coordinator) did not answer "
+                             "within MXC_KVSTORE_TIMEOUT=%gs (+10 s): rank 0 died or hangs"
+                             % timeout())
+
+    def _execute(self, names):
+        for name in names:
+            with self._cv:
+                req = self._pending.get(name)
+            if req is None:
+                raise MXNetError("distributed KVStore: rank %d was told to run %s, which it "
+                                 "never submitted" % (self.rank, describe(name)))
+            try:
+                req.run(self)
+            except MXNetError as exc:
+                req.error = str(exc)
+                with self._cv:
+                    self._pending.pop(name, None)
+                req.done.set()
+                raise
+            except Exception as exc:
+                req.error = "%s on rank %d: %s: %s" % (describe(name), self.rank,
+                                                       type(exc).__name__, exc)
+                with self._cv:
+                    self._pending.pop(name, None)
+                req.done.set()
+                continue
+            with self._cv:
+                self._pending.pop(name, None)
+            req.done.set()
+
+    # ---- collectives (communication thread only) -----------------------------------------
+    def wait_all(self, reqs, what):
+        deadline = time.monotonic() + timeout()
+        MPI = self.MPI
+        spins = 0
+        while not MPI.Request.Testall(reqs):
+            spins += 1
+            if spins > 50:
+                time.sleep(0.0002)
+            if time.monotonic() > deadline:
+                raise MXNetError("distributed KVStore: %s stalled for MXC_KVSTORE_TIMEOUT=%gs "
+                                 "on rank %d (a rank died or hangs inside the collective)"
+                                 % (what, timeout(), self.rank))
+
+    def allreduce(self, send, recv, what):
+        """Sum ``send`` (flat numpy) over ranks into ``recv``, in chunks."""
+        n = send.size
+        step = max(1, _CHUNK_BYTES // max(1, send.itemsize))
+        SUM = self.MPI.SUM
+        if self.size == 1:
+            if recv is not send:
+                np.copyto(recv, send)
+            return
+        for i in range(0, n, step):
+            self.wait_all([self.data.Iallreduce(send[i:i + step], recv[i:i + step], SUM)],
+                          what)
+
+    def bcast(self, buf, what):
+        if self.size == 1:
+            return
+        step = max(1, _CHUNK_BYTES // max(1, buf.itemsize))
+        flat = buf.reshape(-1)
+        for i in range(0, flat.size, step):
+            self.wait_all([self.data.Ibcast(flat[i:i + step], root=0)], what)
+
+    def allgather(self, send, what):
+        out = np.empty((self.size,) + send.shape, send.dtype)
+        if self.size == 1:
+            out[0] = send
+            return out
+        self.wait_all([self.data.Iallgather(send, out)], what)
+        return out
+
+    def barrier_request(self):
+        return Request(self.next_name("barrier", None), None, 1 << 30, lambda comm: None)
+
+    # ---- exit -------------------------------------------------------------------------------
+    def _at_exit(self):
+        if self._broken is not None:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(1)
+        try:
+            from .. import engine
+            engine.wait_for_all()
+        except Exception:
+            pass
+        why = "its script ended"
+        if getattr(sys, "last_type", None) is not None or _EXC[0] is not None:
+            why = "its script raised %s" % (_EXC[0] or sys.last_type.__name__)
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+        self._thread.join(timeout=timeout())
+        if self._broken is not None:
+            os._exit(1)
+        if self.size > 1:
+            try:
+                if self.rank != 0:
+                    req = self.ctl.isend(("bye", why), dest=0, tag=_TAG_READY)
+                else:
+                    req = None
+                    for r in range(1, self.size):
+                        if r not in self._peer_gone:
+                            self.ctl.isend(("bye", 0, why), dest=r, tag=_TAG_DECIDE)
+                t = time.monotonic() + 2.0
+                while req is not None and not req.Test() and time.monotonic() < t:
+                    time.sleep(0.001)
+            except Exception:
+                pass
+
+
+_EXC = [None]
+_COMM = []
+_LOCK = threading.Lock()
+
+
+def _hook_excepthook():
+    prev = sys.excepthook
+
+    def hook(etype, value, tb):
+        _EXC[0] = etype.__name__
+        prev(etype, value, tb)
+    sys.excepthook = hook
+
+
+def get_comm():
+    """The process's communication layer (MPI initialised at the first call)."""
+    with _LOCK:
+        if not _COMM:
+            comm = _Comm()
+            nw = os.environ.get("DMLC_NUM_WORKER")
+            if nw and nw.isdigit() and int(nw) != comm.size:
+                raise MXNetError(
+                    "DMLC_NUM_WORKER=%s but MPI started %d process(es) in this job: start the "
+                    "workers with mxc-launch or mpiexec -n %s" % (nw, comm.size, nw))
+            _hook_excepthook()
+            _COMM.append(comm)
+        return _COMM[0]

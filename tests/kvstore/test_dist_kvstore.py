@@ -1,0 +1,120 @@
+"""The distributed KVStore over MPI (mxc/kvstore/dist.py, _mpi.py, compression.py): rank
+scripts under dist_scripts/ run as `mpiexec -n 2|4 python script` with a time limit."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from mxc.base import MXNetError
+from mxc.kvstore.compression import dequantize_2bit, packed_size, quantize_2bit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(HERE, "dist_scripts")
+GOLDEN = os.path.join(ROOT, "tests", "data", "kvstore_2bit_golden.npz")
+
+try:
+    import mpi4py  # noqa: F401
+    HAVE_MPI = shutil.which("mpiexec") is not None
+except ImportError:
+    HAVE_MPI = False
+needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason="mpi4py/mpiexec not installed (the 'dist' "
+                                                    "extra): distributed KVStore tests skipped")
+
+
+def _mpirun(n, script, *args, timeout_env=None, limit=60):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("DMLC_NUM_WORKER", None)
+    if timeout_env is not None:
+        env["MXC_KVSTORE_TIMEOUT"] = str(timeout_env)
+    cmd = ["mpiexec", "-n", str(n), sys.executable, os.path.join(SCRIPTS, script)] + list(args)
+    t = time.monotonic()
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=limit, cwd=ROOT)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), time.monotonic() - t
+
+
+# ---- compression arithmetic (no MPI needed) ---------------------------------------------------
+def test_2bit_matches_mxnet_fixture():
+    d = np.load(GOLDEN)
+    for ti in range(2):
+        t = float(d["threshold_t%d" % ti])
+        for w in range(2):
+            res = np.zeros(63, np.float32)
+            for s in range(5):
+                packed = quantize_2bit(d["grad_t%d_w%d_s%d" % (ti, w, s)].ravel(), res, t)
+                assert packed.size == packed_size(63) == 16
+                got = dequantize_2bit(packed, 63, t)
+                np.testing.assert_array_equal(got, d["pulled_t%d_w%d_s%d" % (ti, w, s)].ravel())
+
+
+def test_2bit_packing_layout():
+    # value i sits in byte i//4, first value in the top two bits: 11 = +t, 10 = -t
+    res = np.zeros(5, np.float32)
+    packed = quantize_2bit(np.array([1, -1, 0.1, 1, -2], np.float32), res, 0.5)
+    assert packed.tolist()[:2] == [0b11100011, 0b10000000]
+    np.testing.assert_array_equal(res, np.array([0.5, -0.5, 0.1, 0.5, -1.5], np.float32))
+
+
+def test_unknown_dist_type_is_clear():
+    import mxc as mx
+    with pytest.raises(MXNetError, match="dist_sync"):
+        mx.kv.create("dist_bogus")
+
+
+# ---- over MPI ---------------------------------------------------------------------------------
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_sums_updates_keys_compression_horovod(n):
+    rc, out, _ = _mpirun(n, "basic.py")
+    assert rc == 0, out
+    assert sorted(l for l in out.splitlines() if l.startswith("OK")) == \
+        ["OK rank %d" % r for r in range(n)], out
+
+
+@needs_mpi
+def test_trainer_dist_sync_equals_one_process():
+    rc, out, _ = _mpirun(2, "trainer.py")
+    assert rc == 0, out
+    assert out.count("OK rank") == 2, out
+
+
+def _errors(out):
+    return {int(l.split()[3].rstrip(":")): l for l in out.splitlines() if l.startswith("ERROR")}
+
+
+@needs_mpi
+@pytest.mark.parametrize("mode", ["fewer", "hang", "raise"])
+def test_missing_rank_is_named_within_bound(mode):
+    rc, out, took = _mpirun(2, "faults.py", mode, timeout_env=2, limit=40)
+    assert rc != 0, out
+    errs = _errors(out)
+    assert 0 in errs, out
+    assert "rank 1" in errs[0] or "rank(s) [1]" in errs[0], errs[0]
+    # reported within the watchdog (2 s) plus slack; the job ends, nothing left hanging
+    assert float(errs[0].split()[1]) < 10, errs[0]
+    assert took < 30, took
+    if mode == "raise":
+        assert "RuntimeError" in errs[0], errs[0]
+
+
+@needs_mpi
+@pytest.mark.parametrize("mode,what", [("shape", "shape (5, 4)"), ("dtype", "float64")])
+def test_mismatched_shapes_dtypes_raise_on_every_rank(mode, what):
+    rc, out, took = _mpirun(2, "faults.py", mode, timeout_env=5, limit=40)
+    errs = _errors(out)
+    assert sorted(errs) == [0, 1], out
+    for line in errs.values():
+        assert "different shapes/dtypes" in line and what in line, line
+    assert took < 30
+
+
+@needs_mpi
+def test_killed_rank_ends_the_job():
+    rc, out, took = _mpirun(2, "faults.py", "die", timeout_env=2, limit=40)
+    assert rc != 0 and took < 30, out
