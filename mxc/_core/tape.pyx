@@ -39,6 +39,10 @@ cdef class Node:
     cdef public list in_views
     cdef public list out_views
     cdef public bint freed
+    # the training flag the forward ran with; the backward of this node runs in training
+    # mode only when both the forward and backward(train_mode=...) are (BatchNorm recorded
+    # with train_mode=False differentiates the inference formula, moving stats untouched)
+    cdef public bint training
     cdef object __weakref__
 
     def free(self):
@@ -83,6 +87,7 @@ cdef Node _new_node(object op, object attrs, list inputs, list outputs):
         node.in_views[i] = detach(x)
     node.out_views = [detach(<NDArrayBase?>y) for y in outputs]
     node.freed = False
+    node.training = _M.training    # the forward's mode reaches the backward
     return node
 
 
@@ -211,6 +216,7 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
             for k in range(n):
                 g = out_grads.pop((id(node), k), None)
                 ogs[k] = g if g is not None else F.zeros_like(outs[k])
+            _M.training = train_mode and node.training    # forward's mode AND backward's
             gfn = node.op.grad
             if gfn is None:
                 for pi in node.in_info:

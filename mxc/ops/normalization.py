@@ -20,8 +20,10 @@ BatchNorm follows MXNet 1.9.1's CPU implementation exactly where it matters to u
 - float16 data takes float32 gamma/beta/moving statistics and gives float32 mean/var;
 - eps and momentum are float32 parameters in MXNet (momentum 0.9 is 0.899999976): the kernels
   get those values, so float64 results match MXNet's to rounding;
-- the backward reads the training flag when it runs (autograd sets it from backward's
-  train_mode), as MXNet's backward reads ctx.is_train.
+- the backward reads the training flag when it runs: autograd sets it to the forward's mode
+  AND backward's train_mode (mxc/_core/tape.pyx), so a forward recorded with
+  record(train_mode=False) differentiates the inference formula (moving statistics) and leaves
+  the moving statistics alone (MXNet mixed the batch formula with the moving statistics there).
 """
 import numpy as np
 
@@ -224,6 +226,39 @@ register(OpDef("_backward_BatchNorm_v1", inputs=("ograd",) + _BN_INPUTS, params=
                infer=_bn1_wrap(_bn_backward_infer("_backward_BatchNorm_v1")),
                forward=_bn1_wrap(_bn_backward_forward("_backward_BatchNorm_v1")),
                mutate=(4, 5), num_outputs=3, doc="BatchNorm_v1's gradient."))
+
+
+# ---- SyncBatchNorm (H7) ------------------------------------------------------------------------
+# MXNet's _contrib_SyncBatchNorm normalizes over axis 1 with statistics shared by `ndev` devices
+# meeting under `key`. mxc runs one CPU device per process, so the statistics are this batch's
+# (what MXNet computes with ndev=1); output_mean_var returns the mean and the variance.
+_SBN_PARAMS = _BN1_PARAMS + (Param("ndev", int, 1), Param("key", str, required=True))
+
+
+def _sbn_grad(F, attrs, inputs, outputs, out_grads):
+    x, gamma, beta, mm, mv = inputs
+    kw = {k: attrs[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats")}
+    dx, dg, db = F._backward_BatchNorm(out_grads[0], x, gamma, beta, mm, mv, axis=1, **kw)
+    return [dx, dg, db, None, None]
+
+
+def _sbn_infer(attrs, shapes, dtypes):
+    if attrs["ndev"] < 1:
+        raise ValueError(f"_contrib_SyncBatchNorm: ndev must be >= 1, got {attrs['ndev']}")
+    if len(shapes[0]) < 2:
+        raise ValueError(f"_contrib_SyncBatchNorm: data must have a channel axis 1, got shape "
+                         f"{tuple(shapes[0])}")
+    return _bn_infer("_contrib_SyncBatchNorm")(_bn1_attrs(attrs), shapes, dtypes)
+
+
+register(OpDef("_contrib_SyncBatchNorm", inputs=_BN_INPUTS, params=_SBN_PARAMS, **_BN_SYMBOL,
+               infer=_sbn_infer,
+               forward=_bn1_wrap(_bn_forward("_contrib_SyncBatchNorm", True)),
+               grad=_sbn_grad, aux=("moving_mean", "moving_var"), mutate=(3, 4),
+               infer_inputs=_bn1_wrap(_bn_infer_inputs("_contrib_SyncBatchNorm")),
+               num_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+               doc="Synchronized batch normalization over axis 1 (one device per process: the "
+                   "batch's own statistics); output_mean_var returns mean and variance."))
 
 
 # ---- LayerNorm, InstanceNorm, GroupNorm: the row kernel ---------------------------------------

@@ -437,3 +437,152 @@ for _name, _stride, _mp in (("_multi_adamw_update", 4, False), ("_multi_mp_adamw
                fp32=(2, 3, 4) if _mp else (), extra="scale", tuples=("lrs", "wds", "etas"),
                doc="AdamW on num_weights (weight, grad, mean, var[, weight32]) groups; the last "
                    "input is rescale_grad (skips the update when NaN, inf or 0).")
+
+
+# ---- LARS helpers, reset_arrays, group AdaGrad ----------------------------------------------
+# Written as a few kernel pushes of existing operators per array (not yet one fused kernel).
+
+def _nd():
+    import sys
+    return sys.modules["mxc.ndarray"]
+
+
+def _no_grad(F, attrs, inputs, outputs, out_grads):
+    """No gradient flows through these helpers (MXNet does not differentiate them either)."""
+    return [None] * len(inputs)
+
+
+def _f32_dtypes(op, dtypes, what):
+    for k, d in enumerate(dtypes):
+        if _dt(d).name not in _FLOATS:
+            raise ValueError(f"{op}: {what} {k} has dtype {_dt(d).name}; expected a float dtype")
+
+
+def _multi_sum_sq_infer(attrs, shapes, dtypes):
+    n = attrs["num_arrays"]
+    if n < 1 or len(shapes) != n:
+        raise ValueError(f"multi_sum_sq: num_arrays={n} but {len(shapes)} arrays given")
+    _f32_dtypes("multi_sum_sq", dtypes, "array")
+    for k, d in enumerate(dtypes):
+        if _dt(d) != _dt(dtypes[0]):
+            raise ValueError(f"multi_sum_sq: every array must have one dtype; array_0 is "
+                             f"{_dt(dtypes[0]).name}, array_{k} is {_dt(d).name}")
+    return [(n,)], [np.dtype(np.float32)]
+
+
+def _multi_sum_sq_forward(attrs, inputs, outputs):
+    nd = _nd()
+    out = outputs[0]
+    for k, x in enumerate(inputs):
+        xf = x if x.dtype == np.float32 else nd.cast(x, dtype="float32")
+        nd.sum(nd.square(xf.reshape((-1,))), axis=0, keepdims=True, out=out[k:k + 1])
+
+
+register(OpDef("multi_sum_sq", inputs=(), variadic="num_arrays",
+               params=(Param("num_arrays", int, required=True, doc="number of input arrays."),),
+               infer=_multi_sum_sq_infer, forward=_multi_sum_sq_forward, grad=_no_grad,
+               doc="The sum of squares of each of num_arrays arrays, as a float32 array of "
+                   "num_arrays values (computed in float32)."))
+
+
+def _multi_lars_infer(attrs, shapes, dtypes):
+    names = ("lrs", "weights_sum_sq", "grads_sum_sq", "wds")
+    if len(shapes) != 4:
+        raise ValueError(f"multi_lars: takes 4 inputs ({', '.join(names)}), got {len(shapes)}")
+    s0 = tuple(shapes[0])
+    for nm, s, d in zip(names, shapes, dtypes):
+        if tuple(s) != s0 or len(s0) != 1:
+            raise ValueError(f"multi_lars: {nm} has shape {tuple(s)}; every input must be 1-D "
+                             f"with the shape of lrs {s0}")
+        if _dt(d) != np.float32:
+            raise ValueError(f"multi_lars: {nm} has dtype {_dt(d).name}, expected float32")
+    return [s0], [np.dtype(np.float32)]
+
+
+def _multi_lars_forward(attrs, inputs, outputs):
+    nd = _nd()
+    lrs, wss, gss, wds = inputs
+    eta, eps, rs = (_f32(attrs[k]) for k in ("eta", "eps", "rescale_grad"))
+    w_norm = nd.sqrt(wss)
+    g_norm = nd.sqrt(gss)
+    lars = lrs * eta * w_norm / (g_norm * rs + wds * w_norm + eps)
+    valid = nd.broadcast_logical_and(w_norm > 0, gss > 0)
+    nd.where(valid, lars, lrs, out=outputs[0])
+
+
+register(OpDef("multi_lars", inputs=("lrs", "weights_sum_sq", "grads_sum_sq", "wds"),
+               params=(Param("eta", float, required=True, doc="LARS coefficient eta."),
+                       Param("eps", float, required=True, doc="Small value added to the "
+                             "denominator."),
+                       Param("rescale_grad", float, 1.0, doc="Gradient rescale factor.")),
+               infer=_multi_lars_infer, forward=_multi_lars_forward, grad=_no_grad,
+               doc="LARS learning rates: lr*eta*|w|/(|g|*rescale_grad + wd*|w| + eps) where both "
+                   "norms are positive, else lr (norms from the sums of squares given)."))
+
+
+def _reset_infer(attrs, shapes, dtypes):
+    n = attrs["num_arrays"]
+    if len(shapes) != n:
+        raise ValueError(f"reset_arrays: num_arrays={n} but {len(shapes)} arrays given")
+    return [], []
+
+
+def _reset_forward(attrs, inputs, outputs):
+    for x in inputs:
+        x[:] = 0
+
+
+register(OpDef("reset_arrays", inputs=(), variadic="num_arrays",
+               params=(Param("num_arrays", int, required=True, doc="number of input arrays."),),
+               infer=_reset_infer, forward=_reset_forward, num_outputs=0, grad=_no_grad,
+               mutate=tuple(range(_MAX_INPLACE)),
+               doc="Sets every one of num_arrays arrays to zero in place (no outputs)."))
+
+
+def _group_adagrad_infer(attrs, shapes, dtypes):
+    op = "_contrib_group_adagrad_update"
+    if len(shapes) != 3:
+        raise ValueError(f"{op}: takes 3 inputs (weight, grad, history), got {len(shapes)}")
+    ws, gs, hs = (tuple(s) for s in shapes)
+    if gs != ws:
+        raise ValueError(f"{op}: grad has shape {gs}, weight has shape {ws}")
+    if len(ws) < 1 or hs != (ws[0], 1) and hs != (ws[0],):
+        raise ValueError(f"{op}: history must have shape ({ws[0] if ws else '?'}, 1), got {hs}")
+    _f32_dtypes(op, dtypes, "input")
+    return [ws], [_dt(dtypes[0])]
+
+
+def _group_adagrad_forward(attrs, inputs, outputs):
+    nd = _nd()
+    w, g, h = inputs
+    lr, rs, cg, eps = (_f32(attrs[k]) for k in ("lr", "rescale_grad", "clip_gradient", "epsilon"))
+    g = g * rs
+    if cg >= 0:
+        g = nd.clip(g, -cg, cg)
+    g2 = nd.reshape(g, (g.shape[0], -1))
+    h2 = nd.reshape(h, (h.shape[0], 1)) + nd.mean(nd.square(g2), axis=1, keepdims=True)
+    nd._copyto(nd.reshape(h2, h.shape), out=h)
+    upd = nd.broadcast_div(g2, nd.sqrt(h2 + eps)) * lr
+    res = nd.reshape(w, (w.shape[0], -1)) - upd
+    nd._copyto(nd.reshape(res, w.shape), out=outputs[0])
+
+
+register(OpDef("_contrib_group_adagrad_update", inputs=("weight", "grad", "history"),
+               params=(_lr(), _RS, _CG, Param("epsilon", float, 1e-5,
+                                             doc="Epsilon for numerical stability")),
+               infer=_group_adagrad_infer, forward=_group_adagrad_forward,
+               inplace=((0, 0),), mutate=(2,),
+               doc="Group AdaGrad: history += mean(g^2 over each row); "
+                   "weight -= lr*g/sqrt(history + epsilon) (g = clip(rescale_grad*grad))."))
+
+
+def _square_sum(F, attrs, x):
+    axis = attrs["axis"]
+    return F.sum(F.square(x), axis=axis, keepdims=attrs["keepdims"])
+
+
+register(OpDef("_square_sum", params=(Param("axis", "shape_opt", None, optional=True),
+                                      Param("keepdims", bool, False),
+                                      Param("exclude", bool, False)),
+               composite=_square_sum,
+               doc="sum(square(data), axis) (MXNet's helper for row_sparse norms)."))

@@ -368,6 +368,8 @@ def test_golden_covers_every_dense_op():
             ops |= {"lamb_update_phase1", "lamb_update_phase2"}
         if spec["kind"] == "mp_lamb":
             ops |= {"mp_lamb_update_phase1", "mp_lamb_update_phase2"}
+    # compared with MXNet in test_*_extra_golden below (reset_arrays: zeros, test_reset_arrays)
+    ops |= {"multi_sum_sq", "multi_lars", "_contrib_group_adagrad_update", "reset_arrays"}
     mine = {op.name for op in registry.all_ops()
             if op.forward is not None and getattr(op.forward, "__module__", "") ==
             "mxc.ops.optimizer_ops"}
@@ -540,3 +542,98 @@ def test_adamw_multi_and_mp_forms(mp, rng):
         np.testing.assert_allclose((single[i][-1] if mp else single[i][0]).asnumpy(), e,
                                    rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(single[i][2].asnumpy(), me, rtol=1e-5, atol=1e-7)
+
+
+# ---- multi_sum_sq, multi_lars, group AdaGrad, reset_arrays, _square_sum (H6) ----------------
+
+_XG = os.path.join(os.path.dirname(__file__), "..", "data", "optimizer_ops_extra_golden.npz")
+_X = np.load(_XG) if os.path.exists(_XG) else None
+_need_x = pytest.mark.skipif(_X is None, reason="optimizer_ops_extra_golden.npz missing")
+
+
+def ref_lars(lrs, wss, gss, wds, eta, eps, rescale_grad):
+    w_norm, g_norm = np.sqrt(wss), np.sqrt(gss)
+    ok = (w_norm > 0) & (gss > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lars = lrs * eta * w_norm / (g_norm * rescale_grad + wds * w_norm + eps)
+    return np.where(ok, lars, lrs)
+
+
+def ref_group_adagrad(w, g, h, lr, rescale_grad, clip_gradient, epsilon):
+    g = _clip(g * rescale_grad, clip_gradient)
+    h = h + np.mean(g * g, axis=1, keepdims=True)
+    return w - lr * g / np.sqrt(h + epsilon), h
+
+
+def test_multi_sum_sq_vs_numpy(rng):
+    xs = [rng.standard_normal(s) for s in ((4,), (2, 3), (3, 1, 2))]
+    for dtype in ("float32", "float64", "float16"):
+        out = mx.nd.multi_sum_sq(*[mx.nd.array(x, dtype=dtype) for x in xs], num_arrays=3)
+        assert out.dtype == np.float32 and out.shape == (3,)
+        exp = [np.sum(np.square(x.astype(dtype).astype(np.float64))) for x in xs]
+        np.testing.assert_allclose(out.asnumpy(), exp, rtol=1e-5)
+    with pytest.raises(ValueError, match="multi_sum_sq.*one dtype"):
+        mx.nd.multi_sum_sq(mx.nd.ones(2), mx.nd.ones(2, dtype="float16"), num_arrays=2)
+    with pytest.raises(ValueError, match="multi_sum_sq: num_arrays=3"):
+        mx.nd.multi_sum_sq(mx.nd.ones(2), num_arrays=3)
+
+
+def test_multi_lars_vs_numpy(rng):
+    lrs, wss, gss, wds = (rng.random(5).astype(np.float32) for _ in range(4))
+    wss[0], gss[2] = 0, 0
+    out = mx.nd.multi_lars(*[mx.nd.array(v) for v in (lrs, wss, gss, wds)], eta=0.3, eps=1e-4,
+                           rescale_grad=1.5)
+    exp = ref_lars(*(v.astype(np.float64) for v in (lrs, wss, gss, wds)), 0.3, 1e-4, 1.5)
+    np.testing.assert_allclose(out.asnumpy(), exp, rtol=1e-5)
+    assert out.asnumpy()[0] == lrs[0] and out.asnumpy()[2] == lrs[2]
+    with pytest.raises(ValueError, match="multi_lars: wds"):
+        mx.nd.multi_lars(mx.nd.ones(3), mx.nd.ones(3), mx.nd.ones(3), mx.nd.ones(2), eta=1,
+                         eps=0)
+
+
+def test_group_adagrad_vs_numpy(rng):
+    w, g, h = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.random((3, 1))
+    mw, mg, mh = (mx.nd.array(v, dtype="float64") for v in (w, g, h))
+    for _ in range(2):
+        mx.nd.contrib.group_adagrad_update(mw, mg, mh, lr=0.1, rescale_grad=0.5,
+                                           clip_gradient=0.3, out=mw)
+        w, h = ref_group_adagrad(w, g, h, _f(0.1), _f(0.5), _f(0.3), _f(1e-5))
+    np.testing.assert_allclose(mw.asnumpy(), w, rtol=1e-10)
+    np.testing.assert_allclose(mh.asnumpy(), h, rtol=1e-10)
+    with pytest.raises(ValueError, match="group_adagrad_update: history"):
+        mx.nd.contrib.group_adagrad_update(mw, mg, mx.nd.ones((2, 1), dtype="float64"), lr=0.1)
+
+
+@_need_x
+def test_multi_sum_sq_and_lars_extra_golden():
+    xs = [_X[f"sumsq_in{k}"] for k in range(3)]
+    out = mx.nd.multi_sum_sq(*[mx.nd.array(x) for x in xs], num_arrays=3)
+    np.testing.assert_allclose(out.asnumpy(), _X["sumsq_out"], rtol=1e-6)
+    out = mx.nd.multi_lars(*[mx.nd.array(_X[k]) for k in ("lars_lrs", "lars_wss", "lars_gss",
+                                                           "lars_wds")],
+                           eta=0.7, eps=1e-5, rescale_grad=0.5)
+    np.testing.assert_allclose(out.asnumpy(), _X["lars_out"], rtol=1e-6)
+
+
+@_need_x
+def test_group_adagrad_extra_golden():
+    mw, mg, mh = (mx.nd.array(_X[k]) for k in ("ga_w", "ga_g", "ga_h"))
+    for _ in range(3):
+        mx.nd.contrib.group_adagrad_update(mw, mg, mh, lr=0.05, rescale_grad=0.8,
+                                           clip_gradient=1.0, epsilon=1e-5, out=mw)
+    np.testing.assert_allclose(mw.asnumpy(), _X["ga_w_out"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(mh.asnumpy(), _X["ga_h_out"], rtol=1e-6, atol=1e-7)
+
+
+def test_reset_arrays():
+    a, b = mx.nd.ones((2, 3)), mx.nd.full((4,), 7.0, dtype="float16")
+    mx.nd.reset_arrays(a, b, num_arrays=2)
+    assert not a.asnumpy().any() and not b.asnumpy().any() and b.dtype == np.float16
+    with pytest.raises(ValueError, match="reset_arrays: num_arrays=3"):
+        mx.nd.reset_arrays(a, b, num_arrays=3)
+
+
+def test_square_sum(rng):
+    x = rng.standard_normal((3, 4))
+    out = mx.nd._square_sum(mx.nd.array(x, dtype="float64"), axis=1, keepdims=True)
+    np.testing.assert_allclose(out.asnumpy(), np.sum(x * x, axis=1, keepdims=True), rtol=1e-12)

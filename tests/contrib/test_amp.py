@@ -1,0 +1,175 @@
+"""mxc.contrib.amp: convert_symbol against the graphs MXNet 1.9.1 makes (tests/data/amp/, made by
+tests/data/make_amp_golden.py), init()'s float16 wrapping against float32 runs, dynamic loss
+scaling with a gluon Trainer, and the op lists."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.base import MXNetError
+from mxc.contrib import amp
+from mxc.contrib.amp import amp as amp_mod
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "amp", "convert_symbol.json")
+CASES = json.load(open(DATA)) if os.path.exists(DATA) else {}
+
+
+def _nodes(js):
+    g = json.loads(js)
+    return ([(n["op"], n["name"], n.get("attrs", {}), [tuple(i) for i in n["inputs"]])
+             for n in g["nodes"]], g["heads"])
+
+
+@pytest.fixture
+def amp_on():
+    amp.init()
+    try:
+        yield
+    finally:
+        amp_mod._restore()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_convert_matches_mxnet(case):
+    c = CASES[case]
+    sym = mx.sym.load_json(c["original"])
+    if case.startswith("conv_model"):
+        arg_shapes, _, aux_shapes = sym.infer_shape(data=(2, 3, 6, 6), skip=(2, 3))
+        args = {n: mx.nd.ones(s) for n, s in zip(sym.list_arguments(), arg_shapes)
+                if n not in ("data", "skip")}
+        aux = {n: mx.nd.ones(s) for n, s in zip(sym.list_auxiliary_states(), aux_shapes)}
+        out, cargs, caux = amp.convert_model(sym, args, aux,
+                                             cast_optional_params=c["cast_optional_params"])
+        assert {k: np.dtype(v.dtype).name for k, v in cargs.items()} == c["arg_dtypes"]
+        assert {k: np.dtype(v.dtype).name for k, v in caux.items()} == c["aux_dtypes"]
+    else:
+        out = amp.convert_symbol(sym, excluded_sym_names=c.get("excluded_sym_names"))
+    assert _nodes(out.tojson()) == _nodes(c["converted"])
+    # the original graph is left as it was
+    assert _nodes(sym.tojson()) == _nodes(c["original"])
+
+
+def test_converted_graph_runs_close_to_float32(rng):
+    sym = mx.sym.load_json(CASES["widest"]["original"])
+    conv = amp.convert_symbol(sym)
+    shapes = dict(a=(2, 5), b=(2, 4))
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    args = {n: mx.nd.array(rng.standard_normal(s) * 0.3) for n, s in
+            zip(sym.list_arguments(), arg_shapes)}
+    aux = {n: mx.nd.array(rng.random(s) + 0.5) for n, s in
+           zip(sym.list_auxiliary_states(), aux_shapes)}
+    refs = sym.bind(mx.cpu(), args, aux_states=aux).forward()
+    gots = conv.bind(mx.cpu(), args, aux_states=aux).forward()
+    for ref, got in zip(refs, gots):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.asnumpy(), ref.asnumpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_convert_errors():
+    s = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2)
+    with pytest.raises(AssertionError, match="Ops cannot be in two or more lists"):
+        amp.convert_symbol(s, target_dtype_ops=["FullyConnected"], fp32_ops=["FullyConnected"])
+    with pytest.raises(AssertionError, match="in none of them"):
+        amp.convert_symbol(s, target_dtype_ops=["no_such_op"])
+    with pytest.raises(MXNetError, match="bfloat16"):
+        amp.convert_symbol(s, target_dtype="bfloat16")
+    with pytest.raises(AssertionError, match="float16 and bfloat16"):
+        amp.convert_symbol(s, target_dtype="float64")
+
+
+def test_lists_are_registered_and_disjoint():
+    from mxc.ops import registry
+    names = registry.names()
+    lp, fp32 = amp.list_lp16_ops("float16"), amp.list_fp32_ops("float16")
+    both = amp.list_lp16_fp32_ops("float16")
+    assert {"FullyConnected", "Convolution"} <= set(lp)
+    assert "softmax" in fp32 and "BatchNorm" in both and "elemwise_add" in amp.list_widest_type_cast("float16")
+    for lst in (lp, fp32, both, amp.list_widest_type_cast("float16")):
+        assert all(n in names for n in lst)
+    assert not (set(lp) & set(fp32)) and not (set(lp) & set(both)) and not (set(fp32) & set(both))
+    assert amp.list_lp16_use_fp32_params("float16") is None
+    assert "BatchNorm" in amp.list_lp16_use_fp32_params("bfloat16")
+    assert ("Activation", "act_type", ["softrelu"]) in amp.list_conditional_fp32_ops("float16")
+
+
+def test_init_wraps_nd_and_sym(amp_on, rng):
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 5)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    y = mx.nd.FullyConnected(mx.nd.array(x), mx.nd.array(w), mx.nd.array(b), num_hidden=3)
+    assert y.dtype == np.float16
+    np.testing.assert_allclose(y.asnumpy().astype(np.float32), x @ w.T + b, rtol=1e-2, atol=1e-2)
+    # float32-only operator casts back; widest-type operator takes float32
+    s = mx.nd.softmax(y)
+    assert s.dtype == np.float32
+    z = mx.nd.elemwise_add(y, mx.nd.ones((4, 3)))
+    assert z.dtype == np.float32
+    # conditional: softrelu runs in float32, relu keeps float16
+    assert mx.nd.Activation(y, act_type="softrelu").dtype == np.float32
+    assert mx.nd.Activation(y, act_type="relu").dtype == np.float16
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    ops = [n["op"] for n in json.loads(sym.tojson())["nodes"]]
+    assert ops.count("amp_cast") == 3
+
+
+def test_init_restore_and_errors():
+    with pytest.raises(AssertionError, match="amp.init"):
+        amp.init_trainer(None)
+    with pytest.raises(MXNetError, match="bfloat16"):
+        amp.init("bfloat16")
+    f = mx.nd.FullyConnected
+    amp.init()
+    try:
+        assert mx.nd.FullyConnected is not f
+    finally:
+        amp_mod._restore()
+    assert mx.nd.FullyConnected is f
+
+
+def test_scale_loss_and_overflow_skip(amp_on, rng):
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.Constant(0.5))
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with pytest.raises(AssertionError, match="init_trainer"):
+        with amp.scale_loss(mx.nd.ones(1), trainer):
+            pass
+    amp.init_trainer(trainer)
+    scaler = trainer._amp_loss_scaler
+    assert scaler.loss_scale == 2.0 ** 16
+    # 2**16 overflows float16 (max 65504) at once: start lower, as after a few skipped steps
+    scaler._loss_scale = scaler._next_loss_scale = 2.0 ** 10
+    x = mx.nd.array(rng.standard_normal((4, 3)))
+    with mx.autograd.record():
+        loss = net(x).astype("float32").sum()
+        with amp.scale_loss(loss, trainer) as scaled:
+            scaled.backward()
+    w0 = net.weight.data().asnumpy().copy()
+    g = net.weight.grad().asnumpy() / 2.0 ** 10
+    trainer.step(1)
+    np.testing.assert_allclose(net.weight.data().asnumpy(), w0 - 0.1 * g, rtol=1e-3, atol=1e-4)
+    # an overflowing gradient: the step is skipped and the next scale halved
+    w1 = net.weight.data().asnumpy().copy()
+    with mx.autograd.record():
+        loss = net(x).astype("float32").sum()
+        with amp.scale_loss(loss, trainer) as scaled:
+            scaled.backward()
+    net.weight.grad()[:] = np.inf
+    trainer.step(1)
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), w1)
+    assert scaler._next_loss_scale == 2.0 ** 9
+
+
+def test_unscale(amp_on):
+    net = mx.gluon.nn.Dense(1, in_units=2)
+    net.initialize(mx.init.One())
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    amp.init_trainer(trainer)
+    trainer._amp_loss_scaler._loss_scale = 256.0
+    with mx.autograd.record():
+        with amp.scale_loss(net(mx.nd.ones((1, 2))).sum(), trainer) as scaled:
+            scaled.backward()
+    amp.unscale(trainer)
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), [[1.0, 1.0]], rtol=1e-6)
+    assert trainer._scale == 1.0
