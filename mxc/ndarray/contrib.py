@@ -9,7 +9,8 @@ import numpy as _np
 
 from ..ops import registry as _registry
 
-__all__ = ["isinf", "isfinite", "isnan"]
+__all__ = ["isinf", "isfinite", "isnan", "adamw_update", "mp_adamw_update",
+           "multi_adamw_update", "multi_mp_adamw_update"]
 
 
 def _nd():
@@ -31,6 +32,58 @@ def isfinite(data):
 def isnan(data):
     """1 where `data` is NaN, else 0."""
     return data != data
+
+
+# ---- AdamW: MXNet's Python wrappers take rescale_grad as a number or an NDArray; the operators
+# read it as a one-element array (so a loss scaler can change it without a new call signature)
+
+def _rescale_array(rescale_grad, ctx):
+    if isinstance(rescale_grad, (int, float, _np.number)):
+        return _nd().full((1,), float(rescale_grad), ctx=ctx)
+    return rescale_grad
+
+
+def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None, **kwargs):
+    """AdamW step (decoupled weight decay) on `weight` in place (or into `out`)."""
+    return _nd()._adamw_update(weight, grad, mean, var,
+                               _rescale_array(rescale_grad, weight.context), lr=lr, eta=eta,
+                               beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                               clip_gradient=clip_gradient, out=out, **kwargs)
+
+
+def mp_adamw_update(weight, grad, mean, var, weight32, rescale_grad, lr, eta, beta1=0.9,
+                    beta2=0.999, epsilon=1e-8, wd=0, clip_gradient=-1, out=None, name=None,
+                    **kwargs):
+    """AdamW step on a float16 `weight` with its float32 master copy `weight32`."""
+    return _nd()._mp_adamw_update(weight, grad, mean, var, weight32,
+                                  _rescale_array(rescale_grad, weight.context), lr=lr, eta=eta,
+                                  beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                                  clip_gradient=clip_gradient, out=out, **kwargs)
+
+
+def _interleave(*lists):
+    return [x for group in zip(*lists) for x in group]
+
+
+def multi_adamw_update(weights, grads, mean, var, rescale_grad, lrs, wds, etas, out=None,
+                       name=None, size=0, **kwargs):
+    """AdamW steps on several weights in one operator call."""
+    size = size or len(weights)
+    args = _interleave(weights, grads, mean, var) + [_rescale_array(rescale_grad,
+                                                                    weights[0].context)]
+    return _nd()._multi_adamw_update(*args, out=out, num_weights=size, lrs=lrs, wds=wds,
+                                     etas=etas, **kwargs)
+
+
+def multi_mp_adamw_update(weights, grads, mean, var, weights32, rescale_grad, lrs, wds, etas,
+                          out=None, name=None, size=0, **kwargs):
+    """Multi-precision AdamW steps on several weights in one operator call."""
+    size = size or len(weights)
+    args = _interleave(weights, grads, mean, var, weights32) + [
+        _rescale_array(rescale_grad, weights[0].context)]
+    return _nd()._multi_mp_adamw_update(*args, out=out, num_weights=size, lrs=lrs, wds=wds,
+                                        etas=etas, **kwargs)
 
 
 def _populate():
