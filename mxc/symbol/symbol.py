@@ -7,6 +7,7 @@ parameters as the user gave them and the ``__hidden__`` attributes) and its inpu
 changed once a Symbol refers to them except by ``_set_attr``/``_compose`` on a fresh copy, as
 in MXNet (``__call__`` copies first).
 """
+import os
 import sys
 import warnings
 from numbers import Number
@@ -160,6 +161,28 @@ def _copy_graph(entries):
                     [(memo[id(e[0])], e[1], e[2]) for e in node.inputs])
         new.version = node.version
         memo[id(node)] = new
+    return [(memo[id(e[0])], e[1], e[2]) for e in entries]
+
+
+def _without_amp_casts(entries):
+    """A copy of the graph behind `entries` where every input that reads an amp_cast or
+    amp_multicast reads that node's own input instead (output i of a multicast -> its input
+    i). Casts that are graph outputs stay. MXNet's RemoveAmpCast pass, applied when a
+    converted model is saved."""
+    memo, repl = {}, {}
+
+    def resolve(e):
+        r = repl.get((id(e[0]), e[1]))
+        return r if r is not None else (memo[id(e[0])], e[1], e[2])
+
+    for node in _topo(entries):
+        ins = [resolve(e) for e in node.inputs]
+        new = _Node(node.op, node.name, dict(node.attrs), ins)
+        new.version = node.version
+        memo[id(node)] = new
+        if node.op is not None and node.op.name in ("amp_cast", "amp_multicast"):
+            for i, src in enumerate(ins):
+                repl[(id(node), i)] = src
     return [(memo[id(e[0])], e[1], e[2]) for e in entries]
 
 
@@ -566,14 +589,21 @@ class Symbol:
         return "\n".join(lines) + "\n"
 
     def tojson(self, remove_amp_cast=True):
+        """The graph as MXNet 1.9.1's JSON; amp_cast/amp_multicast nodes (mx.contrib.amp's
+        conversion) are left out unless ``remove_amp_cast=False``, as in MXNet."""
         from .json import to_json
+        if remove_amp_cast:
+            return to_json(Symbol(_without_amp_casts(self._outputs)))
         return to_json(self)
 
     def save(self, fname, remove_amp_cast=True):
         if not isinstance(fname, str):
             raise TypeError("fname need to be string")
-        with open(fname, "w") as f:
-            f.write(self.tojson())
+        text = self.tojson(remove_amp_cast)
+        tmp = fname + ".tmp"           # written whole, then renamed: an old file is never lost
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, fname)
 
     # ---- execution ----------------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,

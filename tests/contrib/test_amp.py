@@ -46,7 +46,9 @@ def test_convert_matches_mxnet(case):
         assert {k: np.dtype(v.dtype).name for k, v in caux.items()} == c["aux_dtypes"]
     else:
         out = amp.convert_symbol(sym, excluded_sym_names=c.get("excluded_sym_names"))
-    assert _nodes(out.tojson()) == _nodes(c["converted"])
+    assert _nodes(out.tojson(remove_amp_cast=False)) == _nodes(c["converted"])
+    if "saved" in c:           # the default tojson/save leaves amp_cast/amp_multicast out
+        assert _nodes(out.tojson()) == _nodes(c["saved"])
     # the original graph is left as it was
     assert _nodes(sym.tojson()) == _nodes(c["original"])
 
@@ -110,7 +112,7 @@ def test_init_wraps_nd_and_sym(amp_on, rng):
     assert mx.nd.Activation(y, act_type="softrelu").dtype == np.float32
     assert mx.nd.Activation(y, act_type="relu").dtype == np.float16
     sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
-    ops = [n["op"] for n in json.loads(sym.tojson())["nodes"]]
+    ops = [n["op"] for n in json.loads(sym.tojson(remove_amp_cast=False))["nodes"]]
     assert ops.count("amp_cast") == 3
 
 

@@ -53,8 +53,10 @@ def main():
     cases = {}
     for name, fn in (("mlp", graph_mlp), ("conv", graph_conv), ("widest", graph_widest)):
         sym = fn()
+        conv = amp.convert_symbol(sym)
         cases[name] = {"original": sym.tojson(),
-                       "converted": amp.convert_symbol(sym).tojson(remove_amp_cast=False)}
+                       "converted": conv.tojson(remove_amp_cast=False),
+                       "saved": conv.tojson()}     # what save() writes: the casts removed
     sym = graph_mlp()
     cases["mlp_excluded"] = {
         "original": sym.tojson(), "excluded_sym_names": ["fc2"],
