@@ -186,8 +186,19 @@ _BN_DOC = ("Batch normalization (MXNet 1.9.1). Training mode (autograd.record / 
            "moving_var in place; otherwise the moving statistics. output_mean_var=True also "
            "returns the mean and the inverse standard deviation.")
 
+def _bn_input_dtypes(attrs, in_dtypes):
+    """gamma, beta and the moving statistics are float32 beside float16 data, else the data's
+    dtype (MXNet's BatchNormType)."""
+    d = in_dtypes[0]
+    if d is None:
+        return None
+    p = "float32" if d == "float16" else d
+    return [d, p, p, p, p]
+
+
 _BN_SYMBOL = dict(output_names=("output", "mean", "var"),
-                  input_init={3: '["zero", {}]', 4: '["one", {}]'})
+                  input_init={3: '["zero", {}]', 4: '["one", {}]'},
+                  infer_input_dtypes=_bn_input_dtypes)
 
 
 register(OpDef("BatchNorm", aliases=("_npx_batch_norm",), inputs=_BN_INPUTS, params=_BN_PARAMS,

@@ -53,13 +53,14 @@ class OpDef:
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
-                 "output_names", "input_init")
+                 "output_names", "input_init", "infer_input_dtypes")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
                  infer_inputs=None, infer_back=None, open_params=False, input_names=None,
-                 num_visible_outputs=None, output_names=None, input_init=None):
+                 num_visible_outputs=None, output_names=None, input_init=None,
+                 infer_input_dtypes=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -96,6 +97,10 @@ class OpDef:
         # moving_var starts at one), MXNet's FSetInputVarAttrOnCompose.
         self.output_names = output_names
         self.input_init = input_init or {}
+        # infer_input_dtypes(attrs, in_dtypes) -> a dtype (or None) per input: what the symbol
+        # front gives inputs whose dtype is unknown (BatchNorm's float32 gamma and statistics
+        # beside float16 data); None: the first known float dtype, as MXNet's ElemwiseType
+        self.infer_input_dtypes = infer_input_dtypes
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call

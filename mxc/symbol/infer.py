@@ -107,6 +107,13 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
             keys = [(id(e[0]), e[1]) for e in node.inputs]
             in_d = [D.get(k) for k in keys]
             known = [d for d in in_d if d is not None]
+            if None in in_d and node.op.infer_input_dtypes is not None:
+                want = node.op.infer_input_dtypes(node.parsed, in_d) or ()
+                for k, e, w in zip(keys, node.inputs, want):
+                    if w is not None and D.get(k) is None and e[0].op is None:
+                        D[k] = w
+                        changed = True
+                in_d = [D.get(k) for k in keys]
             if None in in_d:
                 fill = next((d for d in known if d.startswith("float")), known[0] if known else None)
                 if fill is None and default_dtype is not None:

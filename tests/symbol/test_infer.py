@@ -33,3 +33,21 @@ def test_reshape_split_concat_complete_an_input_from_the_output():
     y = mx.sym.elemwise_add(cat, mx.sym.var("z"))
     args, _, _ = y.infer_shape_partial(z=(3, 7))
     assert dict(zip(y.list_arguments(), args))["p"] == (3, 5)
+
+
+def test_float16_batchnorm_takes_float32_parameters_and_statistics():
+    # MXNet 1.9.1's infer_type (checked with it): BatchNorm's gamma, beta and moving statistics
+    # are float32 beside float16 data; LayerNorm's parameters follow the data
+    import numpy as np
+    y = mx.sym.BatchNorm(mx.sym.var("data"), name="bn")
+    args, outs, aux = y.infer_type(data="float16")
+    assert args == [np.float16, np.float32, np.float32] and outs == [np.float16]
+    assert aux == [np.float32, np.float32]
+    e = y.simple_bind(mx.cpu(), data=(2, 3, 4), type_dict={"data": "float16"})
+    out = e.forward(is_train=True, data=mx.nd.array(np.arange(24).reshape(2, 3, 4), dtype="float16"))
+    with mx.autograd.train_mode():        # batch statistics, as forward(is_train=True)
+        ref = mx.nd.BatchNorm(mx.nd.array(np.arange(24).reshape(2, 3, 4)), mx.nd.ones(3),
+                              mx.nd.zeros(3), mx.nd.zeros(3), mx.nd.ones(3))
+    np.testing.assert_allclose(out[0].asnumpy(), ref.asnumpy(), rtol=2e-3, atol=2e-3)
+    args, _, _ = mx.sym.LayerNorm(mx.sym.var("data"), name="ln").infer_type(data="float16")
+    assert args == [np.float16, np.float16, np.float16]
