@@ -399,8 +399,8 @@ def _multi_adamw_forward(op, stride, mp):
 
 
 _NUMW = Param("num_weights", int, 1, doc="Number of updated weights.")
-_LRS = Param("lrs", str, required=True, doc="Learning rates (a tuple of floats).")
-_WDS = Param("wds", str, required=True, doc="Weight decays (a tuple of floats).")
+_LRS = Param("lrs", "floats", required=True, doc="Learning rates (a tuple of floats).")
+_WDS = Param("wds", "floats", required=True, doc="Weight decays (a tuple of floats).")
 
 
 def _reg_multi(name, stride, params, forward, fp32=(), extra=None, tuples=("lrs", "wds"), doc=""):
@@ -430,7 +430,7 @@ for _name, _stride, _mp, _mom, _pre in (
 
 _MADAMW_PARAMS = (_LRS, Param("beta1", float, 0.9), Param("beta2", float, 0.999),
                   Param("epsilon", float, 1e-8), _WDS,
-                  Param("etas", str, required=True, doc="Learning rate schedule multipliers."),
+                  Param("etas", "floats", required=True, doc="Learning rate schedule multipliers."),
                   _CG, _NUMW)
 for _name, _stride, _mp in (("_multi_adamw_update", 4, False), ("_multi_mp_adamw_update", 5, True)):
     _reg_multi(_name, _stride, _MADAMW_PARAMS, _multi_adamw_forward(_name, _stride, _mp),

@@ -100,14 +100,29 @@ def _to_dtype(v):
     return name
 
 
+def _to_floats(v):
+    """A tuple of floats (MXNet's Tuple<float>: multi-tensor lrs/wds) from a tuple, list,
+    number or string; lists arrive per optimizer step, so only strings are parsed."""
+    if isinstance(v, str):
+        s = v.strip()
+        v = () if s in ("", "()", "[]") else _literal(s)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+        return (float(v),)
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_float(x) for x in v)
+    raise ValueError(f"expected a tuple of numbers, got {v!r}")
+
+
 _CONVERT = {bool: _to_bool, int: _to_int, float: _to_float, "shape": _to_shape,
-            "dtype": _to_dtype, "shape_opt": _to_shape_opt, str: lambda v: v if isinstance(v, str) else str(v)}
+            "dtype": _to_dtype, "shape_opt": _to_shape_opt, "floats": _to_floats,
+            str: lambda v: v if isinstance(v, str) else str(v)}
 
 
 class Param:
     """One operator parameter.
 
-    kind: bool, int, float, str, "shape" or "dtype". optional: None (or "None") is allowed.
+    kind: bool, int, float, str, "shape", "shape_opt", "floats" or "dtype". optional: None (or
+    "None") is allowed.
     choices: allowed values for str parameters. A parameter with ``required=True`` has no default.
     "shape" with ``axis_like=True`` also accepts a single int and keeps None for "all axes".
     """
