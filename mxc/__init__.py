@@ -32,3 +32,5 @@ from . import initializer as init, optimizer as opt, kvstore as kv  # noqa: F401
 from . import gluon, rnn  # noqa: F401
 from . import model, callback, monitor, module  # noqa: F401
 from . import module as mod, monitor as mon  # noqa: F401
+from . import numpy as np  # noqa: F401
+from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)

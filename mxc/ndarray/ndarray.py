@@ -184,6 +184,18 @@ class NDArray(NDArrayBase):
 
     as_in_ctx = as_in_context
 
+    # views between the classic and the numpy-semantics array (mx.np), no copies
+    def as_np_ndarray(self):
+        """This array's storage as an ``mx.np.ndarray`` (no copy; same autograd entry)."""
+        if self._sparse:
+            raise ValueError("as_np_ndarray: mx.np arrays are dense; call tostype('default')")
+        from ..numpy._core import view_as
+        from ..numpy.multiarray import ndarray as np_ndarray
+        return view_as(self, np_ndarray)
+
+    def as_nd_ndarray(self):
+        return self
+
     def astype(self, dtype, copy=True):
         dtype = np.dtype(dtype)
         if not copy and dtype == self._dtype:

@@ -1,0 +1,267 @@
+"""Plumbing shared by the ``mx.np`` modules: turning operator results into ``mx.np.ndarray``
+without copies, operand conversion, dtype promotion and numpy-style shapes.
+
+Every function of ``mx.np`` runs the registry operators of ``mx.nd`` (so autograd records them as
+the NDArray ones) and hands back its results re-classed as ``mx.np.ndarray``: same object, same
+storage, same autograd state."""
+import numbers
+
+import numpy as onp
+
+from .._core import handle as _h
+from .._core import modes as _modes
+from ..base import MXNetError
+from ..context import Context, current_context
+from ..ndarray.ndarray import NDArray, _nd
+
+__all__ = []
+
+_FLOAT_DEFAULT = onp.dtype(onp.float32)    # MXNet's np: float32 unless is_np_default_dtype()
+_INT_DEFAULT = onp.dtype(onp.int64)        # integer results numpy gives as int64 (argmax ...)
+_BOOL = onp.dtype(onp.bool_)
+_UINT8 = onp.dtype(onp.uint8)
+_SUPPORTED = frozenset(_h.DTYPE_CODE) if hasattr(_h, "DTYPE_CODE") else None
+
+# the ndarray class; multiarray.py sets it when it is defined
+NP = None
+
+
+def nd():
+    return _nd()
+
+
+def is_np_default_dtype():
+    """MXNet 1.9.1's switch for float64 defaults; off (and not settable) in mxc."""
+    return False
+
+
+def default_float():
+    return onp.dtype(onp.float64) if is_np_default_dtype() else _FLOAT_DEFAULT
+
+
+def wrap(x):
+    """An NDArray produced by an operator (fresh object) as an mx.np.ndarray: same object."""
+    if x is None:
+        return None
+    t = type(x)
+    if t is NP:
+        return x
+    if t is NDArray:
+        x.__class__ = NP
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(wrap(v) for v in x)
+    return x
+
+
+def view_as(x, cls, dtype=None, shape=None):
+    """A new array object of class `cls` on x's storage (no copy), sharing its autograd state."""
+    dt = x._dtype if dtype is None else onp.dtype(dtype)
+    shp = x._shape if shape is None else tuple(shape)
+    r = _h.make_array(cls, x._chunk, x._offset, shp, dt, x._ctx)
+    if dtype is None or dt == x._dtype:
+        r._ag = x._ag
+    return r
+
+
+def as_bits(x):
+    """A bool array reinterpreted as uint8 (no copy): most kernels have no bool version."""
+    if x._dtype == _BOOL:
+        return view_as(x, type(x), _UINT8)
+    return x
+
+
+def to_bool(x):
+    """0/1 results (any dtype) as a bool mx.np.ndarray."""
+    if x._dtype == _BOOL:
+        return wrap(x)
+    if x._dtype != _UINT8:
+        x = nd().cast(x, dtype="uint8")
+    return view_as(x, NP, _BOOL)
+
+
+def is_scalar(v):
+    return isinstance(v, (numbers.Number, onp.generic)) and not isinstance(v, onp.ndarray)
+
+
+def ctx_of(*arrays):
+    for a in arrays:
+        if isinstance(a, NDArray):
+            return a.context
+    return current_context()
+
+
+def asarray_like(v, ctx=None, dtype=None):
+    """An operand as an mx.np.ndarray: arrays pass through (NDArray viewed as np), numpy arrays
+    keep their dtype, Python sequences become float32 unless they hold only bools/ints of an
+    explicit `dtype`."""
+    if isinstance(v, NDArray):
+        if type(v) is not NP:
+            if v._sparse:
+                raise TypeError("mx.np functions take dense arrays; call tostype('default') first")
+            v = view_as(v, NP)
+        return v if dtype is None or v._dtype == onp.dtype(dtype) else wrap(v.astype(dtype))
+    if ctx is None:
+        ctx = current_context()
+    if isinstance(v, onp.ndarray):
+        a = v if dtype is None else v.astype(dtype)
+    elif is_scalar(v) and isinstance(v, onp.generic):
+        a = onp.asarray(v, dtype=dtype)
+    else:
+        a = onp.asarray(v, dtype=dtype if dtype is not None else None)
+        if dtype is None:
+            if a.dtype.kind == "f" or a.dtype.kind in "iub":
+                a = a.astype(default_float())
+    a = supported(a)
+    return _h.from_numpy(NP, a, ctx, a.dtype)
+
+
+def supported(a):
+    """A host numpy array in a dtype mxc stores (float128, complex ... are refused)."""
+    if a.dtype not in _h.DTYPE_CODE:
+        raise TypeError(f"mx.np does not support dtype {a.dtype}")
+    return a
+
+
+# ---- dtype promotion (MXNet 1.9.1's np rules; they differ from numpy's where noted) ------------
+def result_type(d1, d2):
+    """Promotion of two array dtypes: bool gives way to anything, an integer meeting a float
+    gives that float (MXNet: int32 + float16 -> float16, numpy would say float64), floats and
+    integers among themselves as numpy, except that mixed-sign integers never widen past int64
+    (uint64 + int64 -> int64, as MXNet)."""
+    d1, d2 = onp.dtype(d1), onp.dtype(d2)
+    if d1 == d2:
+        return d1
+    if d1 == _BOOL:
+        return d2
+    if d2 == _BOOL:
+        return d1
+    k1, k2 = d1.kind, d2.kind
+    if k1 == "f" and k2 != "f":
+        return d1
+    if k2 == "f" and k1 != "f":
+        return d2
+    r = onp.promote_types(d1, d2)
+    if r.kind == "f" and k1 != "f":        # uint64 with a signed int
+        return onp.dtype(onp.int64)
+    return r
+
+
+def scalar_result_type(adtype, scalar):
+    """Array dtype `adtype` meeting a Python scalar (numpy's weak scalars): the array's kind
+    wins unless the scalar is of a higher kind (a float with an integer array gives float32,
+    an int with a bool array gives int64)."""
+    adtype = onp.dtype(adtype)
+    if isinstance(scalar, (bool, onp.bool_)):
+        return adtype
+    if isinstance(scalar, onp.generic):
+        sd = scalar.dtype
+        if sd.kind == "f" and adtype.kind != "f":
+            return sd if sd != onp.dtype(onp.float64) else default_float()
+        if sd.kind in "iu" and adtype == _BOOL:
+            return sd
+        return adtype
+    if isinstance(scalar, numbers.Integral):
+        return _INT_DEFAULT if adtype == _BOOL else adtype
+    if isinstance(scalar, numbers.Real):
+        return adtype if adtype.kind == "f" else default_float()
+    raise TypeError(f"mx.np: unsupported scalar {scalar!r}")
+
+
+def cast(x, dtype):
+    dtype = onp.dtype(dtype)
+    if x._dtype == dtype:
+        return x
+    return wrap(nd().cast(x, dtype=dtype.name))
+
+
+def reshape_view(x, shape):
+    """x in a new numpy shape (sizes must match); a view, or a recorded Reshape under autograd."""
+    shape = tuple(int(d) for d in shape)
+    if shape == x._shape:
+        return x
+    if x._ag is not None and _modes._M.recording and 0 not in shape:
+        return wrap(nd().Reshape(x, shape=shape if shape else (1,))) if shape else \
+            _recorded_to_scalar(x)
+    return view_as(x, NP, shape=shape)
+
+
+def _recorded_to_scalar(x):
+    r = wrap(nd().Reshape(x, shape=(1,)))
+    # a (1,) result whose view as shape () keeps the autograd entry of the reshape
+    return view_as(r, NP, shape=())
+
+
+def numpy_reshape_shape(size, newshape, what="reshape"):
+    """numpy's target shape with at most one -1."""
+    if isinstance(newshape, (numbers.Integral, onp.integer)):
+        newshape = (int(newshape),)
+    newshape = tuple(int(d) for d in newshape)
+    unknown = [i for i, d in enumerate(newshape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"{what}: can only specify one unknown dimension (-1), got {newshape}")
+    if any(d < -1 for d in newshape):
+        raise ValueError(f"{what}: negative dimension in {newshape} (mx.np takes numpy shapes; "
+                         f"MXNet's special codes are in mx.npx.reshape)")
+    known = 1
+    for d in newshape:
+        if d != -1:
+            known *= d
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    elif known != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+    return newshape
+
+
+def norm_axis(axis, ndim, what):
+    """One axis in [0, ndim)."""
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{what}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def norm_axes(axis, ndim, what):
+    """None -> all axes; an int or a tuple -> sorted tuple of axes in [0, ndim)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (numbers.Integral, onp.integer)):
+        axis = (int(axis),)
+    out = []
+    for a in axis:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{what}: axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def ctx_arg(ctx=None, device=None):
+    c = device if device is not None else ctx
+    if c is None:
+        return current_context()
+    if isinstance(c, str):
+        name, _, rest = c.partition("(")
+        return Context(name, int(rest.rstrip(")")) if rest else 0)
+    return c
+
+
+def check_out(out, res, what):
+    """Copy `res` into `out=` (an mx.np.ndarray of the result's shape); returns out."""
+    if out is None:
+        return res
+    if not isinstance(out, NDArray):
+        raise TypeError(f"{what}: out= must be an mx.np.ndarray, got {type(out).__name__}")
+    if out.shape != res.shape:
+        raise ValueError(f"{what}: out= has shape {out.shape}, the result has shape {res.shape}")
+    if out._dtype != res._dtype:
+        res = cast(res, out._dtype)
+    nd()._copyto(res, out=out)
+    return out
+
+
+def unsupported(name, why=""):
+    raise MXNetError(f"mx.np.{name} is not supported by mxc{': ' + why if why else ''}")

@@ -1,0 +1,204 @@
+"""``mx.np.random``: numpy's sampling functions on mxc's generators (seeded by
+``mx.random.seed``, the same streams ``mx.nd.random`` draws from)."""
+import numbers
+
+import numpy as onp
+
+from ..ndarray.ndarray import NDArray
+from .. import random as _mxrandom
+from . import _core
+from ._core import wrap, nd, cast, reshape_view, default_float, ctx_arg, check_out
+
+__all__ = ["uniform", "normal", "randint", "choice", "shuffle", "rand", "randn", "random",
+           "random_sample", "seed", "permutation", "exponential", "gamma", "beta"]
+
+
+def seed(seed_state, ctx="all"):
+    _mxrandom.seed(seed_state, ctx)
+
+
+def _size(size):
+    if size is None:
+        return ()
+    if isinstance(size, (numbers.Integral, onp.integer)):
+        return (int(size),)
+    return tuple(int(d) for d in size)
+
+
+def _is_arr(v):
+    return isinstance(v, (NDArray, onp.ndarray, list, tuple))
+
+
+def _draw(opname, size, dtype, ctx, **params):
+    shape = _size(size)
+    dt = onp.dtype(dtype) if dtype is not None else default_float()
+    if 0 in shape:
+        return ndarray_empty(shape, dt, ctx)
+    r = wrap(getattr(nd(), opname)(shape=shape if shape else (1,), ctx=ctx, dtype=dt.name,
+                                   **params))
+    return reshape_view(r, shape)
+
+
+def ndarray_empty(shape, dt, ctx):
+    from .multiarray import empty
+    return empty(shape, dt, ctx=ctx)
+
+
+def _params_shape(size, *vals):
+    shapes = [onp.shape(v) if not isinstance(v, NDArray) else v.shape for v in vals]
+    bshape = tuple(onp.broadcast_shapes(*shapes))
+    return bshape if size is None else _size(size)
+
+
+def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, device=None, out=None):
+    """Samples from [low, high) (float32 unless `dtype`); array low/high broadcast."""
+    ctx = ctx_arg(ctx, device)
+    if _is_arr(low) or _is_arr(high):
+        from . import _op
+        shape = _params_shape(size, low, high)
+        u = uniform(0.0, 1.0, shape, dtype, ctx)
+        return check_out(out, _op.add(low, _op.multiply(_op.subtract(high, low), u)).astype(
+            u.dtype, copy=False), "uniform")
+    return check_out(out, _draw("_random_uniform", size, dtype, ctx, low=float(low),
+                                high=float(high)), "uniform")
+
+
+def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, device=None, out=None):
+    """Gaussian samples (float32 unless `dtype`); array loc/scale broadcast."""
+    ctx = ctx_arg(ctx, device)
+    if _is_arr(loc) or _is_arr(scale):
+        from . import _op
+        shape = _params_shape(size, loc, scale)
+        z = normal(0.0, 1.0, shape, dtype, ctx)
+        return check_out(out, _op.add(loc, _op.multiply(scale, z)).astype(z.dtype, copy=False),
+                         "normal")
+    return check_out(out, _draw("_random_normal", size, dtype, ctx, loc=float(loc),
+                                scale=float(scale)), "normal")
+
+
+def randint(low, high=None, size=None, dtype=None, ctx=None, device=None, out=None):
+    """Integers in [low, high) (int64 unless `dtype`)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"low >= high ({low} >= {high})")
+    ctx = ctx_arg(ctx, device)
+    dt = onp.dtype(dtype) if dtype is not None else onp.dtype(onp.int64)
+    work = dt if dt in (onp.dtype(onp.int32), onp.dtype(onp.int64)) else onp.dtype(onp.int64)
+    r = _draw("_random_randint", size, work, ctx, low=int(low), high=int(high))
+    return check_out(out, cast(r, dt), "randint")
+
+
+def rand(*size, **kwargs):
+    return uniform(size=size if size else None, **kwargs)
+
+
+def randn(*size, **kwargs):
+    return normal(size=size if size else None, **kwargs)
+
+
+def random(size=None, ctx=None, out=None):
+    return uniform(0.0, 1.0, size, ctx=ctx, out=out)
+
+
+random_sample = random
+
+
+def exponential(scale=1.0, size=None, ctx=None, out=None):
+    from . import _op
+    u = uniform(0.0, 1.0, size, ctx=ctx)
+    return check_out(out, _op.multiply(_op.negative(_op.log1p(_op.negative(u))), scale),
+                     "exponential")
+
+
+def gamma(shape=1.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
+    ctx = ctx_arg(ctx)
+    return check_out(out, _draw("_random_gamma", size, dtype, ctx, alpha=float(shape),
+                                beta=float(scale)), "gamma")
+
+
+def beta(a, b, size=None, dtype=None, ctx=None):
+    from . import _op
+    x = gamma(a, 1.0, size, dtype, ctx)
+    y = gamma(b, 1.0, size, dtype, ctx)
+    return _op.true_divide(x, _op.add(x, y))
+
+
+def _permutation_index(n, ctx):
+    idx = wrap(nd()._random_uniform(low=0.0, high=1.0, shape=(n,), ctx=ctx, dtype="float64"))
+    return cast(wrap(nd().argsort(idx, axis=0, dtype="int64")), onp.int64)
+
+
+def shuffle(x):
+    """Shuffle `x` in place along its first axis."""
+    if not isinstance(x, NDArray):
+        raise TypeError("shuffle: x must be an mx.np.ndarray")
+    if x.ndim == 0 or x.shape[0] <= 1:
+        return None
+    from . import _op
+    perm = _permutation_index(x.shape[0], x.context)
+    shuffled = _op.take(x, perm, axis=0)
+    nd()._copyto(shuffled, out=x)
+    return None
+
+
+def permutation(x, ctx=None):
+    from . import _op
+    from .multiarray import arange
+    if isinstance(x, (numbers.Integral, onp.integer)):
+        return _op.take(arange(int(x), dtype="int64", ctx=ctx_arg(ctx)),
+                        _permutation_index(int(x), ctx_arg(ctx)))
+    x = _core.asarray_like(x)
+    return _op.take(x, _permutation_index(x.shape[0], x.context), axis=0)
+
+
+def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
+    """Samples from arange(a) (an int) or from the elements of a 1-d array `a`."""
+    from . import _op
+    ctx = ctx_arg(ctx)
+    if isinstance(a, (numbers.Integral, onp.integer)):
+        n = int(a)
+        pool = None
+    else:
+        pool = _core.asarray_like(a, ctx)
+        if pool.ndim != 1:
+            raise ValueError("a must be 1-dimensional")
+        n = pool.shape[0]
+    if n <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    shape = _size(size)
+    k = 1
+    for d in shape:
+        k *= d
+    if p is not None:
+        pp = _core.asarray_like(p, ctx)
+        if pp.shape != (n,):
+            raise ValueError("a and p must have same size")
+        pp = cast(pp, onp.float64)
+        if replace:
+            idx = wrap(nd()._sample_multinomial(pp, shape=(k,) if k else (1,), dtype="int32"))
+            idx = cast(idx, onp.int64)
+        else:
+            if k > n:
+                raise ValueError("Cannot take a larger sample than population when "
+                                 "'replace=False'")
+            # Gumbel top-k: sampling without replacement proportional to p
+            u = wrap(nd()._random_uniform(low=1e-300, high=1.0, shape=(n,), ctx=ctx,
+                                          dtype="float64"))
+            keys = _op.subtract(_op.log(pp), _op.log(_op.negative(_op.log(u))))
+            idx = cast(wrap(nd().argsort(keys, axis=0, is_ascend=False, dtype="int64")),
+                       onp.int64)[:k] if k else None
+    elif replace:
+        idx = randint(0, n, (k,) if k else (1,), ctx=ctx)
+    else:
+        if k > n:
+            raise ValueError("Cannot take a larger sample than population when 'replace=False'")
+        idx = _permutation_index(n, ctx)[:k] if k else None
+    if k == 0:
+        from .multiarray import empty
+        res = empty(shape, onp.int64 if pool is None else pool.dtype, ctx=ctx)
+    else:
+        idx = idx[:k] if idx.shape[0] != k else idx
+        res = idx if pool is None else _op.take(pool, idx)
+        res = reshape_view(res, shape)
+    return check_out(out, res, "choice")

@@ -1,0 +1,65 @@
+"""mx.np.linalg against numpy.linalg."""
+import numpy as onp
+import pytest
+
+import mxc as mx
+from mxc import np
+
+
+def _spd(rng, n):
+    m = rng.standard_normal((n, n))
+    return m @ m.T + n * onp.eye(n)
+
+
+def test_against_numpy(rng):
+    A = _spd(rng, 4)
+    a = np.array(A, dtype="float64")
+    for ordv in (None, "fro", "nuc", 1, -1, 2, -2, onp.inf):
+        onp.testing.assert_allclose(np.linalg.norm(a, ordv).item(), onp.linalg.norm(A, ordv),
+                                    rtol=1e-8)
+    v = rng.standard_normal(5)
+    for ordv in (None, 0, 1, 3, onp.inf, -onp.inf):
+        onp.testing.assert_allclose(np.linalg.norm(np.array(v, dtype="float64"), ordv).item(),
+                                    onp.linalg.norm(v, ordv), rtol=1e-8)
+    onp.testing.assert_allclose(np.linalg.inv(a).asnumpy(), onp.linalg.inv(A), rtol=1e-8, atol=1e-12)
+    onp.testing.assert_allclose(np.linalg.det(a).item(), onp.linalg.det(A), rtol=1e-8)
+    s, l = np.linalg.slogdet(a)
+    ws, wl = onp.linalg.slogdet(A)
+    assert s.item() == ws and abs(l.item() - wl) < 1e-8
+    b = rng.standard_normal((4, 2))
+    onp.testing.assert_allclose(np.linalg.solve(a, np.array(b, dtype="float64")).asnumpy(),
+                                onp.linalg.solve(A, b), rtol=1e-8, atol=1e-12)
+    onp.testing.assert_allclose(np.linalg.cholesky(a).asnumpy(), onp.linalg.cholesky(A), rtol=1e-8)
+    w, V = np.linalg.eigh(a)
+    ww, _ = onp.linalg.eigh(A)
+    onp.testing.assert_allclose(w.asnumpy(), ww, rtol=1e-8)
+    Vn = V.asnumpy()
+    onp.testing.assert_allclose(Vn @ onp.diag(ww) @ Vn.T, A, rtol=1e-8, atol=1e-10)
+    onp.testing.assert_allclose(np.linalg.eigvalsh(a).asnumpy(), ww, rtol=1e-8)
+    M = rng.standard_normal((3, 5))
+    ut, sv, vt = np.linalg.svd(np.array(M, dtype="float64"))
+    onp.testing.assert_allclose(sv.asnumpy(), onp.linalg.svd(M)[1], rtol=1e-7)
+    onp.testing.assert_allclose((ut.asnumpy() * sv.asnumpy()) @ vt.asnumpy(), M, atol=1e-9)
+    T = rng.standard_normal((5, 3))
+    q, r = np.linalg.qr(np.array(T, dtype="float64"))
+    onp.testing.assert_allclose(q.asnumpy() @ r.asnumpy(), T, atol=1e-10)
+    onp.testing.assert_allclose(q.asnumpy().T @ q.asnumpy(), onp.eye(3), atol=1e-10)
+    onp.testing.assert_allclose(np.linalg.pinv(np.array(M, dtype="float64")).asnumpy(),
+                                onp.linalg.pinv(M), rtol=1e-6, atol=1e-9)
+    R = onp.outer(onp.arange(4.0), onp.arange(3.0))
+    assert np.linalg.matrix_rank(np.array(R, dtype="float64")).item() == 1
+    onp.testing.assert_allclose(np.linalg.matrix_power(a, 3).asnumpy(),
+                                onp.linalg.matrix_power(A, 3), rtol=1e-8)
+
+
+def test_errors_and_grad(rng):
+    with pytest.raises(ValueError):
+        np.linalg.inv(np.ones((2, 3)))
+    A = _spd(rng, 3)
+    a = np.array(A, dtype="float64")
+    a.attach_grad()
+    with mx.autograd.record():
+        d = np.linalg.det(a)
+    d.backward()
+    onp.testing.assert_allclose(a.grad.asnumpy(), onp.linalg.det(A) * onp.linalg.inv(A).T,
+                                rtol=1e-7)
