@@ -34,3 +34,4 @@ from . import model, callback, monitor, module  # noqa: F401
 from . import module as mod, monitor as mon  # noqa: F401
 from . import numpy as np  # noqa: F401
 from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)
+from . import numpy_extension as npx  # noqa: F401

@@ -24,6 +24,8 @@ from ..symbol import Symbol, load_json
 from ..symbol import symbol as _symmod
 from .parameter import DeferredInitializationError, Parameter, ParameterDict, _default_init
 from .utils import HookHandle, _brief_print_list, _indent
+from ..util import is_np_array, np_array, np_shape  # np semantics
+from ..numpy_extension import _gluon as _npg  # np semantics
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -324,6 +326,10 @@ class Block:
             for k, v in params.items():
                 inverse[v] = k
             params = {k: v for v, k in inverse.items()}
+        if is_np_array():  # np semantics: npx.save, as MXNet
+            from .. import numpy_extension as _npx
+            _npx.save(filename, {k: _npg.as_np(v._reduce()) for k, v in params.items()})
+            return
         ndarray.save(filename, {k: v._reduce() for k, v in params.items()})
 
     def save_params(self, filename):
@@ -341,7 +347,10 @@ class Block:
                         cast_dtype=False, dtype_source="current"):
         """Load parameters saved by ``save_parameters`` (or, for files without structural
         names, by ``save_params``/``ParameterDict.save``)."""
-        loaded = ndarray.load(filename)
+        if is_np_array():  # np semantics: npx.load, legacy files through mx.nd.load
+            loaded = _np_load_params(filename)
+        else:
+            loaded = ndarray.load(filename)
         if not isinstance(loaded, dict):
             raise ValueError(f"load_parameters: {filename} holds a list of arrays, not a dict of "
                              "named parameters")
@@ -349,6 +358,10 @@ class Block:
         if not loaded and not params:
             return
         if not any("." in k for k in loaded.keys()):
+            if is_np_array():  # np semantics: the file is read already (either variant)
+                self.collect_params().load_dict(loaded, ctx, allow_missing, ignore_extra,
+                                                self.prefix, filename, cast_dtype, dtype_source)
+                return
             del loaded
             self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
                                        cast_dtype=cast_dtype, dtype_source=dtype_source)
@@ -638,6 +651,9 @@ class HybridBlock(Block):
                 sym_inputs.append(s)
             grouped = _regroup(inputs, self._in_format)
             params = {k: v.var() for k, v in self._reg_params.items()}
+            F = symbol
+            if is_np_array():  # np semantics: numpy-style symbols and F.np / F.npx
+                F, grouped, params = _npg.traced_args(self, grouped, params)
             for p in self.collect_params().values():
                 values.setdefault(p.name, p.data)
             concrete = any(isinstance(a, NDArray) for a in flat_args)
@@ -645,7 +661,7 @@ class HybridBlock(Block):
             _TRACE.blocks.append(self)
             try:
                 with self.name_scope():
-                    out = self.hybrid_forward(symbol, *grouped, **params)
+                    out = self.hybrid_forward(F, *grouped, **params)
             finally:
                 _TRACE.blocks.pop()
                 _TRACE.stack.pop()
@@ -706,6 +722,11 @@ class HybridBlock(Block):
 
     def _deferred_infer_shape(self, *args):
         try:
+            if is_np_array() and _npg.legacy_block(self):  # np semantics: mxc's layers
+                with np_array(False):                        # infer in their own semantics
+                    with np_shape(False):
+                        self.infer_shape(*_npg.to_nd(args))
+                return
             self.infer_shape(*args)
         except Exception as e:
             raise ValueError("Deferred initialization failed because shape cannot be inferred. "
@@ -730,6 +751,10 @@ class HybridBlock(Block):
                                  f"{self._in_format}")
         real = [a for a in args if a is not None]
         cargs = [real[i] if is_arg else i.data() for is_arg, i in self._cached_op_args]
+        if is_np_array():  # np semantics: CachedOp runs on NDArray views, returns np
+            out = self._cached_op(*_npg.to_nd(cargs))
+            out = _npg.to_np([out] if isinstance(out, NDArray) else out)
+            return _regroup(out, self._out_format)
         out = self._cached_op(*cargs)
         if isinstance(out, NDArray):
             out = [out]
@@ -836,6 +861,11 @@ class HybridBlock(Block):
                 arg_dict[f"aux:{p.name}"] = p._reduce()
             else:
                 warnings.warn(f'Parameter "{p.name}" is not found in the graph. ', stacklevel=3)
+        if is_np_array():  # np semantics: npx.save, as MXNet
+            from .. import numpy_extension as _npx
+            _npx.save("%s-%04d.params" % (path, epoch),
+                      {k: _npg.as_np(v) for k, v in arg_dict.items()})
+            return
         ndarray.save("%s-%04d.params" % (path, epoch), arg_dict)
 
     def register_op_hook(self, callback, monitor_all=False):
@@ -871,17 +901,52 @@ class HybridBlock(Block):
                     for _, v in self.params.items():
                         v._finish_deferred_init()
                     params = {k: v.data(first_ctx) for k, v in self._reg_params.items()}
+                if is_np_array():  # np semantics
+                    return self._np_hybrid_forward(x, args, params)
                 return self.hybrid_forward(ndarray, x, *args, **params)
         params = {k: v.var() for k, v in self._reg_params.items()}
+        F = symbol
+        if is_np_array():  # np semantics: numpy-style symbols and F.np / F.npx
+            F, (x, *args), params = _npg.traced_args(self, [x, *args], params)
         _TRACE.blocks.append(self)
         try:
             with self.name_scope():
-                return self.hybrid_forward(symbol, x, *args, **params)
+                return self.hybrid_forward(F, x, *args, **params)
         finally:
             _TRACE.blocks.pop()
 
+    def _np_hybrid_forward(self, x, args, params):
+        """np semantics: mxc's own layers (legacy code) run on NDArray views of the np
+        inputs and parameters; user blocks get np arrays. F is mx.nd with F.np and F.npx.
+        Results come back as mx.np.ndarray (views, no copies)."""
+        F = _npg.nd_namespace()
+        if _npg.legacy_block(self):
+            out = self.hybrid_forward(F, _npg.to_nd(x), *_npg.to_nd(args),
+                                      **{k: _npg.as_nd(v) for k, v in params.items()})
+        else:
+            out = self.hybrid_forward(F, _npg.as_np(x), *_npg.to_np(args),
+                                      **{k: _npg.as_np(v) for k, v in params.items()})
+        return _npg.to_np(out)
+
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
+
+
+def _np_load_params(filename):
+    """np semantics: npx.load; a file saved without numpy shape semantics is loaded
+    with them off (as MXNet does) and its arrays viewed as mx.np.ndarray."""
+    from .. import numpy_extension as _npx
+    try:
+        return _npx.load(filename)
+    except MXNetError as e:
+        if "np shape semantics" not in str(e):
+            raise ValueError(str(e)) from e
+    with np_array(False):
+        with np_shape(False):
+            loaded = ndarray.load(filename)
+    if isinstance(loaded, dict):
+        return {k: _npg.as_np(v) for k, v in loaded.items()}
+    return [_npg.as_np(v) for v in loaded]
 
 
 # ---- SymbolBlock ----------------------------------------------------------------------------

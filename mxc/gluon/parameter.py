@@ -10,6 +10,7 @@ from .. import autograd, context, ndarray, symbol
 from ..base import MXNetError
 from ..context import Context, cpu
 from ..util import is_np_shape
+from ..util import is_np_array  # np semantics
 from .utils import _brief_print_list, _indent, shape_is_known
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict",
@@ -270,6 +271,8 @@ class Parameter:
             raise AssertionError(f"Cannot initialize Parameter '{self.name}' because it has "
                                  f"invalid shape: {self.shape}. Please specify in_units, "
                                  "in_channels, etc for `Block`s.")
+        if is_np_array() and self._stype != "default":  # np semantics
+            raise ValueError(f"mxnet.numpy.zeros does not support stype = {self._stype}")
         with autograd.pause():
             if data is None:
                 # initializers write dense values: fill a dense array, then convert (mxc's
@@ -289,6 +292,9 @@ class Parameter:
                 row.append(None)
             row[c.device_id] = i
         self._data = [data.copyto(c) for c in self._ctx_list]
+        if is_np_array():  # np semantics: mx.np.ndarray views of the copies
+            from ..numpy_extension._op import as_np
+            self._data = [as_np(d) for d in self._data]
         self._init_grad()
 
     def _init_grad(self):
@@ -297,6 +303,12 @@ class Parameter:
             return
         self._grad = [ndarray.zeros(shape=d.shape, dtype=d.dtype, ctx=d.context,
                                     stype=self._grad_stype) for d in self._data]
+        if is_np_array():  # np semantics: gradients are mx.np.ndarray too
+            if self._grad_stype != "default":
+                raise ValueError("mxnet.numpy.zeros does not support stype = "
+                                 f"{self._grad_stype}")
+            from ..numpy_extension._op import as_np
+            self._grad = [as_np(g) for g in self._grad]
         autograd.mark_variables(self._check_and_get(self._data, list), self._grad,
                                 self.grad_req)
 
@@ -433,6 +445,9 @@ class Constant(Parameter):
     def __init__(self, name, value):
         if not isinstance(value, ndarray.NDArray):
             value = ndarray.array(value)
+            if is_np_array():  # np semantics
+                from ..numpy_extension._op import as_np
+                value = as_np(value)
         self.value = value
         init_name = f"Constant_{name}_{id(self)}"
         mod = _init_module()

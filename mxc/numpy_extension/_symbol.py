@@ -1,0 +1,151 @@
+"""``F.npx`` and ``F.np`` for HybridBlocks traced under numpy array semantics.
+
+mxc has one Symbol type; these namespaces build the same graph nodes ``mx.sym`` builds (so the
+graph exports to MXNet's JSON as usual) and mark the results as ``NpSymbol`` (numpy-style
+broadcasting arithmetic). ``np`` covers the numpy functions that map onto one registry operator
+(elementwise math, broadcasting binaries, reductions, shape functions); anything else raises
+AttributeError naming the function.
+"""
+import numbers
+
+from ._gluon import np_sym
+
+
+def _sym():
+    from .. import symbol
+    return symbol
+
+
+class _Ops:
+    """Attribute access builds wrappers over mx.sym operators that mark results NpSymbol."""
+
+    def __init__(self, kind, table, custom):
+        self._kind = kind
+        self._table = table
+        self._custom = custom
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in self._custom:
+            return self._custom[name]
+        op_name = self._table.get(name)
+        if op_name is None:
+            raise AttributeError(f"F.{self._kind}.{name} is not available while tracing a "
+                                 f"HybridBlock in mxc (numpy semantics); run the block without "
+                                 f"hybridize() or use the mx.sym operator")
+        f = getattr(_sym(), op_name)
+
+        def fn(*args, **kwargs):
+            return np_sym(f(*args, **kwargs))
+        fn.__name__ = name
+        return fn
+
+    def __dir__(self):
+        return sorted(set(self._table) | set(self._custom))
+
+
+_NPX = {"activation": "Activation", "batch_dot": "batch_dot", "batch_flatten": "Flatten",
+        "batch_norm": "BatchNorm", "convolution": "Convolution",
+        "deconvolution": "Deconvolution", "dropout": "Dropout", "embedding": "Embedding",
+        "erf": "erf", "fully_connected": "FullyConnected", "gamma": "gamma",
+        "gammaln": "gammaln", "gather_nd": "gather_nd", "layer_norm": "LayerNorm",
+        "leaky_relu": "LeakyReLU", "log_softmax": "log_softmax", "one_hot": "one_hot",
+        "pick": "pick", "pooling": "Pooling", "relu": "relu", "reshape_like": "reshape_like",
+        "rnn": "RNN", "roi_pooling": "ROIPooling", "sequence_mask": "SequenceMask",
+        "shape_array": "shape_array", "sigmoid": "sigmoid", "slice": "slice",
+        "smooth_l1": "smooth_l1", "softmax": "softmax", "topk": "topk", "cast": "cast"}
+
+
+def _npx_reshape(a, newshape, reverse=False, order="C"):
+    """npx.reshape on a Symbol: the codes -1, -2 (copy), -3 (drop a 1), -4 (copy the rest) map
+    onto legacy Reshape codes; -5/-6 (merge/split) map to -3/-4 of the legacy operator."""
+    if isinstance(newshape, numbers.Integral):
+        newshape = (newshape,)
+    legacy, i = [], 0
+    newshape = list(newshape)
+    while i < len(newshape):
+        d = newshape[i]
+        if d == -2:
+            legacy.append(0)
+        elif d == -3:
+            legacy.append(-5)        # marker, handled below
+        elif d == -4:
+            legacy.append(-2)
+        elif d == -5:
+            legacy.append(-3)
+        elif d == -6:
+            legacy.extend([-4, newshape[i + 1], newshape[i + 2]])
+            i += 2
+        else:
+            legacy.append(d)
+        i += 1
+    if -5 in legacy:
+        raise NotImplementedError("npx.reshape code -3 (drop a size-1 dimension) is not "
+                                  "supported while tracing; use F.np.squeeze")
+    return np_sym(_sym().Reshape(a, shape=tuple(legacy), reverse=reverse))
+
+
+_NP = {"add": "broadcast_add", "subtract": "broadcast_sub", "multiply": "broadcast_mul",
+       "divide": "broadcast_div", "true_divide": "broadcast_div",
+       "power": "broadcast_power", "maximum": "broadcast_maximum",
+       "minimum": "broadcast_minimum", "equal": "broadcast_equal",
+       "not_equal": "broadcast_not_equal", "greater": "broadcast_greater",
+       "greater_equal": "broadcast_greater_equal", "less": "broadcast_lesser",
+       "less_equal": "broadcast_lesser_equal", "exp": "exp", "log": "log", "sqrt": "sqrt",
+       "square": "square", "abs": "abs", "absolute": "abs", "tanh": "tanh", "sin": "sin",
+       "cos": "cos", "tan": "tan", "negative": "negative", "sign": "sign", "floor": "floor",
+       "ceil": "ceil", "log1p": "log1p", "expm1": "expm1", "reciprocal": "reciprocal",
+       "arctan": "arctan", "sinh": "sinh", "cosh": "cosh", "log2": "log2", "log10": "log10",
+       "ones_like": "ones_like", "zeros_like": "zeros_like", "where": "where",
+       "dot": "dot", "copy": "identity", "clip": "clip", "broadcast_to": "broadcast_to",
+       "swapaxes": "swapaxes", "flip": "flip", "argmax": "argmax", "argmin": "argmin",
+       "take": "take", "repeat": "repeat", "tile": "tile"}
+
+
+def _reduce(op):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False):
+        kwargs = {"keepdims": keepdims}
+        if axis is not None:
+            kwargs["axis"] = axis
+        r = getattr(_sym(), op)(a, **kwargs)
+        if dtype is not None:
+            r = _sym().cast(r, dtype=dtype)
+        return np_sym(r)
+    fn.__name__ = op
+    return fn
+
+
+def _np_reshape(a, newshape, order="C"):
+    if isinstance(newshape, numbers.Integral):
+        newshape = (newshape,)
+    return np_sym(_sym().Reshape(a, shape=tuple(newshape)))
+
+
+def _transpose(a, axes=None):
+    return np_sym(_sym().transpose(a, axes=axes) if axes is not None else _sym().transpose(a))
+
+
+def _concatenate(seq, axis=0, out=None):
+    return np_sym(_sym().concat(*seq, dim=axis))
+
+
+def _stack(arrays, axis=0, out=None):
+    return np_sym(_sym().stack(*arrays, axis=axis))
+
+
+def _expand_dims(a, axis):
+    return np_sym(_sym().expand_dims(a, axis=axis))
+
+
+def _squeeze(a, axis=None):
+    return np_sym(_sym().squeeze(a, axis=axis) if axis is not None else _sym().squeeze(a))
+
+
+npx = _Ops("npx", _NPX, {"reshape": _npx_reshape})
+np = _Ops("np", _NP, {
+    "sum": _reduce("sum"), "mean": _reduce("mean"), "max": _reduce("max"),
+    "min": _reduce("min"), "prod": _reduce("prod"), "amax": _reduce("max"),
+    "amin": _reduce("min"), "reshape": _np_reshape, "transpose": _transpose,
+    "concatenate": _concatenate, "stack": _stack, "expand_dims": _expand_dims,
+    "squeeze": _squeeze})
