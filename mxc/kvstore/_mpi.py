@@ -13,6 +13,14 @@ then run those collectives in that order. So ranks never disagree on the order o
 collectives even when their backward passes finish gradients in different orders, and the
 coordinator knows which ranks are missing for any request.
 
+dist_async. Besides the agreed collectives, a third communicator carries point-to-point
+messages: a worker's request (a header, then the array when there is one) to rank 0, and rank
+0's answer. The communication thread sends them in the order they were queued (MPI keeps one
+sender's order), and rank 0's thread hands each request to the handler of its store
+(``serve``) as it arrives. A request is pending until its answer comes; the watchdog fails it
+``MXC_KVSTORE_TIMEOUT`` + 5 s after it was sent, naming rank 0. Once its script has ended,
+rank 0 keeps serving until every other rank has ended (or was silent for the timeout).
+
 Faults. Nothing waits without a bound: ``MXC_KVSTORE_TIMEOUT`` seconds (default 300; a rank
 that is slower than that, e.g. evaluating on its own, needs a larger value) is how long a
 request may be ready on some ranks and missing on others, and how long one collective may
@@ -40,6 +48,8 @@ __all__ = ["get_comm", "Request", "timeout"]
 
 _TAG_READY = 11     # rank -> coordinator: ("ready", [(name, header, priority)]) / ("bye", why)
 _TAG_DECIDE = 12    # coordinator -> rank: ("go", [names]) / ("error", msg) / ("bye", rank)
+_TAG_ASYNC = 13     # dist_async, point to point: (header, None or (shape, dtype)) ...
+_TAG_ADATA = 14     # ... followed, when the second item is given, by the raw array
 _DEFAULT_TIMEOUT = 300.0
 _CHUNK_BYTES = int(os.environ.get("MXC_KVSTORE_CHUNK_BYTES", str(64 << 20)))
 
@@ -84,13 +94,16 @@ def describe(name):
 class Request(object):
     """One collective: ``run(comm)`` executes it on the communication thread once every
     rank has it ready. ``done`` is set when it finished or failed (``error`` holds why)."""
-    __slots__ = ("name", "header", "priority", "run", "done", "error", "t_ready")
+    __slots__ = ("name", "header", "priority", "run", "done", "error", "t_ready", "peer",
+                 "value")
 
-    def __init__(self, name, header, priority, run):
+    def __init__(self, name, header, priority, run, peer=None):
         self.name, self.header, self.priority, self.run = name, header, priority, run
         self.done = threading.Event()
         self.error = None
         self.t_ready = None
+        self.peer = peer        # None: a collective; else the rank whose answer it awaits
+        self.value = None       # the array a point-to-point answer carried
 
     def wait(self, what=None):
         """Block (GIL released) until done; raise its error. Bounded: the communication
@@ -113,6 +126,7 @@ class _Comm(object):
         self.size = world.Get_size()
         self.ctl = world.Dup()
         self.data = world.Dup()
+        self.asy = world.Dup()              # dist_async requests and answers
         self._cv = threading.Condition()
         self._new = []                      # ready requests not yet reported
         self._pending = {}                  # name -> Request (submitted, not finished)
@@ -128,6 +142,15 @@ class _Comm(object):
         self._prio = {}
         self._t0 = {}
         self._where = {}                    # rank -> name it most recently reported
+        # dist_async: outgoing point-to-point messages, their pending sends, the handlers of
+        # the stores rank 0 serves (store id -> fn), and when each rank was last heard from
+        self._aout = []
+        self._asends = []
+        self._handlers = {}
+        self._heard = {}
+        self._t_stop = None
+        self._aids = itertools.count(1)
+        self._serve_at_exit = False
         self._thread = threading.Thread(target=self._main, name="mxc-kvstore-comm", daemon=True)
         self._thread.start()
         atexit.register(self._at_exit)
@@ -136,6 +159,10 @@ class _Comm(object):
     def next_name(self, kind, key):
         self._counts[(kind, key)] += 1
         return (kind, key, self._counts[(kind, key)])
+
+    def next_async_name(self, kind, key):
+        """A name for a point-to-point request, unique in this process (any thread)."""
+        return (kind, key, next(self._aids))
 
     def check(self):
         if self._broken is not None:
@@ -165,6 +192,110 @@ class _Comm(object):
         self._new.append(req)
         self._cv.notify_all()
 
+    # ---- dist_async: point-to-point requests, answered by rank 0's communication thread --
+    def serve(self, sid, handler):
+        """On rank 0: call ``handler(src, header, array)`` on the communication thread for
+        every request of store ``sid``; rank 0 then keeps serving, once its own script has
+        ended, until every other rank has ended too."""
+        with self._cv:
+            self._handlers[sid] = handler
+
+    def submit_async(self, req, dest, header, buf=None):
+        """Send ``header`` (and the array ``buf``) to rank ``dest``; ``req`` (peer=dest) is
+        done when ``dest`` answers it (``("ack"|"val"|"err", req.name, ...)``)."""
+        with self._cv:
+            self.check()
+            if dest in self._peer_gone:
+                raise MXNetError("distributed KVStore: rank %d exited (%s); %s on rank %d "
+                                 "can never complete" % (dest, self._peer_gone[dest],
+                                                        describe(req.name), self.rank))
+            if req.name in self._pending:
+                raise MXNetError("distributed KVStore: %s submitted twice" % describe(req.name))
+            req.t_ready = time.monotonic()
+            self._pending[req.name] = req
+            self._aout.append((dest, header, buf))
+            self._cv.notify_all()
+
+    def send_async(self, dest, header, buf=None):
+        """Queue an answer (no request waits for it here); any thread."""
+        with self._cv:
+            if self._broken is None:
+                self._aout.append((dest, header, buf))
+                self._cv.notify_all()
+
+    def _post_async(self, items):
+        for dest, header, buf in items:
+            meta = None if buf is None else (tuple(buf.shape), buf.dtype.str)
+            self._asends.append((self.asy.isend((header, meta), dest=dest, tag=_TAG_ASYNC),
+                                 None))
+            if buf is not None:
+                flat = np.ascontiguousarray(buf).reshape(-1)
+                self._asends.append((self.asy.Isend(flat, dest=dest, tag=_TAG_ADATA), flat))
+
+    def _recv_async(self, status):
+        MPI = self.MPI
+        got = False
+        while self.asy.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG_ASYNC, status=status):
+            src = status.Get_source()
+            header, meta = self.asy.recv(source=src, tag=_TAG_ASYNC)
+            arr = None
+            if meta is not None:
+                arr = np.empty(meta[0], np.dtype(meta[1]))
+                self.wait_all([self.asy.Irecv(arr.reshape(-1), source=src, tag=_TAG_ADATA)],
+                              "receiving a dist_async message from rank %d" % src)
+            got = True
+            self._heard[src] = time.monotonic()
+            if header[0] == "srv":
+                self._serve_one(src, header, arr)
+            else:
+                self._answered(src, header, arr)
+        return got
+
+    def _serve_one(self, src, header, arr):
+        sid, name = header[1], header[4]
+        handler = self._handlers.get(sid)
+        try:
+            if handler is None:
+                raise MXNetError("rank 0 has no dist_async store #%d (ranks created their "
+                                 "stores in different orders?)" % sid)
+            handler(src, header, arr)
+        except Exception as exc:        # the requester gets the error; rank 0 keeps serving
+            msg = str(exc) if isinstance(exc, MXNetError) else "%s: %s" % (
+                type(exc).__name__, exc)
+            self.send_async(src, ("err", name, "distributed KVStore: %s failed on rank 0 "
+                                               "(the dist_async server): %s"
+                                  % (describe(name), msg)))
+
+    def _answered(self, src, header, arr):
+        kind, name = header[0], header[1]
+        with self._cv:
+            req = self._pending.pop(name, None)
+        if req is None:
+            if self._broken is None:
+                raise MXNetError("distributed KVStore: rank %d answered %s, which rank %d "
+                                 "is not waiting for" % (src, describe(name), self.rank))
+            return
+        if kind == "err":
+            req.error = header[2]
+        else:
+            req.value = arr
+        req.done.set()
+
+    def _serving(self):
+        """Rank 0, its script ended, still serves dist_async stores for ranks not yet gone."""
+        if not self._serve_at_exit:
+            return False
+        left = [r for r in range(1, self.size) if r not in self._peer_gone]
+        if not left:
+            return False
+        last = max([self._t_stop] + [self._heard.get(r, 0.0) for r in left])
+        if time.monotonic() - last > timeout():
+            raise MXNetError("distributed KVStore: rank 0 ended its script and serves the "
+                             "dist_async store(s) until every rank ends, but rank(s) %s sent "
+                             "nothing for MXC_KVSTORE_TIMEOUT=%gs and did not end (they hang "
+                             "or wait for something else)" % (left, timeout()))
+        return True
+
     # ---- the communication thread ---------------------------------------------------------
     def _main(self):
         try:
@@ -192,13 +323,20 @@ class _Comm(object):
         idle = 0.0005
         while True:
             with self._cv:
-                if self._stop and not self._pending:
+                if (self._stop and not self._pending and not self._aout and not self._asends
+                        and not self._serving()):
                     return
-                if not self._new and (self.rank != 0 and not self._pending):
+                if (not self._new and not self._aout and not self._asends
+                        and (self.rank != 0 and not self._pending)):
                     self._cv.wait(0.05)
                 new, self._new = self._new, []
+                aout, self._aout = self._aout, []
             items = [(r.name, r.header, r.priority) for r in new]
-            busy = bool(items)
+            busy = bool(items) or bool(aout)
+            if aout:
+                self._post_async(aout)
+            if self._recv_async(status):
+                busy = True
             if self.rank == 0:
                 if items:
                     self._note(0, items)
@@ -206,6 +344,7 @@ class _Comm(object):
                     src = status.Get_source()
                     msg = self.ctl.recv(source=src, tag=_TAG_READY)
                     busy = True
+                    self._heard[src] = time.monotonic()
                     if msg[0] == "ready":
                         self._note(src, msg[1])
                     else:
@@ -230,6 +369,8 @@ class _Comm(object):
                         self._local_bye(msg[1], msg[2])
                 self._watch_coordinator()
             self._sends = [s for s in self._sends if not s.Test()]
+            if self._asends:
+                self._asends = [s for s in self._asends if not s[0].Test()]
             if not busy:
                 time.sleep(idle)
 
@@ -317,19 +458,29 @@ class _Comm(object):
     def _local_bye(self, rank, why):
         self._peer_gone[rank] = why
         with self._cv:
-            waiting = [r for r in self._pending.values() if r.t_ready is not None]
+            waiting = [r for r in self._pending.values() if r.t_ready is not None
+                       and r.peer in (None, rank)]
         if waiting:
             names = ", ".join(describe(r.name) for r in waiting[:3])
             raise MXNetError("distributed KVStore: rank %d exited (%s) while rank %d waits for "
                              "%s" % (rank, why, self.rank, names))
 
     def _watch_coordinator(self):
+        now = time.monotonic()
         with self._cv:
-            ready = [r.t_ready for r in self._pending.values() if r.t_ready is not None]
-        if ready and time.monotonic() - min(ready) > timeout() + 10:
+            late = [r for r in self._pending.values() if r.t_ready is not None and
+                    now - r.t_ready > timeout() + (10 if r.peer is None else 5)]
+        if not late:
+            return
+        req = min(late, key=lambda r: r.t_ready)
+        if req.peer is None:
             raise MXNetError("distributed KVStore: rank 0 (the coordinator) did not answer "
                              "within MXC_KVSTORE_TIMEOUT=%gs (+10 s): rank 0 died or hangs"
                              % timeout())
+        raise MXNetError("distributed KVStore: rank %d (the dist_async server) did not answer "
+                         "%s of rank %d within MXC_KVSTORE_TIMEOUT=%gs (+5 s): rank %d died or "
+                         "hangs" % (req.peer, describe(req.name), self.rank, timeout(),
+                                    req.peer))
 
     def _execute(self, names):
         for name in names:
@@ -419,12 +570,23 @@ class _Comm(object):
         why = "its script ended"
         if getattr(sys, "last_type", None) is not None or _EXC[0] is not None:
             why = "its script raised %s" % (_EXC[0] or sys.last_type.__name__)
+        serving = self.rank == 0 and bool(self._handlers) and why == "its script ended"
         with self._cv:
+            self._serve_at_exit = serving   # a failed rank 0 stops serving: others learn it
+            self._t_stop = time.monotonic()
             self._stop = True
             self._cv.notify_all()
-        self._thread.join(timeout=timeout())
+        # a serving rank 0 waits as long as the other ranks keep sending (its loop ends that
+        # wait after MXC_KVSTORE_TIMEOUT of silence); otherwise the timeout bounds the join
+        limit = float("inf") if serving else time.monotonic() + timeout()
+        while self._thread.is_alive() and time.monotonic() < limit:
+            self._thread.join(timeout=0.5)
         if self._broken is not None:
-            os._exit(1)
+            try:        # failed while exiting (e.g. serving): nobody else will report it
+                sys.stderr.write("mxc: %s\n" % self._broken)
+                sys.stderr.flush()
+            finally:
+                os._exit(1)
         if self.size > 1:
             try:
                 if self.rank != 0:

@@ -18,14 +18,23 @@ backward of the remaining layers) run: the allreduce proceeds on the communicati
 *finish* runs at the lowest priority so that an engine worker only blocks on it when nothing
 else is ready. Large arrays are reduced in chunks of ``MXC_KVSTORE_CHUNK_BYTES`` (64 MiB).
 
-dist_async. Rank 0's communication thread also serves the stored values: a push sends the
-worker's (locally summed) gradient to rank 0, which applies the optimizer to its copy as soon
-as that push arrives, without waiting for the other workers; a pull asks rank 0 for its
-current copy. Consistency: each push is applied exactly once and atomically (updates are
-serialized on rank 0), and a worker's own push is applied before its own later pull of that
-key; but a pull sees whatever other workers' pushes happened to arrive before it, so workers
-generally hold different, stale-by-a-few-updates weights (MXNet's dist_async semantics). An
-optimizer is required (as in MXNet).
+dist_async. Rank 0 holds the one copy of the weights, and its communication thread serves
+them (rank 0 is also a worker; there are no server processes): a push sends the worker's
+(locally summed, optionally 2-bit compressed) gradient to rank 0, whose communication thread
+hands it to the optimizer as soon as it arrives, without waiting for the other workers; a
+pull asks rank 0 for its current copy, which an engine operation ordered after the updates
+queued so far snapshots and sends back. Rank 0's own pushes and pulls use its copy directly.
+Updates are serialized on rank 0 (one lock around the updater). Consistency: each push is
+applied exactly once; a worker's own push is applied before its own later pull of that key
+(MPI keeps the order of one sender's messages); a pull sees whatever other workers' pushes
+arrived before it, so workers generally hold different, stale-by-a-few-updates weights
+(MXNet's dist_async semantics); ``barrier`` first waits until rank 0 has taken every push of
+this worker, so after a barrier every pull sees every push made before it. An optimizer is
+required (as in MXNet). Values are dense. Once its script ends, rank 0 keeps serving until
+every other rank has ended (or sent nothing for ``MXC_KVSTORE_TIMEOUT``); a worker whose
+request rank 0 does not answer within the timeout (+5 s) fails naming rank 0. In async mode
+``init`` and the collectives wait in the calling thread instead of in engine operations, so
+no engine worker of rank 0 ever blocks on the network and rank 0's answers always run.
 
 horovod. ``pushpull`` sums over ranks (horovod's allreduce with ``average=False``), and
 ``broadcast`` copies rank 0's value; nothing is stored and no optimizer runs in the store.
@@ -184,11 +193,7 @@ class DistKVStore(KVStore):
         self._red = _Reducer(self._comm)
         self._recv = {}
         self._async = "async" in kvtype
-        self._server = None
-        if self._async:
-            raise MXNetError("KVStore type '%s': asynchronous updates are not implemented in "
-                             "this build of mxc's distributed KVStore yet; use 'dist_sync'"
-                             % kvtype)
+        self._server = _AsyncServer(self._comm) if self._async else None
 
     def __repr__(self):
         return "<DistKVStore %s: rank %d of %d, %d keys>" % (
@@ -210,14 +215,20 @@ class DistKVStore(KVStore):
             if k in self._store:
                 raise MXNetError("duplicate init of key %s. Please double check if you called "
                                  "kv.init or kv.broadcast with this key multiple times" % (k,))
+            if self._async and _is_sparse(v):
+                raise MXNetError("dist_async: key %r has %s storage; mxc's dist_async store "
+                                 "holds dense values only (use dist_sync for sparse ones)"
+                                 % (k, v.stype))
             if isinstance(k, str):
                 self._str_order[k] = len(self._str_order)
             dense = _dense(v)
             buf = dense.copy() if self.rank == 0 else _empty_like(dense)
+            if self._async:
+                self._server.init_key(k, buf)
+                self._store[k] = buf
+                continue
             self._red.bcast(k, buf, buf, priority=0)
             self._store[k] = buf.tostype(v.stype) if _is_sparse(v) else buf
-            if self._async:
-                self._server.init_key(k, self._store[k])
 
     def _push_one(self, key, vals, priority=0):
         stored = self._store[key]
@@ -227,6 +238,10 @@ class DistKVStore(KVStore):
                                  "shape %s" % (key, v.shape, stored.shape))
         vals = [_dense(v) for v in vals]
         if self._async:
+            if self._updater is None:
+                raise MXNetError("dist_async: push of key %r without an optimizer: the "
+                                 "asynchronous store applies pushes with the optimizer of "
+                                 "set_optimizer (Trainer(update_on_kvstore=True))" % (key,))
             self._server.push(key, vals, priority)
             return
         self._push_sync(key, vals, priority)
@@ -266,7 +281,20 @@ class DistKVStore(KVStore):
                 raise MXNetError("pull needs out= (the arrays to copy the stored values into)")
             pairs, kind = _pairs(key, out, "pull")
             self._use_kind(kind)
-            for k, outs in self._grouped(pairs):
+            dense = []
+            for k, o in pairs:
+                if _is_sparse(o):
+                    if ignore_sparse:
+                        continue
+                    raise MXNetError("dist_async: pull of key %r into a %s array; mxc's "
+                                     "dist_async store holds dense values only"
+                                     % (k, o.stype))
+                dense.append((k, o))
+            for k, outs in self._grouped(dense):
+                for o in outs:
+                    if o.shape != self._store[k].shape:
+                        raise MXNetError("pull of key %r: output shape %s does not match the "
+                                         "stored shape %s" % (k, o.shape, self._store[k].shape))
                 self._server.pull(k, outs, priority)
             return
         super(DistKVStore, self).pull(key, out=out, priority=priority,
@@ -330,17 +358,40 @@ class DistKVStore(KVStore):
         t = _check_compression_params(compression_params)
         self._red.threshold = t
         self._red.residual = {}
+        if self._async:
+            self._server.threshold = t
+            self._server.residual = {}
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the updater's states (identical on every rank in dist_sync; rank 0's in
         dist_async) to fname."""
         if self._async:
-            self._server.flush()
+            if self.rank != 0:
+                raise MXNetError("dist_async: the optimizer states live on rank 0 (the "
+                                 "server); call save_optimizer_states on rank 0 (this is rank "
+                                 "%d)" % self.rank)
+            with self._server.lock:
+                self._server.flush()
+                super(DistKVStore, self).save_optimizer_states(fname, dump_optimizer)
+            return
         super(DistKVStore, self).save_optimizer_states(fname, dump_optimizer)
 
+    def load_optimizer_states(self, fname):
+        """Read the updater's states from fname (on every rank; in dist_async rank 0's are
+        the ones used)."""
+        if self._async:
+            with self._server.lock:
+                self._server.flush()
+                super(DistKVStore, self).load_optimizer_states(fname)
+            return
+        super(DistKVStore, self).load_optimizer_states(fname)
+
     def _barrier(self):
-        """Wait until every worker reached its barrier."""
+        """Wait until every worker reached its barrier (in dist_async, once rank 0 has taken
+        every push this worker made before it)."""
         comm = self._comm
+        if self._async:
+            self._server.flush()
         req = comm.barrier_request()
         comm.submit(req, ready=True)
         req.wait()
@@ -427,6 +478,201 @@ class HorovodStore(KVStoreBase):
         req.wait()
 
     barrier = _barrier
+
+
+class _AsyncServer(object):
+    """The dist_async side of one DistKVStore: on rank 0 the served copy of every key and
+    the handler of the other ranks' requests; on the others the requests themselves."""
+
+    def __init__(self, comm):
+        self.comm = comm
+        # same id on every rank when ranks create their stores in the same order
+        self.sid = comm.next_name("async_store", None)[2]
+        self.lock = threading.RLock()       # serializes updates (and state saves) on rank 0
+        self.updater = None
+        self.keys = {}                      # key -> served NDArray (rank 0) / a shape holder
+        self.vars = {}                      # key -> engine var ordering this rank's requests
+        self.recv = {}                      # rank 0: key -> buffer of its own summed pushes
+        self.threshold = None
+        self.residual = {}
+        self.sent = []                      # pushes not yet acknowledged by rank 0
+        if comm.rank == 0:
+            comm.serve(self.sid, self._handle)
+
+    # ---- every rank --------------------------------------------------------------------------
+    def init_key(self, key, buf):
+        """Make rank 0's ``buf`` the served value of ``key`` (a broadcast, waited for here)."""
+        comm = self.comm
+        comm.check()
+        if comm.rank == 0:
+            with self.lock:
+                self.keys[key] = buf        # served from now on; the broadcast only reads it
+        else:
+            self.keys[key] = buf
+        buf.wait_to_read()
+        name = comm.next_name("init", key)
+        flat = _flat(buf)
+        req = _mpi.Request(name, _header(buf), 0,
+                           lambda c: c.bcast(flat, _mpi.describe(name)))
+        comm.submit(req, ready=True)
+        req.wait()
+
+    def _var(self, key):
+        var = self.vars.get(key)
+        if var is None:
+            var = self.vars[key] = engine.Var()
+        return var
+
+    def _staged_sum(self, key, vals):
+        """This worker's sum of the values of ``key`` (flat numpy, a new array), compressed
+        with error feedback when 2-bit compression is on: (array to send, 2-bit threshold)."""
+        views = [_flat(v) for v in vals]
+        send = views[0].copy()
+        for v in views[1:]:
+            np.add(send, v, out=send)
+        t = self.threshold
+        if t is None:
+            return send, None
+        if send.dtype != np.float32:
+            raise MXNetError("2bit gradient compression supports float32 values only; key %r "
+                             "was pushed as %s" % (key, send.dtype.name))
+        res = self.residual.get(key)
+        if res is None or res.shape != send.shape:
+            res = self.residual[key] = np.zeros(send.shape, np.float32)
+        return quantize_2bit(send, res, t), t
+
+    def push(self, key, vals, priority):
+        self._raise_failed_pushes()
+        comm = self.comm
+        if comm.rank == 0:
+            self._push_local(key, vals, priority)
+            return
+        size = int(np.prod(vals[0].shape, dtype=np.int64))
+
+        def stage():
+            data, t = self._staged_sum(key, vals)
+            req = _mpi.Request(comm.next_async_name("async push", key), None, 0, None,
+                               peer=0)
+            comm.submit_async(req, 0, ("srv", self.sid, "push", key, req.name, (t, size)),
+                              data)
+            with self.lock:
+                self.sent.append(req)
+
+        engine.push(stage, const_vars=[v._chunk for v in vals], mutable_vars=[self._var(key)],
+                    priority=_STAGE_PRIO + priority, name="kvstore_async_push")
+
+    def pull(self, key, outs, priority):
+        self._raise_failed_pushes()
+        comm = self.comm
+        if comm.rank == 0:
+            stored = self.keys[key]
+            for o in outs:
+                KVStore._copy_into(key, stored, o)
+            return
+        box = {}
+        done = engine.Var()
+
+        def stage():
+            req = _mpi.Request(comm.next_async_name("async pull", key), None, 0, None,
+                               peer=0)
+            box["req"] = req
+            comm.submit_async(req, 0, ("srv", self.sid, "pull", key, req.name, None))
+
+        def finish():
+            req = box.pop("req")
+            req.wait()
+            val = req.value.reshape(-1)
+            for o in outs:
+                np.copyto(_flat(o), val, casting="unsafe")
+
+        engine.push(stage, mutable_vars=[self._var(key), done],
+                    priority=_STAGE_PRIO + priority, name="kvstore_async_pull_stage")
+        engine.push(finish, const_vars=[done], mutable_vars=[o._chunk for o in outs],
+                    priority=_FINISH_PRIO + priority, name="kvstore_async_pull")
+
+    def flush(self):
+        """Wait until this rank's pushes so far were taken by rank 0 (there: applied)."""
+        comm = self.comm
+        for var in list(self.vars.values()):
+            var.wait()
+        if comm.rank == 0:
+            for stored in list(self.keys.values()):
+                stored.wait_to_read()
+            return
+        with self.lock:
+            sent = list(self.sent)
+        for req in sent:
+            req.wait()
+        self._raise_failed_pushes()
+
+    def _raise_failed_pushes(self):
+        with self.lock:
+            failed = [r for r in self.sent if r.done.is_set() and r.error is not None]
+            self.sent = [r for r in self.sent if not r.done.is_set()]
+        if failed:
+            raise MXNetError(failed[0].error)
+
+    # ---- rank 0 ------------------------------------------------------------------------------
+    def _apply(self, key, grad):
+        stored = self.keys.get(key)
+        if stored is None:
+            raise MXNetError("key %r has not been initialized on rank 0" % (key,))
+        if self.updater is None:
+            raise MXNetError("dist_async: no optimizer on rank 0 (call set_optimizer on "
+                             "every rank)")
+        self.updater(key, grad, stored)
+
+    def _push_local(self, key, vals, priority):
+        recv = self.recv.get(key)
+        if recv is None or recv.dtype != vals[0].dtype:
+            recv = self.recv[key] = _empty_like(vals[0])
+
+        def stage():
+            data, t = self._staged_sum(key, vals)
+            out = _flat(recv)
+            if t is None:
+                np.copyto(out, data)
+            else:
+                dequantize_2bit(data, out.size, t, out=out)
+
+        engine.push(stage, const_vars=[v._chunk for v in vals],
+                    mutable_vars=[recv._chunk, self._var(key)],
+                    priority=_STAGE_PRIO + priority, name="kvstore_async_push")
+        with self.lock:
+            self._apply(key, recv)
+
+    def _handle(self, src, header, arr):
+        """A request of rank ``src`` (on rank 0's communication thread)."""
+        kind, key, name, extra = header[2], header[3], header[4], header[5]
+        comm = self.comm
+        if kind == "push":
+            t, size = extra
+            with self.lock:
+                stored = self.keys.get(key)
+                if stored is None:
+                    raise MXNetError("key %r has not been initialized on rank 0" % (key,))
+                if t is not None:
+                    arr = dequantize_2bit(arr, size, t)
+                if arr.size != int(np.prod(stored.shape, dtype=np.int64)):
+                    raise MXNetError("push of key %r: rank %d sent %d values, the stored "
+                                     "shape is %s" % (key, src, arr.size, stored.shape))
+                from .. import ndarray as nd
+                grad = nd.array(arr.reshape(stored.shape), ctx=stored.context, dtype=arr.dtype)
+                self._apply(key, grad)
+            comm.send_async(src, ("ack", name))
+            return
+        if kind == "pull":
+            stored = self.keys.get(key)
+            if stored is None:
+                raise MXNetError("key %r has not been initialized on rank 0" % (key,))
+
+            def answer():
+                comm.send_async(src, ("val", name), _flat(stored).copy())
+
+            engine.push(answer, const_vars=[stored._chunk], priority=_STAGE_PRIO,
+                        name="kvstore_async_answer")
+            return
+        raise MXNetError("unknown dist_async request %r" % (kind,))
 
 
 def _empty_like(arr):

@@ -9,6 +9,13 @@ import numpy as np
 
 import mxc as mx
 
+
+def say(line):
+    """One write per line, so lines of different ranks never interleave (under mpiexec
+    with PYTHONUNBUFFERED, print writes the text and the newline separately)."""
+    os.write(1, (line + "\n").encode())
+
+
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data",
                       "kvstore_2bit_golden.npz")
 
@@ -135,5 +142,5 @@ horovod()
 compression()
 big_chunks()
 mx.nd.waitall()
-print("OK rank %d" % RANK, flush=True)
+say("OK rank %d" % RANK)
 sys.stdout.flush()

@@ -7,6 +7,13 @@ import time
 
 import mxc as mx
 
+
+def say(line):
+    """One write per line, so lines of different ranks never interleave (under mpiexec
+    with PYTHONUNBUFFERED, print writes the text and the newline separately)."""
+    os.write(1, (line + "\n").encode())
+
+
 mode = sys.argv[1]
 kv = mx.kv.create("dist_sync")
 rank = kv.rank
@@ -40,7 +47,7 @@ try:
         out.wait_to_read()
     if bad and mode == "fewer":
         kv.barrier()           # the end-of-epoch barrier the others never reach in time
-    print("NOERROR rank %d" % rank, flush=True)
+    say("NOERROR rank %d" % rank)
 except mx.base.MXNetError as exc:
-    print("ERROR %.1f rank %d: %s" % (time.monotonic() - t0, rank, exc), flush=True)
+    say("ERROR %.1f rank %d: %s" % (time.monotonic() - t0, rank, exc))
     sys.exit(3)

@@ -1,9 +1,18 @@
 """Rank script: gluon.Trainer(kvstore='dist_sync') on this rank's part of a global batch
 gives, on every rank, the weights of one-process training on the whole batch."""
+import os
+
 import numpy as np
 
 import mxc as mx
 from mxc import autograd, gluon
+
+
+def say(line):
+    """One write per line, so lines of different ranks never interleave (under mpiexec
+    with PYTHONUNBUFFERED, print writes the text and the newline separately)."""
+    os.write(1, (line + "\n").encode())
+
 
 kv = mx.kv.create("dist_sync")
 RANK, N = kv.rank, kv.num_workers
@@ -56,4 +65,4 @@ def run(update_on_kv):
 from mpi4py import MPI  # noqa: E402
 for mode in (True, False):
     run(mode)
-print("OK rank %d" % RANK, flush=True)
+say("OK rank %d" % RANK)
