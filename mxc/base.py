@@ -38,6 +38,7 @@ import numpy as _np
 integer_types = (int, _np.integer)
 numeric_types = (float, int, _np.generic)
 string_types = (str,)
+mx_real_t = _np.float32          # MXNet's default real type (tests import it)
 py_str = lambda x: x.decode("utf-8") if isinstance(x, bytes) else str(x)  # noqa: E731
 _Null = None
 

@@ -12,6 +12,7 @@ import random as _pyrandom
 import sys
 
 import numpy as np
+import numpy.random as rnd  # noqa: F401  (MXNet's tests take rnd from the star import)
 
 import mxc as mx  # noqa: F401  (exported by star-imports, as MXNet's)
 from . import ndarray as _nd

@@ -350,6 +350,10 @@ def _init_data(data, allow_empty, default_name):
                         "as values")
     out = []
     for k, v in data.items():
+        if getattr(v, "stype", None) == "csr" or _is_scipy_csr(v):
+            # CSR inputs stay sparse: held as a scipy.sparse.csr_matrix, batches as CSRNDArray
+            out.append((k, v.asscipy() if isinstance(v, NDArray) else v.tocsr()))
+            continue
         if isinstance(v, NDArray):
             arr = v.asnumpy()
         else:
@@ -361,6 +365,12 @@ def _init_data(data, allow_empty, default_name):
             raise ValueError(f"NDArrayIter: {k} must have a batch axis, got a scalar")
         out.append((k, np.ascontiguousarray(arr)))
     return out
+
+
+def _is_scipy_csr(x):
+    import sys
+    m = sys.modules.get("scipy.sparse")
+    return m is not None and m.issparse(x) and x.format == "csr"
 
 
 class NDArrayIter(DataIter):
@@ -394,6 +404,12 @@ class NDArrayIter(DataIter):
         self._axis = max(layout.find("N"), 0) if layout else 0
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        if any(_is_scipy_csr(v) for _, v in self.data + self.label):
+            if last_batch_handle != "discard":
+                raise NotImplementedError("NDArrayIter: `last_batch_handle` must be 'discard' "
+                                          "when the data or label is in CSR storage")
+            if self._axis != 0:
+                raise NotImplementedError("NDArrayIter: CSR data needs the batch axis first")
         n = self.data[0][1].shape[self._axis]
         for k, v in self.data + self.label:
             if v.shape[self._axis] != n:
@@ -461,9 +477,14 @@ class NDArrayIter(DataIter):
 
     @staticmethod
     def _out(a):
+        if _is_scipy_csr(a):
+            from ..ndarray import sparse
+            return sparse.csr_matrix(a, dtype=a.dtype)
         return _nd.array(a, dtype=a.dtype)
 
     def _take(self, arr, start, end):
+        if _is_scipy_csr(arr):
+            return arr[start:end]
         sl = [slice(None)] * arr.ndim
         sl[self._axis] = slice(start, end)
         return arr[tuple(sl)]
@@ -525,8 +546,11 @@ class NDArrayIter(DataIter):
 
     def _shuffle_data(self):
         np.random.shuffle(self.idx)
-        self.data = [(k, np.take(v, self.idx, axis=self._axis)) for k, v in self.data]
-        self.label = [(k, np.take(v, self.idx, axis=self._axis)) for k, v in self.label]
+        self.data = [(k, self._rows(v)) for k, v in self.data]
+        self.label = [(k, self._rows(v)) for k, v in self.label]
+
+    def _rows(self, v):
+        return v[self.idx] if _is_scipy_csr(v) else np.take(v, self.idx, axis=self._axis)
 
 
 # ---- C++-style iterators over a sample table (CSVIter, MNISTIter) --------------------------

@@ -435,8 +435,12 @@ NDArray.__idiv__ = NDArray.__itruediv__
 
 
 # ---- creation --------------------------------------------------------------------------------
-def empty(shape, ctx=None, dtype=None):
-    """An uninitialised array."""
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """An uninitialised array (a sparse one, with nothing stored, for stype 'csr' or
+    'row_sparse')."""
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.empty(stype, shape, ctx, dtype)
     return _h.empty(NDArray, _shape(shape), _dtype(dtype), _ctx(ctx))
 
 
@@ -452,6 +456,10 @@ def array(source_array, ctx=None, dtype=None):
         return out.copy() if out is source_array else out
     dt = _dtype(dtype)
     if not isinstance(source_array, np.ndarray):
+        from .sparse import _is_scipy_sparse
+        if _is_scipy_sparse(source_array):      # MXNet: a scipy.sparse matrix -> CSRNDArray
+            from .sparse import array as _sparse_array
+            return _sparse_array(source_array, ctx=ctx, dtype=dtype)
         source_array = np.asarray(source_array, dtype=dt)
     if dt not in _h.DTYPE_CODE:
         raise TypeError(f"mx.nd.array: dtype {dt} is not supported")

@@ -52,11 +52,15 @@ _BASE_CTX_FIELD = NDArrayBase.__dict__["_ctx"].__get__
 
 class _SparseState(Context):
     """Storage type, dense shape, dtype and parts of a sparse array (shared by its views)."""
-    __slots__ = ("stype", "sshape", "vdtype", "parts")
+    __slots__ = ("stype", "sshape", "vdtype", "parts", "invalid")
 
     def __init__(self, ctx, stype, shape, dtype, parts):
         Context.__init__(self, ctx)
         self.stype, self.sshape, self.vdtype, self.parts = stype, shape, dtype, parts
+        # why the parts do not form a valid array (None when they do): MXNet builds such an
+        # array from user parts and only check_format() rejects it; here every operator and
+        # conversion refuses it too (its indices would address memory out of range)
+        self.invalid = None
 
 
 def _state(x):
@@ -74,12 +78,20 @@ def _ctx_of(ctx):
     return _plain(ctx)
 
 
-def _make(stype, shape, parts, ctx, dtype):
+def _make(stype, shape, parts, ctx, dtype, invalid=None):
     cls = CSRNDArray if stype == "csr" else RowSparseNDArray
     ctx = _plain(ctx)
     anchor = _h.empty(NDArray, (0,), _BASE_DTYPE, ctx)
     st = _SparseState(ctx, stype, tuple(int(d) for d in shape), np.dtype(dtype), list(parts))
+    st.invalid = invalid
     return _h.make_array(cls, anchor._chunk, 0, (0,), _BASE_DTYPE, st)
+
+
+def _require_valid(x, what):
+    msg = _state(x).invalid
+    if msg is not None:
+        raise MXNetError(f"{what}: the {x.stype} array is not in valid format ({msg}); "
+                         "check_format() reports it")
 
 
 def _wrap_np(a, ctx, dtype=None):
@@ -216,7 +228,7 @@ class BaseSparseNDArray(NDArray):
             return self
         p = self._parts
         return _make(self.stype, self.shape, [p[0].astype(dtype)] + [q.copy() for q in p[1:]],
-                     self.context, dtype)
+                     self.context, dtype, _state(self).invalid)
 
     def copy(self):
         return self.copyto(self.context)
@@ -224,7 +236,7 @@ class BaseSparseNDArray(NDArray):
     def copyto(self, other):
         if isinstance(other, Context):
             return _make(self.stype, self.shape, [p.copyto(other) for p in self._parts], other,
-                         self._dtype)
+                         self._dtype, _state(self).invalid)
         if isinstance(other, NDArray):
             if other is self:
                 return other
@@ -247,6 +259,12 @@ class BaseSparseNDArray(NDArray):
 
     def check_format(self, full_check=True):
         _check_format(self.stype, self.shape, [p.asnumpy() for p in self._parts], full_check)
+        if full_check and _state(self).invalid is not None:
+            raise MXNetError(f"check_format: {_state(self).invalid}")
+
+    @property
+    def _num_aux(self):
+        return len(self._aux_list())
 
     def detach(self):
         return _h.make_array(type(self), _NDBASE_CHUNK(self), 0, (0,), _BASE_DTYPE,
@@ -276,9 +294,16 @@ class BaseSparseNDArray(NDArray):
         elif isinstance(value, (int, float, np.number)):
             if value == 0:
                 _assign(self, zeros(self.stype, self.shape, self.context, self._dtype))
+            elif self.stype == "row_sparse":
+                # MXNet: every row becomes present, holding the scalar
+                nd = _nd()
+                _state(self).parts = [nd.full(self.shape, value, self.context, self._dtype),
+                                      nd.arange(0, self.shape[0], dtype=_IDX.name,
+                                                ctx=self.context)]
+                _state(self).invalid = None
             else:
-                raise MXNetError("assigning a non-zero scalar to a sparse NDArray is not "
-                                 "supported (it would be dense)")
+                raise MXNetError("assigning a non-zero scalar to a CSRNDArray is not "
+                                 "supported (every element would be stored)")
         else:
             a = np.asarray(value, dtype=self._dtype)
             _assign(self, cast_storage(_nd().array(np.broadcast_to(a, self.shape),
@@ -348,6 +373,14 @@ class BaseSparseNDArray(NDArray):
         return self
 
     def _cmp(self, o, name):
+        if isinstance(o, (int, float, np.number)):
+            # MXNet's rule: where comparing a zero with the scalar is false, the result keeps
+            # this array's storage (the comparison runs on the stored values only)
+            import operator
+            if not getattr(operator, name.strip("_"))(0.0, float(o)):
+                vals = getattr(self.data, name)(o)
+                return _make(self.stype, self.shape, [vals] + list(self._parts[1:]),
+                             self.context, vals._dtype)
         return getattr(self.tostype("default"), name)(o.tostype("default")
                                                       if isinstance(o, BaseSparseNDArray) else o)
 
@@ -438,11 +471,13 @@ NDArray._sparse = False
 
 def _rebuild(stype, shape, parts, dtype):
     ctx = Context("cpu", 0)
-    return _make(stype, shape, [_wrap_np(p, ctx) for p in parts], ctx, dtype)
+    return _make(stype, shape, [_wrap_np(p, ctx) for p in parts], ctx, dtype,
+                 _format_error(stype, shape, parts))
 
 
 # ---- host conversions --------------------------------------------------------------------------
 def _to_dense_np(x):
+    _require_valid(x, "asnumpy")
     st = _state(x)
     p = [q.asnumpy() for q in st.parts]
     out = np.zeros(st.sshape, dtype=st.vdtype)
@@ -576,6 +611,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         shape = m.shape if shape is None else tuple(shape)
         return _csr_from_parts(m.data, m.indices, m.indptr, shape, ctx, dt)
     if isinstance(arg1, tuple) and len(arg1) == 2 and _is_shape(arg1) and arg1:
+        if shape is not None and tuple(shape) != tuple(arg1):
+            raise ValueError(f"csr_matrix: shape {tuple(shape)} differs from {tuple(arg1)}")
         return zeros("csr", arg1, ctx, dtype)
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
@@ -601,6 +638,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     a = _as_np(arg1, dt)
     if a.ndim != 2:
         raise ValueError(f"csr_matrix: expects a 2-D array, got shape {a.shape}")
+    if shape is not None and tuple(shape) != a.shape:
+        raise ValueError(f"csr_matrix: shape {tuple(shape)} differs from the array's {a.shape}")
     return _from_dense_np(a, "csr", ctx, dt)
 
 
@@ -614,9 +653,19 @@ def _csr_from_parts(data, indices, indptr, shape, ctx, dtype):
         raise ValueError(f"csr_matrix: indptr has {indptr.size} entries, expected {shape[0] + 1}")
     if data.size != indices.size:
         raise ValueError(f"csr_matrix: {data.size} values but {indices.size} indices")
-    _check_format("csr", shape, [data, indices, indptr], True)
+    invalid = _format_error("csr", shape, [data, indices, indptr])
     return _make("csr", shape, [_wrap_np(data, ctx), _wrap_np(indices, ctx),
-                                _wrap_np(indptr, ctx)], ctx, dtype)
+                                _wrap_np(indptr, ctx)], ctx, dtype, invalid)
+
+
+def _format_error(stype, shape, parts):
+    """Why `parts` do not form a valid array (None when they do). As MXNet, such an array can
+    be built (check_format() reports it), but nothing else will read it."""
+    try:
+        _check_format(stype, shape, parts, True)
+    except MXNetError as e:
+        return str(e).replace("check_format: ", "")
+    return None
 
 
 def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
@@ -627,6 +676,9 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         out = arg1.copyto(ctx)
         return out if dtype is None else out.astype(dtype)
     if _is_shape(arg1) and arg1:
+        if shape is not None and tuple(shape) != tuple(arg1):
+            raise ValueError(f"row_sparse_array: shape {tuple(shape)} differs from "
+                             f"{tuple(arg1)}")
         return zeros("row_sparse", arg1, ctx, dtype)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, indices = arg1
@@ -640,16 +692,20 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
                 raise ValueError("row_sparse_array: shape is needed when there are no indices")
             shape = (int(idx_np.max()) + 1,) + data_np.shape[1:]
         shape = tuple(shape)
-        if idx_np.size > 1 and np.any(np.diff(idx_np) <= 0):
-            order = np.argsort(idx_np, kind="stable")
-            idx_np, data_np = idx_np[order], data_np[order]
-        _check_format("row_sparse", shape, [data_np, idx_np], True)
+        if tuple(data_np.shape[1:]) != shape[1:]:
+            raise ValueError(f"row_sparse_array: data rows of shape {data_np.shape[1:]} do not "
+                             f"fit shape {shape}")
+        invalid = _format_error("row_sparse", shape, [data_np, idx_np])
         return _make("row_sparse", shape, [_wrap_np(data_np, ctx), _wrap_np(idx_np, ctx)], ctx,
-                     dt)
+                     dt, invalid)
     if isinstance(arg1, BaseSparseNDArray):
         return cast_storage(arg1, "row_sparse").as_in_context(ctx)
     dt = _dtype_of(dtype, arg1)
-    return _from_dense_np(_as_np(arg1, dt), "row_sparse", ctx, dt)
+    a = _as_np(arg1, dt)
+    if shape is not None and tuple(shape) != a.shape:
+        raise ValueError(f"row_sparse_array: shape {tuple(shape)} differs from the array's "
+                         f"{a.shape}")
+    return _from_dense_np(a, "row_sparse", ctx, dt)
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -689,11 +745,17 @@ def _assign(dst, src):
     else:
         parts = list(s._parts)
     _state(dst).parts = parts
+    _state(dst).invalid = _state(s).invalid if isinstance(s, BaseSparseNDArray) else None
 
 
-def retain(data, indices):
-    """The rows of row_sparse `data` listed in `indices` (other rows dropped)."""
-    return _nd()._sparse_retain(data, indices)
+def retain(*args, **kwargs):
+    """retain(data, indices): the rows of row_sparse `data` listed in `indices` (other rows
+    dropped)."""
+    unknown = sorted(set(kwargs) - {"data", "indices", "out", "name"})
+    if unknown:
+        raise MXNetError(f"_sparse_retain: unknown argument(s) {', '.join(unknown)}; it takes "
+                         "data and indices")
+    return _nd()._sparse_retain(*args, **kwargs)
 
 
 def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None):
@@ -755,6 +817,9 @@ def dispatch(op, inputs, attrs, out, ctx):
     from ..ops import sparse_ops
     from .register import run
     from ..autograd import _record
+    for x in inputs:
+        if isinstance(x, BaseSparseNDArray):
+            _require_valid(x, op.name)
     rec = _M.recording and any(x._ag is not None for x in inputs)
     prev = _M.recording
     _M.recording = False

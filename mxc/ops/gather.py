@@ -264,8 +264,33 @@ def _emb_forward():
 
 def _emb_grad(F, a, i, o, g):
     data, weight = i
+    if a.get("sparse_grad") and _is_nd(F):
+        return [None, _emb_sparse_grad(F, a, data, g[0])]
     return [None, F._backward_Embedding(g[0], data, input_dim=a["input_dim"],
                                         output_dim=a["output_dim"])]
+
+
+# [H5 sparse] Embedding(sparse_grad=True) under mx.nd: a row_sparse weight gradient holding only
+# the rows the batch looked up (MXNet's storage rule); graphs (symbol/executor) keep it dense.
+def _is_nd(F):
+    from .. import ndarray
+    return F is ndarray
+
+
+def _emb_sparse_grad(F, a, data, og):
+    from ..ndarray import sparse
+    n_in, n_out = a["input_dim"], a["output_dim"]
+    # the row ids decide the result's size, so they are read on the host (as MXNet does when it
+    # allocates the gradient); values are cast and clipped as the forward's lookup
+    ids = np.clip(data.asnumpy().reshape(-1).astype(np.int64), 0, n_in - 1)
+    rows, inv = np.unique(ids, return_inverse=True)
+    ctx = og.context
+    if rows.size == 0:
+        return sparse.zeros("row_sparse", (n_in, n_out), ctx, og.dtype)
+    pos = F.array(inv.astype(np.int64).reshape(data.shape), ctx=ctx, dtype=np.int64)
+    vals = F._backward_Embedding(og, pos, input_dim=int(rows.size), output_dim=n_out)
+    return sparse._make("row_sparse", (n_in, n_out),
+                        [vals, F.array(rows, ctx=ctx, dtype=np.int64)], ctx, vals.dtype)
 
 
 _EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, required=True),
@@ -274,8 +299,21 @@ _EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, 
 register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer=_emb_infer,
                infer_inputs=_emb_infer_inputs, forward=_emb_forward(), grad=_emb_grad,
                doc="Rows of `weight` (input_dim x output_dim) at the indices in `data` (clipped "
-                   "into range). The weight's gradient is dense (sparse_grad is accepted; sparse "
-                   "storage is not there yet)."))
+                   "into range). With sparse_grad=True the weight's gradient is row_sparse (only "
+                   "the rows looked up), under mx.nd; graphs keep it dense."))
+
+
+# [H5 sparse] MXNet's contrib.SparseEmbedding: Embedding whose weight gradient is always row_sparse
+def _sparse_emb_grad(F, a, i, o, g):
+    return _emb_grad(F, dict(a, sparse_grad=True), i, o, g)
+
+
+register(OpDef("_contrib_SparseEmbedding", inputs=("data", "weight"),
+               params=_EMB_PARAMS[:3] + (Param("deterministic", bool, False),),
+               infer=_emb_infer, infer_inputs=_emb_infer_inputs, forward=_emb_forward(),
+               grad=_sparse_emb_grad,
+               doc="Embedding with a row_sparse weight gradient (MXNet's "
+                   "contrib.SparseEmbedding)."))
 
 
 def _bemb_infer(a, s, d):

@@ -2,8 +2,9 @@
 
 Two kinds of entries:
 
-- OpDefs for the sparse-only operators: ``cast_storage`` (any storage to any other) and
-  ``_sparse_retain`` (the rows of a row_sparse array listed in an index array).
+- OpDefs for the sparse-only operators: ``cast_storage`` (any storage to any other),
+  ``_sparse_retain`` (the rows of a row_sparse array listed in an index array) and
+  ``_contrib_getnnz`` (stored values of a csr array, in all / per row / per column).
 - ``IMPLS[op name](op, attrs, inputs, out)``: the sparse implementation of an existing operator,
   run by ``mxc.ndarray.sparse.dispatch`` when an input or the output is sparse. It returns the
   result, or NotImplemented for storage combinations it does not cover (then the dense kernel
@@ -16,8 +17,13 @@ Storage rules (MXNet's FInferStorageType):
   dot(dns, rsp) -> dns; elemwise_add/sub: rsp,rsp -> rsp; csr,csr -> csr; with dns -> dns;
   elemwise_mul: rsp,rsp -> rsp; csr,csr -> csr; rsp,dns / dns,rsp -> rsp; csr,dns / dns,csr -> csr;
   sum/mean of a sparse array -> dns; zeros_like keeps the storage;
-  sgd_update, sgd_mom_update, adam_update (lazy_update=True), ftrl_update and
-  _sparse_adagrad_update with a row_sparse gradient update only the rows present in it.
+  sgd_update, sgd_mom_update, adam_update (lazy_update=True), _sparse_adagrad_update (weight
+  and history dense or all row_sparse) and ftrl_update (everything row_sparse) with a row_sparse
+  gradient update only the rows present in it;
+  Embedding / _contrib_SparseEmbedding with a row_sparse weight -> dns (absent rows read zeros);
+  take(csr, indices) along axis 0 (clip / wrap) -> csr.
+Row bookkeeping that decides a result's size (unions and intersections of row sets, CSR
+positions) runs on the host; values of row_sparse results are computed on the engine.
 Kernels: csrc/kernels/sparse_ops.h (mxc/ops/cpu/sparse_ops.pyx).
 """
 
@@ -89,6 +95,17 @@ register(OpDef("_sparse_retain", aliases=("sparse_retain",), inputs=("data", "in
                    "other rows are dropped."))
 
 
+def _getnnz_infer(attrs, shapes, dtypes):
+    raise ValueError("_contrib_getnnz: data must be a csr array (got dense storage)")
+
+
+register(OpDef("_contrib_getnnz", inputs=("data",),
+               params=(Param("axis", int, None, optional=True),),
+               infer=_getnnz_infer, forward=_retain_forward,
+               doc="The number of stored values of a csr array: in all (axis=None), per column "
+                   "(axis=0) or per row (axis=1); int64."))
+
+
 # ---- sparse implementations --------------------------------------------------------------------
 IMPLS = {}
 
@@ -147,29 +164,127 @@ IMPLS["Reshape"] = _reshape
 
 def _binary(kind):
     def impl(op, attrs, inputs, out):
-        sp = _sp()
         a, b = inputs
-        if a.shape != b.shape:
+        if a.shape != b.shape or a._dtype != b._dtype:
             return NotImplemented
         sa, sb = a.stype, b.stype
-        if kind in ("add", "sub"):
-            target = sa if sa == sb else "default"
+        if sa == sb == "row_sparse":
+            res = _rsp_rsp(kind, a, b)
+        elif sa == sb == "csr":
+            res = _csr_csr(kind, a, b)
+        elif kind == "mul" and "default" in (sa, sb):
+            s_, d_ = (a, b) if sb == "default" else (b, a)
+            res = _rsp_mul_dns(s_, d_) if s_.stype == "row_sparse" else _csr_mul_dns(s_, d_)
+        elif kind in ("add", "sub"):
+            # any mix with dense, or csr with row_sparse: a dense result
+            nd = _nd()
+            da = a if sa == "default" else a.tostype("default")
+            db = b if sb == "default" else b.tostype("default")
+            res = nd.elemwise_add(da, db) if kind == "add" else nd.elemwise_sub(da, db)
         else:
-            if sa == sb:
-                target = sa
-            elif "default" in (sa, sb):
-                target = sa if sb == "default" else sb
-            else:
-                return NotImplemented
-        an, bn = a.asnumpy(), b.asnumpy()
-        r = an + bn if kind == "add" else an - bn if kind == "sub" else an * bn
-        r = r.astype(a._dtype, copy=False)
-        if target == "default":
-            res = sp._wrap_np(r, a.context)
-        else:
-            res = sp._from_dense_np(r, target, a.context, a._dtype)
-        return sp._finish(res, out)
+            return NotImplemented
+        return _sp()._finish(res, out)
     return impl
+
+
+def _rsp_rsp(kind, a, b):
+    """row_sparse (op) row_sparse: add/sub keep the union of the rows (MXNet keeps rows whose
+    values cancel), mul the intersection. Row bookkeeping on the host, values on the engine."""
+    sp, nd = _sp(), _nd()
+    ctx, dt = a.context, a._dtype
+    (va, ia), (vb, ib) = a._parts, b._parts
+    ra, rb = ia.asnumpy(), ib.asnumpy()
+    if kind == "mul":
+        rows, pa, pb = np.intersect1d(ra, rb, assume_unique=True, return_indices=True)
+        if rows.size == 0:
+            return sp.zeros("row_sparse", a.shape, ctx, dt)
+        vals = nd.elemwise_mul(_take_rows(va, pa, ra.size), _take_rows(vb, pb, rb.size))
+        return sp._make("row_sparse", a.shape, [vals, sp._wrap_np(rows, ctx)], ctx, dt)
+    if ra.size == rb.size and np.array_equal(ra, rb):
+        rows, xa, xb = ra, va, vb
+    else:
+        rows = np.union1d(ra, rb)
+        if rows.size == 0:
+            return sp.zeros("row_sparse", a.shape, ctx, dt)
+        xa = _expand_rows(va, ra, rows)
+        xb = _expand_rows(vb, rb, rows)
+    vals = nd.elemwise_add(xa, xb) if kind == "add" else nd.elemwise_sub(xa, xb)
+    return sp._make("row_sparse", a.shape, [vals, sp._wrap_np(rows.astype(np.int64), ctx)],
+                    ctx, dt)
+
+
+def _take_rows(vals, pos, n):
+    nd = _nd()
+    if pos.size == n and np.array_equal(pos, np.arange(n)):
+        return vals
+    return nd.take(vals, nd.array(pos.astype(np.int64), ctx=vals.context, dtype=np.int64),
+                   axis=0)
+
+
+def _expand_rows(vals, have, rows):
+    """The (len(rows), ...) values of a row_sparse array holding `have` (a subset of rows)."""
+    nd = _nd()
+    if have.size == rows.size:
+        return vals
+    ctx = vals.context
+    pos = np.searchsorted(rows, have).astype(np.int64)
+    out = nd.zeros((rows.size,) + tuple(vals.shape[1:]), ctx, vals.dtype)
+    if have.size == 0:
+        return out
+    return nd._scatter_set_rows(out, nd.array(pos, ctx=ctx, dtype=np.int64), vals)
+
+
+def _rsp_mul_dns(s_, d_):
+    sp, nd = _sp(), _nd()
+    vals, idx = s_._parts
+    if idx.shape[0] == 0:
+        return sp.zeros("row_sparse", s_.shape, s_.context, s_._dtype)
+    rows = nd.take(d_, idx, axis=0)
+    return sp._make("row_sparse", s_.shape, [nd.elemwise_mul(vals, rows), idx.copy()],
+                    s_.context, s_._dtype)
+
+
+def _csr_coo(x):
+    data, idx, ptr = (p.asnumpy() for p in x._parts)
+    rows = np.repeat(np.arange(x.shape[0], dtype=np.int64), np.diff(ptr))
+    return data, rows * x.shape[1] + idx
+
+
+def _csr_from_keys(shape, keys, vals, ctx, dt):
+    sp = _sp()
+    rows, cols = np.divmod(keys, shape[1])
+    ptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=ptr[1:])
+    return sp._make("csr", shape, [sp._wrap_np(vals.astype(dt, copy=False), ctx),
+                                   sp._wrap_np(cols.astype(np.int64), ctx),
+                                   sp._wrap_np(ptr, ctx)], ctx, dt)
+
+
+def _csr_csr(kind, a, b):
+    """csr (op) csr on the host: add/sub over the union of the stored positions, mul over the
+    intersection (MXNet's ElemwiseBinaryOp::CsrCsrOp)."""
+    da, ka = _csr_coo(a)
+    db, kb = _csr_coo(b)
+    if kind == "mul":
+        keys, pa, pb = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
+        vals = da[pa] * db[pb]
+    else:
+        keys = np.union1d(ka, kb)
+        vals = np.zeros(keys.size, dtype=a._dtype)
+        vals[np.searchsorted(keys, ka)] += da
+        pb = np.searchsorted(keys, kb)
+        if kind == "add":
+            vals[pb] += db
+        else:
+            vals[pb] -= db
+    return _csr_from_keys(a.shape, keys, vals, a.context, a._dtype)
+
+
+def _csr_mul_dns(s_, d_):
+    data, keys = _csr_coo(s_)
+    rows, cols = np.divmod(keys, s_.shape[1])
+    vals = data * d_.asnumpy()[rows, cols]
+    return _csr_from_keys(s_.shape, keys, vals, s_.context, s_._dtype)
 
 
 IMPLS["elemwise_add"] = _binary("add")
@@ -178,10 +293,59 @@ IMPLS["elemwise_mul"] = _binary("mul")
 
 
 def _reduce(op, attrs, inputs, out):
-    from ..ndarray.register import run
-    if len(inputs) != 1 or _sp().is_sparse(out):
+    """sum/mean of a sparse array (a dense result, MXNet's rule): the stored values are summed
+    (over rows, columns or all) without building the dense array."""
+    sp, nd = _sp(), _nd()
+    if len(inputs) != 1 or sp.is_sparse(out) or attrs.get("exclude"):
         return NotImplemented
-    return run(op, [inputs[0].tostype("default")], attrs, out)
+    x = inputs[0]
+    axis = attrs.get("axis")
+    nd_ = x.ndim
+    if axis is None or len(axis) == 0:
+        axes = tuple(range(nd_))
+    else:
+        axes = tuple(sorted({int(ax) + nd_ if ax < 0 else int(ax) for ax in axis}))
+        if any(not 0 <= ax < nd_ for ax in axes):
+            raise ValueError(f"{op.name}: axis {axis} out of range for {nd_} dimensions")
+    keep = attrs.get("keepdims", False)
+    ctx, dt = x.context, x._dtype
+    acc = np.float64 if dt == np.float64 else np.float32
+    if x.stype == "csr":
+        data, idx, ptr = (p.asnumpy() for p in x._parts)
+        M, N = x.shape
+        if axes == (0, 1):
+            r = np.array(data.astype(acc).sum(), dtype=acc)
+        elif axes == (0,):
+            r = np.bincount(idx, weights=data.astype(np.float64), minlength=N).astype(acc)
+        else:
+            rows = np.repeat(np.arange(M), np.diff(ptr))
+            r = np.bincount(rows, weights=data.astype(np.float64), minlength=M).astype(acc)
+    else:
+        vals, idx = x._parts
+        if 0 not in axes:
+            # the rows present reduce on the engine; absent rows are zero
+            v = nd.sum(vals, axis=axes)
+            full = np.zeros((x.shape[0],) + tuple(d for i, d in enumerate(x.shape)
+                                                  if i not in axes and i != 0), dtype=dt)
+            if idx.shape[0]:
+                full[idx.asnumpy()] = v.asnumpy()
+            r = full
+        else:
+            v = vals.asnumpy().astype(acc)
+            r = v.sum(axis=axes) if v.shape[0] else np.zeros(
+                tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype=acc)
+    r = np.asarray(r)
+    if op.name == "mean":
+        cnt = 1
+        for a_ in axes:
+            cnt *= x.shape[a_]
+        r = r / acc(cnt)
+    if keep:
+        r = r.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    if r.ndim == 0:
+        r = r.reshape((1,))
+    res = sp._wrap_np(r.astype(dt), ctx)
+    return sp._finish(res, out)
 
 
 IMPLS["sum"] = IMPLS["mean"] = _reduce
@@ -209,6 +373,83 @@ def _retain(op, attrs, inputs, out):
 
 
 IMPLS["_sparse_retain"] = _retain
+
+
+def _embedding(op, attrs, inputs, out):
+    """Embedding with a row_sparse weight (MXNet's SparseEmbedding forward): rows the weight
+    does not hold look up zeros. A dense result."""
+    sp, nd = _sp(), _nd()
+    data, weight = inputs
+    if sp.is_sparse(data) or weight.stype != "row_sparse" or len(weight.shape) != 2:
+        return NotImplemented
+    n_in = attrs["input_dim"]
+    if tuple(weight.shape) != (n_in, attrs["output_dim"]):
+        raise ValueError(f"{op.name}: weight has shape {weight.shape}, expected "
+                         f"{(n_in, attrs['output_dim'])}")
+    vals, idx = weight._parts
+    have = idx.asnumpy()
+    ids = np.clip(data.asnumpy().astype(np.int64), 0, n_in - 1)
+    R = have.size
+    pos = np.searchsorted(have, ids) if R else np.zeros(ids.shape, np.int64)
+    pos = np.minimum(pos, max(R - 1, 0))
+    hit = have[pos] == ids if R else np.zeros(ids.shape, bool)
+    pos = np.where(hit, pos, R).astype(np.int64)
+    ctx = weight.context
+    ext = nd.concat(vals, nd.zeros((1, vals.shape[1]), ctx, vals.dtype), dim=0) if R else \
+        nd.zeros((1, attrs["output_dim"]), ctx, weight._dtype)
+    res = nd.take(ext, nd.array(pos, ctx=ctx, dtype=np.int64), axis=0)
+    return sp._finish(res, out)
+
+
+IMPLS["Embedding"] = IMPLS["_contrib_SparseEmbedding"] = _embedding
+
+
+def _getnnz(op, attrs, inputs, out):
+    sp = _sp()
+    x = inputs[0]
+    if x.stype != "csr":
+        raise ValueError(f"_contrib_getnnz: data must be a csr array, got {x.stype}")
+    data, idx, ptr = x._parts
+    axis = attrs.get("axis")
+    if axis is None:
+        r = np.array([idx.shape[0]], dtype=np.int64)
+    elif axis in (1, -1):
+        r = np.diff(ptr.asnumpy()).astype(np.int64)
+    elif axis in (0, -2):
+        r = np.bincount(idx.asnumpy(), minlength=x.shape[1]).astype(np.int64)
+    else:
+        raise ValueError(f"_contrib_getnnz: axis must be None, 0 or 1, got {axis}")
+    return sp._finish(sp._wrap_np(r, x.context), out)
+
+
+IMPLS["_contrib_getnnz"] = _getnnz
+
+
+def _take(op, attrs, inputs, out):
+    """take(csr, indices) along axis 0 -> csr (MXNet's TakeOpForwardCsrImpl), clip or wrap."""
+    sp = _sp()
+    a, ind = inputs
+    if a.stype != "csr" or sp.is_sparse(ind) or attrs.get("axis", 0) != 0 \
+            or attrs.get("mode", "clip") not in ("clip", "wrap"):
+        return NotImplemented
+    M = a.shape[0]
+    ids = ind.asnumpy().reshape(-1).astype(np.int64)
+    if ind.ndim != 1:
+        return NotImplemented
+    ids = np.clip(ids, 0, M - 1) if attrs.get("mode", "clip") == "clip" else np.mod(ids, M)
+    data, idx, ptr = (p.asnumpy() for p in a._parts)
+    lens = (ptr[1:] - ptr[:-1])[ids]
+    nptr = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=nptr[1:])
+    pos = np.repeat(ptr[ids] - nptr[:-1], lens) + np.arange(nptr[-1], dtype=np.int64)
+    ctx = a.context
+    res = sp._make("csr", (ids.size, a.shape[1]),
+                   [sp._wrap_np(data[pos], ctx), sp._wrap_np(idx[pos], ctx),
+                    sp._wrap_np(nptr, ctx)], ctx, a._dtype)
+    return sp._finish(res, out)
+
+
+IMPLS["take"] = _take
 
 
 # ---- dot -------------------------------------------------------------------------------------
@@ -330,4 +571,4 @@ IMPLS["ftrl_update"] = _lazy("sp:lazy_ftrl", 2, lambda a: tuple(
     needs_lazy_flag=False, all_rsp=True)
 IMPLS["_sparse_adagrad_update"] = _lazy("sp:lazy_adagrad", 1, lambda a: tuple(
     _f32(a[k]) for k in ("lr", "epsilon", "rescale_grad", "clip_gradient")),
-    needs_lazy_flag=False, all_rsp=True)
+    needs_lazy_flag=False)

@@ -42,6 +42,17 @@ def _lazy_rows_update(opname, weight, grad, states, **kwargs):
     if getattr(grad, "stype", "default") != "row_sparse" \
             or weight.stype not in ("default", "row_sparse"):
         return False
+    # the sparse kernels update the gradient's rows in place (mxc/ops/sparse_ops.py IMPLS);
+    # the host path below only runs for combinations they decline
+    from ..ops import sparse_ops, registry
+    impl = sparse_ops.IMPLS.get(opname)
+    if impl is not None:
+        op = registry.names()[opname]
+        kw = dict(kwargs)
+        if any(p.name == "lazy_update" for p in op.params):
+            kw["lazy_update"] = True
+        if impl(op, op.parse(kw), [weight, grad] + list(states), weight) is not NotImplemented:
+            return True
     idx = grad.indices.asnumpy().astype(numpy.int64)
     if idx.size == 0:
         return True

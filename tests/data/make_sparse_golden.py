@@ -5,7 +5,8 @@
 The .params file holds csr, row_sparse (some rows, no rows) and dense entries as MXNet's
 mx.nd.save writes them; the npz holds their dense values and the inputs/outputs of the sparse
 operators (dot with csr and row_sparse, elementwise, unaries, sum, retain, lazy optimizer
-updates, the row_sparse gradient of dot(csr, w))."""
+updates, the row_sparse gradient of dot(csr, w), Embedding's sparse gradient and row_sparse
+weight)."""
 import os
 
 import numpy as np
@@ -126,6 +127,29 @@ with mx.autograd.record():
     y = mx.nd.dot(csr, w)
 y.backward()
 out["ag_dot_grad"], out["ag_dot_grad_stype"] = w.grad.asnumpy(), np.array(w.grad.stype)
+
+# ---- Embedding: sparse_grad=True gives a row_sparse weight gradient; a row_sparse weight reads
+# zeros for the rows it does not hold (contrib.SparseEmbedding); sum of row_sparse along axes
+E = rng.uniform(-1, 1, size=(10, 3)).astype(np.float32)
+ed = np.array([[1, 3], [3, 9], [0, 4]], dtype=np.float32)
+eg = rng.uniform(-1, 1, size=(3, 2, 3)).astype(np.float32)
+out["emb_W"], out["emb_data"], out["emb_ograd"] = E, ed, eg
+w = mx.nd.array(E)
+w.attach_grad(stype="row_sparse")
+with mx.autograd.record():
+    y = mx.nd.Embedding(mx.nd.array(ed), w, input_dim=10, output_dim=3, sparse_grad=True)
+y.backward(mx.nd.array(eg))
+out["emb_out"] = y.asnumpy()
+out["emb_grad"], out["emb_grad_stype"] = w.grad.asnumpy(), np.array(w.grad.stype)
+out["emb_grad_rows"] = w.grad.indices.asnumpy()
+ER = E.copy()
+ER[[3, 4, 7]] = 0
+y = mx.nd.contrib.SparseEmbedding(mx.nd.array(ed), mx.nd.array(ER).tostype("row_sparse"),
+                                  input_dim=10, output_dim=3)
+out["emb_rsp_W"], out["emb_rsp_out"], out["emb_rsp_out_stype"] = ER, y.asnumpy(), np.array(y.stype)
+for ax in (0, 1):
+    out[f"sum_rsp_{ax}"] = mx.nd.sum(xr, axis=ax).asnumpy()
+    out[f"mean_rsp_{ax}"] = mx.nd.mean(xr, axis=ax).asnumpy()
 
 np.savez_compressed(os.path.join(HERE, "sparse_golden.npz"), **out)
 print("wrote", len(out), "arrays")

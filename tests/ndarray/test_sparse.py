@@ -67,8 +67,26 @@ def test_creation():
     assert mx.nd.sparse.empty("default", (2, 2)).stype == "default"
     with pytest.raises(ValueError, match="indptr"):
         sp.csr_matrix(([1.0], [0], [0, 1]), shape=(3, 4))
+    # as MXNet, invalid parts build an array that check_format() rejects; here every operator
+    # and conversion refuses it too
+    bad = sp.row_sparse_array(([[1.0, 2.0]], [7]), shape=(3, 2))
     with pytest.raises(MXNetError, match="out of range"):
-        sp.row_sparse_array(([[1.0, 2.0]], [7]), shape=(3, 2))
+        bad.check_format()
+    with pytest.raises(MXNetError, match="not in valid format"):
+        bad.asnumpy()
+    with pytest.raises(MXNetError, match="not in valid format"):
+        mx.nd.dot(mx.nd.ones((2, 3)), bad)
+    with pytest.raises(MXNetError, match="not in valid format"):
+        mx.nd.square(bad.copy())
+    unsorted = sp.row_sparse_array(([[1.0, 2.0], [3.0, 4.0]], [2, 0]), shape=(3, 2))
+    with pytest.raises(MXNetError, match="sorted"):
+        unsorted.check_format()
+    with pytest.raises(ValueError, match="shape"):
+        sp.row_sparse_array((2, 2), shape=(3, 2))
+    with pytest.raises(ValueError, match="shape"):
+        sp.csr_matrix(mx.nd.ones((2, 2)), shape=(3, 2))
+    with pytest.raises(MXNetError, match="unknown argument"):
+        sp.retain(mx.nd.ones((2, 2)), invalid_arg="garbage_value")
 
 
 def test_scipy_roundtrip():
@@ -198,3 +216,48 @@ def test_params_corrupted_sparse_entries():
                                                       [r.indices.asnumpy()])])
     with pytest.raises(MXNetError, match="strictly increasing|out of range"):
         serialize.load_bytes(_corrupt(raw, len(raw) - 8 - 8, 0))
+
+
+def test_num_aux_scalar_setitem_and_comparisons():
+    sp = mx.nd.sparse
+    r = mx.nd.array(A).tostype("row_sparse")
+    c = mx.nd.array(A).tostype("csr")
+    assert r._num_aux == 1 and c._num_aux == 2
+    x = sp.zeros("row_sparse", (3, 4))
+    x[:] = 2
+    assert x.indices.asnumpy().tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(x.asnumpy(), np.full((3, 4), 2, np.float32))
+    with pytest.raises(MXNetError, match="CSRNDArray"):
+        c[:] = 2
+    for s in (r, c):
+        z = s == 1                      # 0 == 1 is false: the storage is kept
+        assert z.stype == s.stype
+        np.testing.assert_array_equal(z.asnumpy(), (A == 1).astype(np.float32))
+        z = s == 0                      # 0 == 0: dense
+        assert z.stype == "default"
+        np.testing.assert_array_equal(z.asnumpy(), (A == 0).astype(np.float32))
+        for name, f in (("__gt__", np.greater), ("__lt__", np.less), ("__ne__", np.not_equal),
+                        ("__ge__", np.greater_equal), ("__le__", np.less_equal)):
+            for v in (-1.0, 0.0, 2.0):
+                z = getattr(s, name)(v)
+                assert z.stype == ("default" if f(0.0, v) else s.stype), (name, v)
+                np.testing.assert_array_equal(z.asnumpy(), f(A, v).astype(np.float32))
+
+
+def test_csr_take_and_getnnz(rng):
+    sps = pytest.importorskip("scipy.sparse")
+    a = rng.standard_normal((7, 5)).astype(np.float32)
+    a[rng.random((7, 5)) > 0.4] = 0
+    c = mx.nd.array(a).tostype("csr")
+    ids = np.array([-3, 0, 6, 2, 9, 2])
+    for mode in ("clip", "wrap"):
+        t = mx.nd.take(c, mx.nd.array(ids), mode=mode)
+        assert t.stype == "csr"
+        t.check_format()
+        np.testing.assert_array_equal(t.asnumpy(), np.take(a, ids, axis=0, mode=mode))
+    m = sps.csr_matrix(a)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(mx.nd.contrib.getnnz(c, axis=axis).asnumpy(),
+                                      np.atleast_1d(m.getnnz(axis=axis)))
+    with pytest.raises(ValueError, match="csr"):
+        mx.nd.contrib.getnnz(mx.nd.array(a))

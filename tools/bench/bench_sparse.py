@@ -1,10 +1,12 @@
 """Sparse benchmarks (issue 9): dot(csr, dense) at 1% density, 10k x 10k by 10k x 128, and a
 lazy sgd_update on a 1M x 64 weight with a row_sparse gradient holding 1% of the rows.
 mxc against scipy.sparse / numpy and PyTorch (torch.sparse) in the same run; with
---peer-python (MXNet 1.9.1's interpreter) MXNet runs the same figures in a subprocess.
+--peer-python (MXNet 1.9.1's interpreter, /work/mxnet-oracle/bin/python by default when it
+exists) MXNet runs the same figures in a subprocess.
 One JSON line per figure: {"figure", "impl", "value", "unit"} (best of N, milliseconds)."""
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -60,7 +62,9 @@ def run_mxnet_like(mx, n, impl):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=10)
-    ap.add_argument("--peer-python", default=None)
+    oracle = "/work/mxnet-oracle/bin/python"
+    ap.add_argument("--peer-python", default=oracle if os.path.exists(oracle) else None,
+                    help="MXNet 1.9.1's interpreter (default: %(default)s); '' skips MXNet")
     ap.add_argument("--peer", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.peer:
