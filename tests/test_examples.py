@@ -40,3 +40,18 @@ def test_train_digits_module_resumes(tmp_path):
     stdout = _run_example("train_digits_module.py", "--workdir", str(tmp_path))
     assert "train_digits_module OK" in stdout
     assert (tmp_path / "digits-module-0006.states").exists()
+
+
+@pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="examples/ is not next to the tests")
+def test_train_digits_dist_on_two_workers(tmp_path):
+    # the README's distributed command: 2 workers over dist_sync reach the 1-process bar with
+    # identical weights (the example asserts both on every worker)
+    pytest.importorskip("sklearn", reason="the digits examples read scikit-learn's bundled data")
+    pytest.importorskip("mpi4py", reason="dist_sync needs mxc's 'dist' extra")
+    env = dict(os.environ, MXC_KVSTORE_TIMEOUT="120")
+    out = subprocess.run([sys.executable, "-m", "mxc.tools.launch", "-n", "2", sys.executable,
+                          os.path.join(EXAMPLES, "train_digits_dist.py"), "--workdir",
+                          str(tmp_path)], capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert out.stdout.count("train_digits_dist OK") == 2
+    assert "[0] " in out.stdout and "[1] " in out.stdout
