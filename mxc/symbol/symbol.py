@@ -777,6 +777,10 @@ def create(op, hint, args, kwargs, name=None, attr=None):
     except (ValueError, TypeError) as e:
         raise MXNetError(str(e)) from None
     in_names = node.input_names()
+    if op.variadic and len(args) > len(in_names):
+        # the count parameter is not always the number of inputs (multi_sgd_update's
+        # num_weights counts weights, each with its gradient and states): take every input given
+        in_names = [f"arg{i}" for i in range(len(args))]
     if args and sym_kwargs:
         if op.variadic:
             raise TypeError("Operators with variable length input can only accept input "
