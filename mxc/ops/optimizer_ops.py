@@ -578,11 +578,25 @@ register(OpDef("_contrib_group_adagrad_update", inputs=("weight", "grad", "histo
 
 def _square_sum(F, attrs, x):
     axis = attrs["axis"]
-    return F.sum(F.square(x), axis=axis, keepdims=attrs["keepdims"])
+    return F.sum(F.square(x), axis=axis, keepdims=attrs["keepdims"], exclude=attrs["exclude"])
+
+
+def _square_sum_grad(F, attrs, inputs, outputs, out_grads):
+    """d/dx sum(x^2) = 2x times the output gradient broadcast back over the reduced axes (one
+    node, so a row_sparse input's sparse implementation is differentiated too)."""
+    x, og = inputs[0], out_grads[0]
+    nd = len(x.shape)
+    axis = attrs["axis"]
+    axes = set(range(nd)) if axis is None or axis == () else {a % nd for a in axis}
+    if attrs["exclude"]:
+        axes = set(range(nd)) - axes
+    if not attrs["keepdims"]:
+        og = og.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return [F.broadcast_mul(x * 2, og)]
 
 
 register(OpDef("_square_sum", params=(Param("axis", "shape_opt", None, optional=True),
                                       Param("keepdims", bool, False),
                                       Param("exclude", bool, False)),
-               composite=_square_sum,
+               composite=_square_sum, grad=_square_sum_grad,
                doc="sum(square(data), axis) (MXNet's helper for row_sparse norms)."))

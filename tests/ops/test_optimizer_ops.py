@@ -544,7 +544,7 @@ def test_adamw_multi_and_mp_forms(mp, rng):
         np.testing.assert_allclose(single[i][2].asnumpy(), me, rtol=1e-5, atol=1e-7)
 
 
-# ---- multi_sum_sq, multi_lars, group AdaGrad, reset_arrays, _square_sum (H6) ----------------
+# ---- multi_sum_sq, multi_lars, group AdaGrad, reset_arrays, _square_sum ---------------------
 
 _XG = os.path.join(os.path.dirname(__file__), "..", "data", "optimizer_ops_extra_golden.npz")
 _X = np.load(_XG) if os.path.exists(_XG) else None
@@ -637,3 +637,33 @@ def test_square_sum(rng):
     x = rng.standard_normal((3, 4))
     out = mx.nd._square_sum(mx.nd.array(x, dtype="float64"), axis=1, keepdims=True)
     np.testing.assert_allclose(out.asnumpy(), np.sum(x * x, axis=1, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(axis=1), dict(axis=(0,), keepdims=True), dict(),
+                                dict(axis=0, exclude=True)])
+def test_square_sum_axes_and_gradient(rng, kw):
+    # values against numpy (exclude reduces the other axes) and the gradient against central
+    # differences in float64
+    x = rng.standard_normal((3, 4))
+    axes = kw.get("axis")
+    axes = tuple(range(2)) if axes is None else ((axes,) if isinstance(axes, int) else axes)
+    if kw.get("exclude"):
+        axes = tuple(a for a in range(2) if a not in axes)
+    ref = np.sum(x * x, axis=axes, keepdims=kw.get("keepdims", False))
+    out = mx.nd._square_sum(mx.nd.array(x, dtype="float64"), **kw)
+    np.testing.assert_allclose(out.asnumpy().reshape(np.shape(ref)), ref, rtol=1e-12)
+    xa = mx.nd.array(x, dtype="float64")
+    xa.attach_grad()
+    hg = rng.standard_normal(out.shape)
+    with mx.autograd.record():
+        y = mx.nd._square_sum(xa, **kw)
+    y.backward(mx.nd.array(hg, dtype="float64"))
+    eps, num = 1e-6, np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        fp = np.sum(np.sum(xp * xp, axis=axes, keepdims=kw.get("keepdims", False)).reshape(hg.shape) * hg)
+        fm = np.sum(np.sum(xm * xm, axis=axes, keepdims=kw.get("keepdims", False)).reshape(hg.shape) * hg)
+        num[idx] = (fp - fm) / (2 * eps)
+    np.testing.assert_allclose(xa.grad.asnumpy(), num, rtol=1e-6, atol=1e-8)
