@@ -666,6 +666,21 @@ cdef int _dedupe(VarC **dst, VarC **mut, int nmut, VarC **cst, int nconst,
     return n
 
 
+# Set while a planned graph records its kernel calls into one bulk operation
+# (handle.capture_begin): a push from any other path is refused with PushRefused before anything
+# is queued, so the caller runs that step on its own, in order.
+cdef int g_refuse_push = 0
+
+
+class PushRefused(RuntimeError):
+    """A push made while kernel calls are being captured for a bulk operation."""
+
+
+def _set_refuse_push(int on):
+    global g_refuse_push
+    g_refuse_push = on
+
+
 cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
                      VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                      int priority, const char *opname) except -1:
@@ -675,6 +690,8 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     When this raises, nothing was queued and the caller still owns arg.
     """
     cdef int i, n, nm = 0
+    if g_refuse_push:
+        raise PushRefused("push while capturing kernel calls")
     cdef size_t name_len
     cdef size_t total
     cdef OpBlock *op

@@ -350,6 +350,9 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
             fill_attrs(p.call, iattr, fattr)
         p.call.req = req
         p.call.nthreads = nthreads
+        if g_capture is not None:          # recorded for a bulk operation (KernelSeq), not run
+            g_capture.append((<uintptr_t>p, inputs, outputs, name))
+            return
         push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
     except BaseException:
         _free_pushed(p)          # push_native raising means nothing was queued
@@ -357,6 +360,165 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
     finally:
         if vars != stack_vars:
             free(vars)
+
+
+# ---- bulk execution: a planned graph's kernel calls as one engine operation ------------------
+# A bound executor (or a static CachedOp) runs the same kernel calls on the same arrays every
+# time. Between capture_begin() and capture_end() push_kernel records its calls instead of
+# queueing them (any other push is refused by the engine, see engine.PushRefused); a KernelSeq
+# made from them queues all of them as ONE engine operation reading and writing the union of
+# their arrays, and runs them in order on one worker. The calls are kept and reused; their
+# data pointers are resolved at each run, as for a single call.
+
+cdef extern from *:
+    """
+    static inline int mxc_seq_inc(int *p) { return __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
+    static inline int mxc_seq_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
+    """
+    int mxc_seq_inc(int *p) noexcept nogil
+    int mxc_seq_dec(int *p) noexcept nogil
+
+cdef extern from "<stdio.h>" nogil:
+    int snprintf(char *s, size_t n, const char *fmt, ...)
+
+cdef object g_capture = None
+
+
+def capture_begin():
+    """Start recording push_kernel calls (refusing every other push)."""
+    global g_capture
+    from mxc._core import engine as _engine
+    g_capture = []
+    _engine._set_refuse_push(1)
+
+
+def capture_end(bint keep=True):
+    """Stop recording; returns the recorded calls (freed instead when keep is False)."""
+    global g_capture
+    from mxc._core import engine as _engine
+    cdef list got = g_capture if g_capture is not None else []
+    g_capture = None
+    _engine._set_refuse_push(0)
+    if not keep:
+        for entry in got:
+            _free_pushed(<void*><uintptr_t>entry[0])
+        return []
+    return got
+
+
+def capture_discard(list calls):
+    """Free recorded calls that will not be run."""
+    for entry in calls:
+        _free_pushed(<void*><uintptr_t>entry[0])
+
+
+cdef struct SeqOp:
+    int refs                 # the KernelSeq's, plus one per queued run (atomic)
+    int n
+    Pushed **items
+    char **labels            # the graph node each call belongs to (error messages)
+
+
+cdef void _seq_release(void *arg) noexcept nogil:
+    cdef SeqOp *s = <SeqOp*>arg
+    cdef int i
+    if mxc_seq_dec(&s.refs) != 0:
+        return
+    for i in range(s.n):
+        _free_pushed(s.items[i])
+        free(s.labels[i])
+    free(s.items)
+    free(s.labels)
+    free(s)
+
+
+cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
+    cdef SeqOp *s = <SeqOp*>arg
+    cdef int i, rc
+    cdef char *msg
+    for i in range(s.n):
+        rc = _run_pushed(s.items[i], err, errlen)
+        if rc != 0:
+            msg = <char*>malloc(errlen)
+            if msg != NULL:
+                memcpy(msg, err, errlen)
+                msg[errlen - 1] = 0
+                snprintf(err, errlen, "Error in operator %s: %s", s.labels[i], msg)
+                free(msg)
+            return rc
+    return 0
+
+
+cdef class KernelSeq:
+    """Recorded kernel calls queued together as one engine operation (see capture_begin)."""
+    cdef SeqOp *s
+    cdef list keep                 # the arrays: their chunks (and vars) outlive the calls
+    cdef VarC **vars
+    cdef int nread, nwrite
+    cdef bytes name
+
+    def __cinit__(self, list calls, list labels, bytes name=b"bulk"):
+        cdef int n = len(calls), i, k
+        cdef NDArrayBase a
+        cdef dict written = {}, read = {}
+        self.s = <SeqOp*>malloc(sizeof(SeqOp))
+        if self.s == NULL:
+            raise MemoryError()
+        self.s.refs = 1
+        self.s.n = 0
+        self.s.items = <Pushed**>malloc(sizeof(Pushed*) * max(1, n))
+        self.s.labels = <char**>malloc(sizeof(char*) * max(1, n))
+        if self.s.items == NULL or self.s.labels == NULL:
+            raise MemoryError()
+        self.keep = []
+        for i in range(n):
+            ptr, inputs, outputs, _ = calls[i]
+            lab = labels[i].encode() if isinstance(labels[i], str) else bytes(labels[i])
+            self.s.labels[i] = <char*>malloc(len(lab) + 1)
+            if self.s.labels[i] == NULL:
+                raise MemoryError()
+            memcpy(self.s.labels[i], <char*>lab, len(lab))
+            self.s.labels[i][len(lab)] = 0
+            self.s.items[i] = <Pushed*><uintptr_t>ptr
+            self.s.n = i + 1
+            for x in inputs:
+                a = <NDArrayBase?>x
+                read[id(a._chunk)] = a._chunk
+            for x in outputs:
+                a = <NDArrayBase?>x
+                written[id(a._chunk)] = a._chunk
+            self.keep.append((inputs, outputs))
+        reads = [c for k2, c in read.items() if k2 not in written]
+        writes = list(written.values())
+        self.keep.append((reads, writes))
+        self.nread, self.nwrite = len(reads), len(writes)
+        self.vars = <VarC**>malloc(sizeof(VarC*) * max(1, self.nread + self.nwrite))
+        if self.vars == NULL:
+            raise MemoryError()
+        k = 0
+        for c in reads + writes:
+            self.vars[k] = (<Chunk>c).c
+            k += 1
+        self.name = name
+
+    def run(self, int priority=0):
+        """Queue every recorded call, in order, as one engine operation."""
+        mxc_seq_inc(&self.s.refs)
+        try:
+            push_native(_run_seq, self.s, _seq_release, self.vars, self.nread,
+                        self.vars + self.nread, self.nwrite, priority, self.name)
+        except BaseException:
+            mxc_seq_dec(&self.s.refs)      # not queued: the KernelSeq still holds it
+            raise
+
+    def __len__(self):
+        return self.s.n if self.s != NULL else 0
+
+    def __dealloc__(self):
+        if self.s != NULL:
+            _seq_release(self.s)
+        if self.vars != NULL:
+            free(self.vars)
 
 
 # ---- the fast path --------------------------------------------------------------------------

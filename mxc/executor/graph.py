@@ -362,22 +362,94 @@ class Plan:
 
     @staticmethod
     def resolve(steps, arrs):
-        return [(op.forward, attrs, [arrs[i] for i in ins], [arrs[o] for o in outs], label, op)
-                for op, attrs, ins, outs, label in steps]
+        return Steps((op.forward, attrs, [arrs[i] for i in ins], [arrs[o] for o in outs],
+                      label, op) for op, attrs, ins, outs, label in steps)
+
+
+class Steps(list):
+    """Resolved steps (forward function, attrs, input and output arrays, label, OpDef). When
+    the same resolved steps run again (a bound executor), their kernel calls are captured once
+    into bulk operations (``bulks``, per training flag) that later runs queue instead."""
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.runs = 0
+        self.bulks = {}
+
+
+def _max_bulk_nodes(training):
+    """Steps per bulk operation: MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN (training) when set, else
+    the whole plan (mxc has no reason to split a plan nothing outside reads midway)."""
+    if not training:
+        return None
+    raw = os.environ.get("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "").strip()
+    if not raw:
+        return None
+    n = int(raw)
+    return n if n > 0 else None
+
+
+def _capture_segments(resolved, training):
+    """[KernelSeq or step]: runs of steps whose forwards only queue kernels become one bulk
+    operation; a step that draws random numbers (its seed is taken when it is queued) or that
+    queues anything else runs on its own, in its place."""
+    limit = _max_bulk_nodes(training)
+    segs, calls, labels, nsteps = [], [], [], 0
+
+    def flush():
+        nonlocal calls, labels, nsteps
+        if calls:
+            segs.append(_h.KernelSeq(calls, labels, b"bulk"))
+        calls, labels, nsteps = [], [], 0
+
+    for st in resolved:
+        op = st[5]
+        if "random" in op.resources:
+            flush()
+            segs.append(st)
+            continue
+        _h.capture_begin()
+        try:
+            st[0](st[1], st[2], st[3])
+        except Exception:           # noqa: BLE001  refused or failing: runs alone (and names
+            _h.capture_end(keep=False)      # itself if it fails there)
+            flush()
+            segs.append(st)
+            continue
+        got = _h.capture_end()
+        calls += got
+        labels += [f"{st[4]} ({op.name})"] * len(got)
+        nsteps += 1
+        if limit is not None and nsteps >= limit:
+            flush()
+    flush()
+    return segs
 
 
 def run_steps(resolved, training):
-    """Push every step; errors raised while pushing name the node."""
+    """Push every step; errors raised while pushing name the node. Steps resolved once and run
+    again are captured into bulk operations (one engine push for the whole plan)."""
     prev_r, prev_t = _M.recording, _M.training
     _M.recording = False
     _M.training = training
     st = None
     try:
-        for st in resolved:
-            st[0](st[1], st[2], st[3])
+        segs = None
+        if isinstance(resolved, Steps):
+            segs = resolved.bulks.get(training)
+            if segs is None:
+                resolved.runs += 1
+                if resolved.runs >= 2:
+                    segs = resolved.bulks[training] = _capture_segments(resolved, training)
+        for st in (resolved if segs is None else segs):
+            if type(st) is tuple:
+                st[0](st[1], st[2], st[3])
+            else:
+                st.run()
     except Exception as e:      # noqa: BLE001  (re-raised with the node's name)
-        label = st[4] if st is not None else "?"
-        raise MXNetError(f"Error in operator {label} ({st[5].name}): "
+        if st is None or type(st) is not tuple:
+            raise
+        raise MXNetError(f"Error in operator {st[4]} ({st[5].name}): "
                          f"{type(e).__name__}: {e}") from e
     finally:
         _M.recording = prev_r

@@ -443,3 +443,55 @@ def test_a_begin_state_with_unknown_batch_takes_the_inferred_shape():
     got = ex.forward()[0].asnumpy()
     want = vals["x"] @ vals["i2h_weight"].T + vals["i2h_bias"] + vals["h2h_bias"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _mlp():
+    x = S.var("data")
+    h = S.Activation(S.FullyConnected(x, num_hidden=16, name="fc1"), act_type="relu")
+    h = S.Dropout(h, p=0.5, name="drop")
+    return S.SoftmaxOutput(S.FullyConnected(h, num_hidden=4, name="fc2"), name="out")
+
+
+def _bind(sym, rng):
+    ex = sym.simple_bind(mx.cpu(), data=(8, 6))
+    for n, a in ex.arg_dict.items():
+        a[:] = rng.standard_normal(a.shape) if n != "out_label" else rng.integers(0, 4, a.shape)
+    return ex
+
+
+@pytest.mark.parametrize("max_nodes", [None, "1"])
+def test_repeated_runs_queue_bulk_operations(rng, monkeypatch, max_nodes):
+    # from the second run on, a bound executor's kernel calls go to the engine as bulk
+    # operations (the whole plan, or MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN steps each), with the
+    # same results as node-by-node execution; Dropout runs on its own and draws new masks
+    from mxc._core.handle import KernelSeq
+    if max_nodes is not None:
+        monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", max_nodes)
+    sym = _mlp()
+    ex = _bind(sym, rng)
+    ref = _bind(sym, np.random.default_rng(0))
+    for a, b in zip(ref.arg_arrays, ex.arg_arrays):
+        b[:] = a
+    masks = []
+    for it in range(3):
+        mx.random.seed(it)
+        ex.forward(is_train=True)
+        ex.backward()
+        mx.random.seed(it)
+        with monkeypatch.context() as m:        # the reference runs node by node
+            m.setenv("MXNET_EXEC_BULK_EXEC_TRAIN", "0")
+            ref.forward(is_train=True)
+            ref.backward()
+        for a, b in zip(ex.outputs + ex.grad_arrays, ref.outputs + ref.grad_arrays):
+            if b is not None:
+                np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-6, atol=1e-7)
+        masks.append(ex.grad_dict["fc1_weight"].asnumpy().copy())
+    assert not np.array_equal(masks[1], masks[2])
+    segs = ex._state.fwd.bulks[True]
+    bulks = [s for s in segs if isinstance(s, KernelSeq)]
+    alone = [s for s in segs if not isinstance(s, KernelSeq)]
+    assert [st[5].name for st in alone] == ["Dropout"]
+    if max_nodes is None:
+        assert len(bulks) == 2          # before and after Dropout
+    else:
+        assert len(bulks) == 4          # one step each
