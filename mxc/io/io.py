@@ -607,11 +607,19 @@ class _TableIter(DataIter):
         out[valid] = table[take[valid]]
         return _nd.from_numpy(out)
 
+    # MXNet's C++ iterators (CSVIter, LibSVMIter, MNISTIter) return one array from
+    # getdata/getlabel, and lists of one in their batches
     def getdata(self):
-        return [self._gather(self._data, self._batch[0], self.provide_data[0].dtype)]
+        return self._gather(self._data, self._batch[0], self.provide_data[0].dtype)
 
     def getlabel(self):
-        return [self._gather(self._label, self._batch[0], _REAL)]
+        return self._gather(self._label, self._batch[0], _REAL)
+
+    def next(self):
+        if self.iter_next():
+            return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                             index=self.getindex())
+        raise StopIteration
 
     def getpad(self):
         return self._batch[1]

@@ -193,3 +193,15 @@ def test_prefetching_iter_early_stop_exits(tmp_path):
             "next(it)\nprint('ok')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_csv_iter_getdata_is_one_array_as_mxnet(tmp_path):
+    # MXNet's C++ iterators hand out one NDArray from getdata/getlabel (lists of one in batches)
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(",".join(str(i * 4 + j) for j in range(4)) for i in range(6)))
+    it = mx.io.CSVIter(data_csv=str(data), data_shape=(4,), batch_size=3, dtype="int32")
+    batch = next(iter(it))
+    assert isinstance(it.getdata(), mx.nd.NDArray) and isinstance(it.getlabel(), mx.nd.NDArray)
+    assert len(batch.data) == 1 and len(batch.label) == 1
+    np.testing.assert_array_equal(it.getdata().asnumpy(), np.arange(12).reshape(3, 4))
+    assert it.getdata().dtype == np.int32
