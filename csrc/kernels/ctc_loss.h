@@ -75,13 +75,14 @@ static int mxc_ctc_prepare(mxc_opcall *call, int64_t *tlen, int64_t *llen, int32
       L = (int64_t)v;
     } else {
       for (int64_t j = 0; j < Lmax; ++j) {
-        if (mxc_ctc_read(label, b * Lmax + j) == pad) { L = j; break; }
+        /* labels are read as integers (truncated), as MXNet's IndexTensorToVector does */
+        if (trunc(mxc_ctc_read(label, b * Lmax + j)) == pad) { L = j; break; }
       }
     }
     llen[b] = L;
     for (int64_t j = 0; j < L; ++j) {
-      double v = mxc_ctc_read(label, b * Lmax + j);
-      if (!(v >= 0 && v < (double)A) || v != floor(v)) {
+      double v = trunc(mxc_ctc_read(label, b * Lmax + j));
+      if (!(v >= 0 && v < (double)A)) {
         snprintf(call->err, MXC_ERR_LEN,
                  "label[%lld, %lld] = %g is not a class index in [0, %lld)", (long long)b,
                  (long long)j, v, (long long)A);

@@ -461,7 +461,7 @@ def _completed_creation_shapes(sym, nodes, input_nodes, shapes):
     shape the graph's inference completes (an RNN's begin state zeros((0, H)) takes the batch
     size from its consumers, as in MXNet): {id(node): shape}."""
     todo = [n for n in nodes if n.op is not None and not n.inputs
-            and 0 in tuple(n.parsed.get("shape", ()) or ())]
+            and any(d <= 0 for d in tuple(n.parsed.get("shape", ()) or ()))]   # -1 too
     if not todo:
         return {}
     from ..symbol.infer import infer_graph
@@ -502,6 +502,10 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
             attrs = dict(attrs, shape=completed[id(node)])
         try:
             if op.composite is not None:
+                if op.grad is not None and any(need_grad):
+                    # a composite with its own gradient (SVMOutput, hard_sigmoid) is one
+                    # node under autograd; expanded here, its parts' gradients would be used
+                    raise Untraceable(f"{op.name} has its own gradient")
                 res = t.composite(op, attrs, ins)
                 outs = [res] if isinstance(res, TVal) else [t.lift(r) for r in res]
             else:

@@ -47,8 +47,14 @@ def _forward(F, attrs, *inputs):
     outs = [F.zeros(s, ctx=ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
     op = prop.create_operator(ctx, [x.shape for x in inputs[:n_args]],
                               [x.dtype for x in inputs[:n_args]])
-    op.forward(is_train=is_training(), req=["write"] * len(outs), in_data=list(inputs[:n_args]),
-               out_data=outs, aux=list(inputs[n_args:]))
+    try:
+        op.forward(is_train=is_training(), req=["write"] * len(outs),
+                   in_data=list(inputs[:n_args]), out_data=outs, aux=list(inputs[n_args:]))
+    except MXNetError:
+        raise
+    except Exception as e:      # as MXNet: an error in the user's Python code is an MXNetError
+        raise MXNetError(f"Custom({attrs['op_type']}): forward raised {type(e).__name__}: "
+                         f"{e}") from e
     attrs["_mxc_op"] = (prop, op)       # the instance backward runs (this call's attrs only)
     return outs[0] if len(outs) == 1 else outs
 
@@ -57,13 +63,37 @@ def _grad(F, attrs, inputs, outputs, out_grads):
     prop, op = attrs["_mxc_op"]
     n_args = len(prop.list_arguments())
     in_grads = [F.zeros_like(x) for x in inputs[:n_args]]
-    op.backward(req=["write"] * n_args, out_grad=list(out_grads), in_data=list(inputs[:n_args]),
-                out_data=list(outputs), in_grad=in_grads, aux=list(inputs[n_args:]))
+    try:
+        op.backward(req=["write"] * n_args, out_grad=list(out_grads),
+                    in_data=list(inputs[:n_args]), out_data=list(outputs), in_grad=in_grads,
+                    aux=list(inputs[n_args:]))
+    except MXNetError:
+        raise
+    except Exception as e:
+        raise MXNetError(f"Custom({attrs.get('op_type')}): backward raised {type(e).__name__}: "
+                         f"{e}") from e
     return in_grads + [None] * (len(inputs) - n_args)
 
 
+def _infer_inputs(attrs, shapes):
+    """Argument and auxiliary-state shapes the prop's infer_shape completes (MXNet asks the
+    prop for them: an aux state's shape usually follows from the data's)."""
+    prop = _prop(attrs)
+    na = len(prop.list_arguments())
+    if any(s is None for s in shapes[:na]):
+        return shapes
+    res = prop.infer_shape([list(s) for s in shapes[:na]])
+    ins = [tuple(int(d) for d in x) for x in res[0]]
+    aux = [tuple(int(d) for d in x) for x in res[2]] if len(res) > 2 and res[2] else []
+    out = list(shapes)
+    for i, x in enumerate(ins + aux):
+        if i < len(out) and out[i] is None:
+            out[i] = x
+    return out
+
+
 register(OpDef(
-    "Custom", inputs=("data",), variadic="num_args",
+    "Custom", inputs=("data",), variadic="num_args", infer_inputs=_infer_inputs,
     params=(Param("op_type", str, required=True), Param("num_args", int, 0)),
     composite=_forward, grad=_grad, open_params=True,
     num_outputs=lambda a: len(_prop(a).list_outputs()),

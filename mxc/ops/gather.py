@@ -270,7 +270,7 @@ def _emb_grad(F, a, i, o, g):
                                         output_dim=a["output_dim"])]
 
 
-# [H5 sparse] Embedding(sparse_grad=True) under mx.nd: a row_sparse weight gradient holding only
+# Embedding(sparse_grad=True) under mx.nd: a row_sparse weight gradient holding only
 # the rows the batch looked up (MXNet's storage rule); graphs (symbol/executor) keep it dense.
 def _is_nd(F):
     from .. import ndarray
@@ -303,7 +303,7 @@ register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer
                    "the rows looked up), under mx.nd; graphs keep it dense."))
 
 
-# [H5 sparse] MXNet's contrib.SparseEmbedding: Embedding whose weight gradient is always row_sparse
+# MXNet's contrib.SparseEmbedding: Embedding whose weight gradient is always row_sparse
 def _sparse_emb_grad(F, a, i, o, g):
     return _emb_grad(F, dict(a, sparse_grad=True), i, o, g)
 
@@ -354,6 +354,8 @@ def _boolean_mask(F, a, data, index):
                          f"got shape {index.shape}")
     rows = np.flatnonzero(index.asnumpy()).astype(np.int64)      # the result's shape needs them
     n = data.shape[0]
+    if not len(rows):       # nothing selected: an empty slice (its gradient is zero)
+        return F.slice_axis(data, axis=0, begin=0, end=0)
     rest = data.shape[1:]
     w = data.reshape((n, max(_prod(rest), 1) if rest else 1))
     pos = F.array(rows, ctx=data.context, dtype=np.int64)

@@ -10,7 +10,9 @@ from .registry import OpDef, register, kernel_forward
 
 
 def _fill_infer(a, s, d):
-    return [tuple(a["shape"])], [np.dtype(a["dtype"])]
+    # -1 marks a dimension the graph must infer (MXNet's partial shapes); held as 0 (unknown)
+    # until the symbol front's inference completes it from the consumers
+    return [tuple(0 if x < 0 else x for x in a["shape"])], [np.dtype(a["dtype"])]
 
 
 def _fill_forward(value):
@@ -41,9 +43,18 @@ def _arange_infer(a, s, d):
     return [(n * a["repeat"],) if a["repeat"] > 1 else (n,)], [np.dtype(a["dtype"])]
 
 
+def _arange_start_step(a):
+    """An integer dtype takes start and step as integers (truncated), as MXNet's kernel does
+    (np.arange(1.3, 10, 1.3, dtype=int) is 1, 2, 3, ...); the length comes from the floats."""
+    start, step = _arange_len(a)[1], a["step"]
+    if np.dtype(a["dtype"]).kind in "iub":
+        start, step = float(math.trunc(start)), float(math.trunc(step))
+    return start, step
+
+
 def _arange_forward():
     fwd = kernel_forward("init", "arange", key=lambda a, i, o: o[0]._dcode,
-                         attrs=lambda a, i, o: ((), (_arange_len(a)[1], a["step"])), name="_arange")
+                         attrs=lambda a, i, o: ((), _arange_start_step(a)), name="_arange")
 
     def forward(a, inputs, outputs):
         if a["repeat"] > 1:

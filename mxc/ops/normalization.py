@@ -239,7 +239,7 @@ register(OpDef("_backward_BatchNorm_v1", inputs=("ograd",) + _BN_INPUTS, params=
                mutate=(4, 5), num_outputs=3, doc="BatchNorm_v1's gradient."))
 
 
-# ---- SyncBatchNorm (H7) ------------------------------------------------------------------------
+# ---- SyncBatchNorm ------------------------------------------------------------------------------
 # MXNet's _contrib_SyncBatchNorm normalizes over axis 1 with statistics shared by `ndev` devices
 # meeting under `key`. mxc runs one CPU device per process, so the statistics are this batch's
 # (what MXNet computes with ndev=1); output_mean_var returns the mean and the variance.

@@ -113,7 +113,19 @@ def _to_floats(v):
     raise ValueError(f"expected a tuple of numbers, got {v!r}")
 
 
-_CONVERT = {bool: _to_bool, int: _to_int, float: _to_float, "shape": _to_shape,
+def _to_float_tuple(v):
+    """A tuple of floats from (4, 8.0), [0.5], 2, "(4.0, 8.0)" (Proposal's scales/ratios)."""
+    if isinstance(v, str):
+        s = v.strip()
+        if s in ("", "()", "[]"):
+            return ()
+        v = _literal(s)
+    if isinstance(v, (tuple, list)):
+        return tuple(_to_float(x) for x in v)
+    return (_to_float(v),)
+
+
+_CONVERT = {bool: _to_bool, "shape_f": _to_float_tuple, int: _to_int, float: _to_float, "shape": _to_shape,
             "dtype": _to_dtype, "shape_opt": _to_shape_opt, "floats": _to_floats,
             str: lambda v: v if isinstance(v, str) else str(v)}
 

@@ -63,6 +63,9 @@ def plan(op, a, dshape):
     else:
         st = tuple(a["stride"]) or (1,) * nsp
         pd = tuple(a["pad"]) or (0,) * nsp
+        # MXNet reads the first entries it needs and ignores extra ones (pad=(0, 0, 0) with a
+        # 1-D kernel); fewer entries than the kernel are an error
+        st, pd = st[:nsp] if len(st) > nsp else st, pd[:nsp] if len(pd) > nsp else pd
         if len(st) != nsp or len(pd) != nsp:
             raise ValueError(f"{op}: stride {st} and pad {pd} must have {nsp} entries like the "
                              f"kernel {k}")

@@ -112,6 +112,9 @@ def _grad_norm(F, a, i, o, g):
     x = i[0]
     gk, _ = _expand(F, g[0], x, a)
     yk, _ = _expand(F, o[0], x, a)
+    if a.get("out_dtype") is not None and gk.dtype != x.dtype:     # back to the data's dtype
+        gk = F.cast(gk, dtype=x.dtype)
+        yk = F.cast(yk, dtype=x.dtype)
     if a["ord"] == 1:
         return [F.broadcast_to(gk, shape=x.shape) * F.sign(x)]
     return [F.broadcast_mul(x, gk / yk)]
@@ -129,12 +132,35 @@ for _name, _grad, _aliases in [("sum", _grad_sum, ("sum_axis",)), ("mean", _grad
 def _norm_infer(attrs, shapes, dtypes):
     if attrs["ord"] not in (1, 2):
         raise ValueError(f"norm: ord must be 1 or 2, got {attrs['ord']}")
-    return _infer("norm")(attrs, shapes, dtypes)
+    shapes_out, dtypes_out = _infer("norm")(attrs, shapes, dtypes)
+    if attrs["out_dtype"] is not None:
+        dtypes_out = [attrs["out_dtype"]]
+    return shapes_out, dtypes_out
 
 
-register(OpDef("norm", params=(Param("ord", int, 2),) + _AXIS_PARAMS[:2],
-               infer=_norm_infer, forward=_forward("norm", lambda a: (float(a["ord"]),)),
-               grad=_grad_norm, doc="The L1 or L2 norm over `axis` (all axes by default)."))
+_norm_kernel = _forward("norm", lambda a: (float(a["ord"]),))
+
+
+def _norm_forward(attrs, inputs, outputs):
+    """With out_dtype other than the data's, the data is cast first (accumulation in out_dtype,
+    as MXNet's safe accumulation)."""
+    import numpy as np
+    x = inputs[0]
+    od = attrs["out_dtype"]
+    if od is not None and np.dtype(od) != np.dtype(x.dtype):
+        from .registry import get
+        from ..ndarray.ndarray import empty
+        xc = empty(x.shape, ctx=x.context, dtype=od)
+        get("Cast").forward({"dtype": od}, [x], [xc])
+        x = xc
+    _norm_kernel(attrs, [x], outputs)
+
+
+register(OpDef("norm", params=(Param("ord", int, 2),) + _AXIS_PARAMS[:2] +
+               (Param("out_dtype", "dtype", None, optional=True),),
+               infer=_norm_infer, forward=_norm_forward,
+               grad=_grad_norm, doc="The L1 or L2 norm over `axis` (all axes by default); "
+                                    "out_dtype chooses the result's dtype."))
 
 
 def _arg_infer(name):

@@ -107,10 +107,40 @@ def _reshape_infer_back(attrs, in_s, outs):
     return [tuple(total // known if x == 0 else x for x in d)]
 
 
+def _legacy_target(src, a):
+    """MXNet's deprecated ``target_shape`` (0 marks the one inferred dimension;
+    ``keep_highest`` keeps the first input dimension)."""
+    out = list(a["target_shape"])
+    start = 1 if a["keep_highest"] else 0
+    if a["keep_highest"] and out:
+        out[0] = src[0]
+    zeros = [i for i in range(start, len(out)) if out[i] == 0]
+    total = math.prod(src)
+    if len(zeros) == 1:
+        known = math.prod(d for i, d in enumerate(out) if i != zeros[0])
+        if known == 0 or total % known:
+            raise ValueError(f"Reshape: cannot reshape {tuple(src)} into target_shape "
+                             f"{a['target_shape']}")
+        out[zeros[0]] = total // known
+    if math.prod(out) != total:
+        raise ValueError(f"Reshape: cannot reshape array of shape {tuple(src)} (size {total}) "
+                         f"into {tuple(out)}")
+    return tuple(int(d) for d in out)
+
+
+def _reshape_infer(a, s, d):
+    if not a["shape"] and a["target_shape"]:
+        return [_legacy_target(tuple(s[0]), a)], [d[0]]
+    return [infer_reshape(s[0], a["shape"], a["reverse"])], [d[0]]
+
+
 _reg_reshape_like(
-    "Reshape", lambda a, s, d: ([infer_reshape(s[0], a["shape"], a["reverse"])], [d[0]]),
-    params=(Param("shape", "shape", ()), Param("reverse", bool, False)), aliases=("reshape",),
-    doc="Reshape with MXNet's codes 0, -1, -2, -3, -4.", infer_back=_reshape_infer_back)
+    "Reshape", _reshape_infer,
+    params=(Param("shape", "shape", ()), Param("reverse", bool, False),
+            Param("target_shape", "shape", None, optional=True),
+            Param("keep_highest", bool, False)), aliases=("reshape",),
+    doc="Reshape with MXNet's codes 0, -1, -2, -3, -4 (or the deprecated target_shape, "
+        "where 0 marks the inferred dimension).", infer_back=_reshape_infer_back)
 
 
 def _expand_infer(a, s, d):
@@ -175,7 +205,25 @@ def _transpose_grad(F, a, i, o, g):
     return [F.transpose(g[0], axes=inv)]
 
 
+def _transpose_infer_back(a, in_s, outs):
+    """The input's unknown dimensions from the output's (inverse permutation)."""
+    o = outs[0]
+    if o is None:
+        return None
+    ax = _axes(a, len(o))
+    back = [0] * len(o)
+    for i, x in enumerate(ax):
+        back[x] = o[i]
+    d = in_s[0]
+    if d is None:
+        return [tuple(back)]
+    if len(d) != len(back):
+        return None
+    return [tuple(x if x > 0 else b for x, b in zip(d, back))]
+
+
 register(OpDef("transpose", params=(Param("axes", "shape", ()),), infer=_transpose_infer,
+               infer_back=_transpose_infer_back,
                forward=kernel_forward("shape", "transpose",
                                       attrs=lambda a, i, o: (_axes(a, i[0].ndim), ())),
                grad=_transpose_grad, doc="Permute the axes (reverse them by default)."))

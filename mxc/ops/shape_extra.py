@@ -7,6 +7,7 @@ shape arrays; zeros_like/ones_like use init's fill kernel; the rest are rearrang
 slice, reshape and transpose (their gradients come with them)."""
 import numpy as np
 
+from ..base import OperatorInputError
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 from .shape import _copy_forward, _reshape_grad
@@ -203,12 +204,16 @@ register(OpDef("_backward_diag", inputs=("ograd", "data"), params=_DIAG_PARAMS, 
 
 
 # ---- space_to_depth / depth_to_space -------------------------------------------------------------
+# (composites: bad shapes raise OperatorInputError, an MXNetError and a ValueError, as MXNet
+#  raises MXNetError)
 def _block(op, a, x):
     b = a["block_size"]
     if b < 1:
-        raise ValueError(f"{op}: block_size must be >= 1, got {b}")
+        raise OperatorInputError(f"{op}: block_size must be >= 1, got {b}")
     if x.ndim != 4:
-        raise ValueError(f"{op}: data must be 4-D (N, C, H, W), got shape {x.shape}")
+        raise OperatorInputError(f"{op}: data must be 4-D (N, C, H, W), got shape {x.shape}")
+    if 0 in tuple(x.shape):
+        raise OperatorInputError(f"{op}: no dimension of the data may be 0, got shape {x.shape}")
     return b
 
 
@@ -216,7 +221,7 @@ def _space_to_depth(F, a, x):
     b = _block("space_to_depth", a, x)
     N, C, H, W = x.shape
     if H % b or W % b:
-        raise ValueError(f"space_to_depth: H and W of {x.shape} must be multiples of {b}")
+        raise OperatorInputError(f"space_to_depth: H and W of {x.shape} must be multiples of {b}")
     y = F.transpose(x.reshape((N, C, H // b, b, W // b, b)), axes=(0, 3, 5, 1, 2, 4))
     return y.reshape((N, C * b * b, H // b, W // b))
 
@@ -225,7 +230,7 @@ def _depth_to_space(F, a, x):
     b = _block("depth_to_space", a, x)
     N, C, H, W = x.shape
     if C % (b * b):
-        raise ValueError(f"depth_to_space: C of {x.shape} must be a multiple of {b * b}")
+        raise OperatorInputError(f"depth_to_space: C of {x.shape} must be a multiple of {b * b}")
     y = F.transpose(x.reshape((N, b, b, C // (b * b), H, W)), axes=(0, 3, 4, 1, 5, 2))
     return y.reshape((N, C // (b * b), H * b, W * b))
 

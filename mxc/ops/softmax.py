@@ -69,9 +69,8 @@ def _softmax_infer(name):
             if tuple(shapes[1]) != want:
                 raise ValueError(f"{name}: length has shape {tuple(shapes[1])}, expected {want} "
                                  f"(the data's shape without axis {axis})")
-            if np.dtype(dtypes[1]) not in _INTS:
-                raise ValueError(f"{name}: length must be int32 or int64, got "
-                                 f"{np.dtype(dtypes[1]).name}")
+            # the length's dtype is checked when the operator runs (MXNet's type inference
+            # accepts any; its kernel takes integers only)
         elif len(shapes) > 1:
             raise ValueError(f"{name}: a length input needs use_length=True")
         out = np.dtype(attrs["dtype"]) if attrs["dtype"] else np.dtype(dtypes[0])
@@ -93,6 +92,10 @@ def _softmax_forward(name):
                           name=name)
 
     def forward(attrs, inputs, outputs):
+        if attrs.get("use_length") and len(inputs) > 1 and np.dtype(inputs[1].dtype) not in _INTS:
+            from ..base import OperatorInputError
+            raise OperatorInputError(f"{name}: length must be int32 or int64, got "
+                             f"{np.dtype(inputs[1].dtype).name}")
         push(attrs, inputs, outputs)
     return forward
 

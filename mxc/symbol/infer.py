@@ -153,6 +153,17 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                     if ref is None and node.num_outputs() == 1:
                         o = S.get((id(node), 0))
                         ref = o if _complete(o) else None
+                    if ref is None:
+                        # merge partial shapes dimension by dimension ((2, 0) + (0, 3))
+                        cands = [s for s in in_s if s is not None]
+                        if cands and all(len(c) == len(cands[0]) for c in cands):
+                            merged = tuple(next((c[i] for c in cands if c[i] > 0), 0)
+                                           for i in range(len(cands[0])))
+                            for k, s in zip(keys, in_s):
+                                if s != merged and (s is None or all(
+                                        x in (0, m) for x, m in zip(s, merged))):
+                                    S[k] = merged
+                                    changed = True
                     if ref is not None:
                         for k, s in zip(keys, in_s):
                             if not _complete(s):
@@ -199,6 +210,8 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                         changed = True
             elif D.get((id(node), 0)) is None:
                 dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
+                if dt is None and node.op.name != "Custom":     # norm's out_dtype
+                    dt = node.parsed.get("out_dtype")
                 if dt is None and in_d and all(d is not None for d in in_d):
                     dt = in_d[0]
                 if dt is not None:

@@ -758,6 +758,11 @@ def create(op, hint, args, kwargs, name=None, attr=None):
         if isinstance(v, Symbol):
             sym_kwargs[k] = v
         elif v is None:
+            # an explicit None for a parameter whose default is not None (sort's axis=None)
+            # is kept as "None", as MXNet passes it; None inputs and None defaults are dropped
+            p = next((p for p in op.params if p.name == k), None)
+            if p is not None and p.default is not None:
+                attrs[k] = "None"
             continue
         else:
             if k == "dtype" and v is not None and not isinstance(v, str):

@@ -1,4 +1,4 @@
-"""BatchNorm's backward follows the forward's training flag (H6): a forward recorded with
+"""BatchNorm's backward follows the forward's training flag: a forward recorded with
 record(train_mode=False) differentiates the inference formula (moving statistics) and leaves
 the moving statistics alone, whatever backward's train_mode; against numerical gradients and
 MXNet 1.9.1 (tests/data/amp/batchnorm_backward.npz, made by tests/data/make_amp_golden.py)."""

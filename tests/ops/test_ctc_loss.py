@@ -237,3 +237,15 @@ def test_no_second_order(rng):
         loss = mx.nd.CTCLoss(x, label)
         with pytest.raises(MXNetError, match="CTCLoss: the gradient of its gradient"):
             mx.autograd.grad(loss, [x], create_graph=True)
+
+
+def test_ctc_labels_are_truncated_to_integers_as_mxnet():
+    """MXNet reads labels as integers (truncation), so a label nudged by a finite difference
+    gives the same loss."""
+    acts = np.random.RandomState(0).rand(3, 2, 5).astype(np.float32)
+    lab = np.array([[2, 3, 0], [2, 0, 0]], np.float32)
+    base = mx.nd.ctc_loss(mx.nd.array(acts), mx.nd.array(lab)).asnumpy()
+    nudged = mx.nd.ctc_loss(mx.nd.array(acts), mx.nd.array(lab + 0.004)).asnumpy()
+    np.testing.assert_array_equal(base, nudged)
+    with pytest.raises(MXNetError):
+        mx.nd.ctc_loss(mx.nd.array(acts), mx.nd.array([[7, 1, 0], [1, 0, 0]])).asnumpy()

@@ -265,3 +265,17 @@ def test_argmax_channel(rng):
     check_forward("argmax_channel", [x], {}, np.argmax(x, axis=1).astype(np.float32))
     y = rng.standard_normal((2, 4, 3)).astype(np.float32)
     assert mx.nd.argmax_channel(mx.nd.array(y)).asnumpy().tolist() == np.argmax(y, axis=1).tolist()
+
+
+def test_boolean_mask_selecting_nothing_has_zero_gradient():
+    prev = mx.util.set_np_shape(True)
+    try:
+        d = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+        d.attach_grad()
+        with mx.autograd.record():
+            out = mx.nd.contrib.boolean_mask(d, mx.nd.array([0, 0]))
+        out.backward()
+        assert out.shape == (0, 3)
+        assert d.grad.asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
+    finally:
+        mx.util.set_np_shape(prev)

@@ -191,3 +191,13 @@ def test_errors_name_the_operator():
 @pytest.mark.parametrize("params,inputs,out,head,grads", golden_cases("Pooling"))
 def test_golden(params, inputs, out, head, grads):
     golden_check("Pooling", params, inputs, out, head, grads)
+
+
+def test_extra_stride_and_pad_entries_are_ignored_as_mxnet():
+    """MXNet reads the entries a 1-D kernel needs (pad=(0, 0, 0) is accepted)."""
+    x = mx.nd.array(np.arange(10, dtype=np.float32).reshape(1, 1, 10))
+    y = mx.nd.Pooling(x, kernel=2, stride=2, pad=(0, 0, 0), pool_type="max",
+                      pooling_convention="same")
+    np.testing.assert_array_equal(y.asnumpy().ravel(), [1, 3, 5, 7, 9])
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.Pooling(x, kernel=2, stride=2, pad=1, pool_type="max", pooling_convention="same")

@@ -78,3 +78,23 @@ def test_large_sum_uses_threads(rng):
     a = rng.standard_normal(1 << 20).astype(np.float32)
     np.testing.assert_allclose(mx.nd.sum(mx.nd.array(a)).asscalar(), a.astype(np.float64).sum(),
                                rtol=1e-5)
+
+
+def test_norm_out_dtype(rng):
+    """norm's out_dtype (MXNet 1.9.1): the result in that dtype, the data's gradient in the
+    data's dtype."""
+    x = rng.standard_normal((3, 4)).astype(np.float16)
+    a = mx.nd.array(x, dtype="float16")
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(a, axis=1, keepdims=True, out_dtype="float32")
+    y.backward()
+    assert y.dtype == np.float32 and a.grad.dtype == np.float16
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(y.asnumpy(), np.linalg.norm(x32, axis=1, keepdims=True),
+                               rtol=1e-5)
+    np.testing.assert_allclose(a.grad.asnumpy().astype(np.float32),
+                               x32 / np.linalg.norm(x32, axis=1, keepdims=True), rtol=5e-3,
+                               atol=1e-3)
+    s = mx.sym.norm(mx.sym.var("d"), ord=1, out_dtype="float64")
+    assert s.infer_type(d=np.float32)[1] == [np.float64]

@@ -31,7 +31,8 @@ def test_every_name_and_alias_is_an_nd_function():
      {"begin": (0, None), "end": (2, 3), "step": ()}),
     ("clip", {"a_min": "-1", "a_max": "inf"}, {"a_min": -1.0, "a_max": float("inf")}),
     ("cast", {"dtype": "float16"}, {"dtype": "float16"}),
-    ("Reshape", {"shape": "[2,-1]", "reverse": "0"}, {"shape": (2, -1), "reverse": False}),
+    ("Reshape", {"shape": "[2,-1]", "reverse": "0"}, {"shape": (2, -1), "reverse": False,
+                                                      "target_shape": None, "keep_highest": False}),
     ("take", {"axis": "0", "mode": "wrap"}, {"axis": 0, "mode": "wrap"}),
 ])
 def test_params_parse_from_strings(opname, strings, typed):

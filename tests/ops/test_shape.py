@@ -167,3 +167,25 @@ def test_internal_init_and_scatter_ops():
     with pytest.raises(MXNetError, match="_scatter_set_rows"):
         mx.nd._scatter_set_rows(mx.nd.array(d), mx.nd.array([4], dtype="int64"),
                                 mx.nd.array(v[:1])).asnumpy()
+
+
+def test_reshape_legacy_target_shape():
+    """MXNet's deprecated target_shape: 0 marks the one inferred dimension; keep_highest keeps
+    the first input dimension; the symbol survives a JSON round trip."""
+    x = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert mx.nd.Reshape(x, target_shape=(4, 0)).shape == (4, 6)
+    assert mx.nd.Reshape(x, target_shape=(0, 0), keep_highest=True).shape == (2, 12)
+    np.testing.assert_array_equal(mx.nd.Reshape(x, target_shape=(0, 2)).asnumpy(),
+                                  np.arange(24).reshape(12, 2))
+    s = mx.sym.load_json(mx.sym.Reshape(mx.sym.var("data"), target_shape=(2, 0)).tojson())
+    assert s.infer_shape(data=(2, 3, 5, 5))[1] == [(2, 75)]
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.Reshape(x, target_shape=(5, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64])
+def test_arange_integer_dtypes_truncate_start_and_step(dtype):
+    for cfg in [(1.3, 456.6, 1.3), (50, -50, -2), (5, 100, 4)]:
+        want = np.arange(*cfg, dtype=dtype)
+        got = mx.nd.arange(*cfg, dtype=dtype).asnumpy()
+        np.testing.assert_array_equal(got, want)

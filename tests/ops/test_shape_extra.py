@@ -219,3 +219,14 @@ def test_reshape_like(rng):
     check_grad("reshape_like", [x, np.zeros((4, 6))], {}, rng, wrt=[0])
     with pytest.raises(ValueError, match="reshape_like"):
         mx.nd.reshape_like(mx.nd.array(x), mx.nd.zeros((5,)))
+
+
+def test_depth_space_bad_shapes_raise_mxnet_error():
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.depth_to_space(mx.nd.ones((1, 3, 2, 2)), block_size=2)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.depth_to_space(mx.nd.ones((1, 4, 0, 3)), block_size=2)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.space_to_depth(mx.nd.ones((1, 1, 3, 4)), block_size=2)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.space_to_depth(mx.nd.ones((1, 0, 4, 4)), block_size=2)

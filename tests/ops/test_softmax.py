@@ -205,3 +205,21 @@ def test_backward_ops_direct(rng):
                                                "SoftmaxActivation", "SoftmaxOutput", "Softmax"}))
 def test_golden(name):
     check_golden(name)
+
+
+def test_softmax_length_dtype_checked_when_run():
+    """Shape and type inference accept any length dtype (as MXNet); running with a float length
+    raises MXNetError; an int32 length works through bind."""
+    s = mx.sym.softmax(mx.sym.var("d"), mx.sym.var("l"), use_length=True, axis=1)
+    assert s.infer_shape(d=(2, 3, 4), l=(2, 4))[1] == [(2, 3, 4)]
+    x = np.random.rand(2, 3, 4).astype(np.float32)
+    ln = np.array([[1, 2, 3, 3], [3, 1, 2, 2]], np.int32)
+    ex = s.bind(mx.cpu(), {"d": mx.nd.array(x), "l": mx.nd.array(ln, dtype="int32")})
+    out = ex.forward()[0].asnumpy()
+    for i in range(2):
+        for j in range(4):
+            n = ln[i, j]
+            e = np.exp(x[i, :n, j] - x[i, :n, j].max())
+            np.testing.assert_allclose(out[i, :n, j], e / e.sum(), rtol=1e-5)
+    with pytest.raises(mx.base.MXNetError):
+        mx.nd.softmax(mx.nd.array(x), mx.nd.array(ln), use_length=True, axis=1)

@@ -51,3 +51,18 @@ def test_float16_batchnorm_takes_float32_parameters_and_statistics():
     np.testing.assert_allclose(out[0].asnumpy(), ref.asnumpy(), rtol=2e-3, atol=2e-3)
     args, _, _ = mx.sym.LayerNorm(mx.sym.var("data"), name="ln").infer_type(data="float16")
     assert args == [np.float16, np.float16, np.float16]
+
+
+def test_creation_shapes_with_minus_one_inferred_through_transpose():
+    """ones(shape=[-1, -1]) learns its shape from its consumers, through transpose's backward
+    shape rule and the partial-shape merge of elementwise operators (MXNet's test_operator)."""
+    o1 = mx.sym.ones(shape=[2, 3])
+    b = o1 + mx.sym.transpose(mx.sym.ones(shape=[-1, -1]))
+    assert b.bind(mx.cpu(), args={}).forward()[0].shape == (2, 3)
+    o1 = mx.sym.ones(shape=[2, -1])
+    b = o1 + mx.sym.transpose(mx.sym.ones(shape=[3, -1]))
+    out = b.bind(mx.cpu(), args={}).forward()[0]
+    assert out.shape == (2, 3) and out.asnumpy().tolist() == [[2.0] * 3] * 2
+    t = mx.sym.transpose(mx.sym.var("x"), axes=(1, 2, 0))
+    y = mx.sym.elemwise_add(t, mx.sym.var("y"))
+    assert y.infer_shape_partial(y=(3, 4, 2))[0] == [(2, 3, 4), (3, 4, 2)]
