@@ -11,6 +11,16 @@ from mxc.base import MXNetError
 from mxc._core import modes as _modes_mod
 
 cdef object _M = _modes_mod._M
+# called as hook(node, grads) after each node's gradient is computed (the executor's monitor
+# names backward values with it); None almost always
+cdef object _grad_hook = None
+
+
+def set_grad_hook(hook):
+    """Install `hook(node, grads)` for the backward passes that follow; returns the old one."""
+    global _grad_hook
+    prev, _grad_hook = _grad_hook, hook
+    return prev
 
 
 cdef class AGInfo:
@@ -229,6 +239,8 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
             else:
                 ins = node.in_views
             grads = list(gfn(F, node.attrs, ins, outs, ogs))
+            if _grad_hook is not None:
+                _grad_hook(node, grads)
             for k in range(min(len(grads), len(node.in_info))):
                 pi = node.in_info[k]
                 g = grads[k]

@@ -22,6 +22,7 @@ from ..ndarray.register import run as _run
 from ..ops import registry
 from ..symbol.symbol import _topo
 from . import graph as _g
+from . import sparse_bind as _sb  # storage types
 
 _GRAD_REQS = ("write", "add", "null", "inplace", "to")
 
@@ -46,8 +47,9 @@ class _Plan:
         self.heads = [(self.slot[id(e[0])], e[1]) for e in sym._outputs]
 
 
-def _run_graph(plan, args, aux, monitor=None, monitor_all=False):
-    """Evaluate the graph; args/aux: arrays in list_arguments/list_auxiliary_states order."""
+def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None):
+    """Evaluate the graph; args/aux: arrays in list_arguments/list_auxiliary_states order.
+    tape_nodes: filled with {id(autograd tape node): graph node} (the monitor's backward names)."""
     vals = [None] * len(plan.nodes)
     for s, a in zip(plan.arg_slots, args):
         vals[s] = [a]
@@ -62,14 +64,34 @@ def _run_graph(plan, args, aux, monitor=None, monitor_all=False):
         except (ValueError, TypeError, IndexError) as e:
             raise MXNetError(f"Error in operator {node.name} ({op.name}): {e}") from None
         vals[slot] = [res] if isinstance(res, NDArray) else list(res)
+        if tape_nodes is not None:
+            for x in vals[slot]:
+                info = x._ag
+                if info is not None and info.node is not None:
+                    tape_nodes[id(info.node)] = node
         if monitor is not None:
             names = node.output_names()
             if monitor_all:
-                for j, x in enumerate(inputs):
-                    monitor(f"{node.name}_input{j}", x)
+                # as MXNet: per input, the entry's own name, then "<node>_<argument name>"
+                arg_names = _monitor_arg_names(node, len(inputs))
+                for (j, k), an, x in zip(ins, arg_names, inputs):
+                    src = plan.nodes[j]
+                    monitor(src.name if src.op is None else src.output_names()[k], x)
+                    monitor(f"{node.name}_{an}", x)
             for nm, x in zip(names, vals[slot]):
                 monitor(nm, x)
     return [vals[j][k] for j, k in plan.heads]
+
+
+# operators MXNet registers without FListInputNames: the monitor calls their inputs input<i>
+_UNNAMED_INPUTS = frozenset(("Activation", "SoftmaxActivation"))
+
+
+def _monitor_arg_names(node, n):
+    if node.op.name in _UNNAMED_INPUTS:
+        return [f"input{i}" for i in range(n)]
+    names = node.input_names()
+    return list(names) + [f"input{i}" for i in range(len(names), n)]
 
 
 def _ctx(ctx):
@@ -150,8 +172,13 @@ class Executor:
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
-        _, out_shapes, _ = symbol._infer_shape_impl(True, **shapes)
-        _, out_types, _ = symbol._infer_type_impl(True, **dtypes)
+        # shapes and dtypes in one pass with the bound arrays' real dtypes (an operator that
+        # checks an input's dtype, softmax's int length, must not see a float32 default)
+        from ..symbol.infer import infer_graph
+        S, D = infer_graph(symbol, shapes, {k: np.dtype(v).name for k, v in dtypes.items()},
+                           default_dtype="float32")
+        out_shapes = [S.get((id(e[0]), e[1])) for e in symbol._outputs]
+        out_types = [D.get((id(e[0]), e[1])) for e in symbol._outputs]
         self.outputs = [nd.zeros(s if s else (1,), ctx=ctx, dtype=t or np.float32)
                         for s, t in zip(out_shapes, out_types)]
         if shared_outputs is not None:
@@ -163,6 +190,12 @@ class Executor:
         self._arg_dict = self._grad_dict = self._aux_dict = None
         self._states = {}
         self._state = None
+        # sparse arrays bound: run node by node through the storage dispatch (sparse_bind.py)
+        self._sparse = _sb.any_sparse(self.arg_arrays, self.grad_arrays, self.aux_arrays)
+        if self._sparse:
+            _sb.check_bind(symbol, self.arg_dict, self.aux_dict)
+        elif _sb.needs_dispatch(symbol):
+            self._sparse = True
 
     # ---- dictionaries ------------------------------------------------------------------------
     @property
@@ -224,8 +257,10 @@ class Executor:
                 if r != "null" and g is not None:
                     autograd.mark_variables([a], [g], r)
                     infos.append(a._ag)
+            self._tape_nodes = {} if self._monitor is not None else None
             with autograd.record(train_mode=is_train):
-                heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all)
+                heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all,
+                                   self._tape_nodes)
             self._infos = infos
             self._heads = heads
         else:
@@ -236,6 +271,8 @@ class Executor:
         return self.outputs
 
     def _get_state(self, want_grad):
+        if self._sparse:        # the planned graph is dense-only
+            return None
         key = want_grad
         if key in self._states:
             return self._states[key]
@@ -250,7 +287,9 @@ class Executor:
         with autograd.pause():
             for i, h in enumerate(heads):
                 o = self.outputs[i]
-                if o.shape == h.shape and o.dtype == h.dtype:
+                if h._sparse or o._sparse:      # a sparse output is handed out as is
+                    self.outputs[i] = h.copy() if self._heads is not None else h
+                elif o.shape == h.shape and o.dtype == h.dtype:
                     nd._copyto(h, out=o)
                 else:
                     self.outputs[i] = h.copy() if self._heads is not None else h
@@ -284,7 +323,14 @@ class Executor:
                 raise ValueError(f"backward: {len(ogs)} head gradients for {len(heads)} outputs")
         for info in self._infos:
             info.fresh = False
-        autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
+        prev_hook = None
+        if self._monitor is not None and getattr(self, "_tape_nodes", None):
+            prev_hook = _tape.set_grad_hook(self._backward_monitor_hook())
+        try:
+            autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
+        finally:
+            if prev_hook is not None or self._monitor is not None:
+                _tape.set_grad_hook(prev_hook)
         for info in self._infos:
             if not info.fresh and info.grad_req == "write":
                 info.grad[:] = 0
@@ -345,6 +391,24 @@ class Executor:
         reqs = [r if g is not None else "null" for r, g in zip(self._grad_req, new_grads)]
         return Executor(self._symbol, self._ctx, new_args, new_grads, reqs, new_aux,
                         self._group2ctx, shared_outputs=self.outputs)
+
+    def _backward_monitor_hook(self):
+        """The monitor sees each node's input gradients as MXNet names its backward node's
+        outputs: <node>_backward_output (one input) or <node>_backward_output<i>."""
+        names, monitor = self._tape_nodes, self._monitor
+
+        def hook(tnode, grads):
+            node = names.get(id(tnode))
+            if node is None:
+                return
+            n = len(tnode.in_views)
+            for k in range(n):
+                g = grads[k] if k < len(grads) else None
+                if g is None:
+                    g = nd.zeros_like(tnode.in_views[k])
+                monitor(f"{node.name}_backward_output" if n == 1
+                        else f"{node.name}_backward_output{k}", g)
+        return hook
 
     def set_monitor_callback(self, callback, monitor_all=False):
         self._monitor = callback
@@ -471,7 +535,8 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                 shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
     ctx = _ctx(ctx)
-    shapes = dict(shapes or {})
+    # as MXNet: only tuple values are shapes; other keywords are ignored
+    shapes = {k: v for k, v in (shapes or {}).items() if isinstance(v, tuple)}
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
     if type_dict is None:
@@ -491,7 +556,10 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
     reqs = _grad_reqs(grad_req, arg_names)
     shared_names = set(shared_arg_names or ())
     args, grads = [], []
-    for name, shape, dtype, req in zip(arg_names, arg_shapes, arg_types, reqs):
+    stypes = _sb.arg_stypes(sym, stype_dict)       # storage types of arguments, gradients
+    gstypes = _sb.grad_stypes(sym, stypes)
+    for name, shape, dtype, req, st, gst in zip(arg_names, arg_shapes, arg_types, reqs, stypes,
+                                                gstypes):
         arr = None
         if shared_exec is not None and name in shared_names and name in shared_exec.arg_dict:
             arr = shared_exec.arg_dict[name]
@@ -499,17 +567,20 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
             if arr.shape == tuple(shape):
                 args.append(arr)
                 grads.append(g if g is not None or req == "null" else
-                             nd.zeros(shape, ctx=ctx, dtype=dtype))
+                             _sb.zeros(gst, shape, ctx, dtype))
                 continue
-        if shared_buffer is not None and name in shared_buffer and \
-                shared_buffer[name].shape == tuple(shape):
+        # as MXNet: the shared buffer holds the arguments that are not shared by name
+        # (data and labels), never the parameters in shared_arg_names
+        buffered = shared_buffer is not None and name not in shared_names
+        if buffered and name in shared_buffer and \
+                shared_buffer[name].shape == tuple(shape) and shared_buffer[name].stype == st:
             arr = shared_buffer[name]
         if arr is None:
-            arr = nd.zeros(shape, ctx=ctx, dtype=dtype)
-            if shared_buffer is not None:
+            arr = _sb.zeros(st, shape, ctx, dtype)
+            if buffered:
                 shared_buffer[name] = arr
         args.append(arr)
-        grads.append(nd.zeros(shape, ctx=ctx, dtype=dtype) if req != "null" else None)
+        grads.append(_sb.zeros(gst, shape, ctx, dtype) if req != "null" else None)
     aux = []
     for name, shape, dtype in zip(aux_names, aux_shapes, aux_types):
         if shared_exec is not None and name in shared_exec.aux_dict and \

@@ -34,7 +34,7 @@ _internal = _namespace("_internal", startswith="_")
 contrib = _namespace("contrib", prefix="_contrib_")
 linalg = _namespace("linalg", prefix="_linalg_")
 image = _namespace("image", prefix="_image_")
-sparse = _namespace("sparse", prefix="_sparse_")
+from . import sparse  # noqa: E402,F401  the mx.sym.sparse namespace
 op = _types.ModuleType("mxc.symbol.op")
 for _n in _registry.names():
     setattr(op, _n, globals()[_n])

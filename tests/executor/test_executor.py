@@ -112,3 +112,84 @@ def test_test_utils_with_symbols():
     check_numeric_gradient(bn, [np.random.uniform(-1, 1, (4, 3)), np.ones(3), np.zeros(3)],
                            aux_states=[np.zeros(3), np.ones(3)], numeric_eps=1e-4, rtol=1e-2,
                            atol=1e-3, dtype=np.float64)
+
+
+def test_monitor_all_names_inputs_as_mxnet():
+    """monitor_all: per input the entry's own name, then <node>_<argument>, then the outputs."""
+    data = mx.sym.Variable("data", shape=(2, 3, 4, 4))
+    cases = [
+        (mx.sym.Convolution(data, kernel=(2, 2), num_filter=1, name="conv"),
+         ["data", "conv_data", "conv_weight", "conv_weight", "conv_bias", "conv_bias",
+          "conv_output"]),
+        (mx.sym.Activation(data, act_type="relu", name="act"),
+         ["data", "act_input0", "act_output"]),
+        (mx.sym.concat(data, data, dim=0, name="concat"),
+         ["data", "concat_arg0", "data", "concat_arg1", "concat_output"]),
+    ]
+    for sym, want in cases:
+        names = []
+        ex = sym.simple_bind(mx.cpu(), grad_req="null")
+        ex.set_monitor_callback(lambda n, a: names.append(n), monitor_all=True)
+        ex.forward()
+        mx.nd.waitall()
+        assert names == want
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    s = mx.sym.take(mx.sym.var("a"), mx.sym.var("indices"), axis=0)
+    ex = s.simple_bind(mx.cpu(), a=(4, 3), indices=(2,), axis=0, mode="clip")
+    assert ex.outputs[0].shape == (2, 3)
+
+
+def test_composite_with_own_gradient_keeps_it_when_bound():
+    """SVMOutput's gradient (a loss layer's) is used by bind as by autograd."""
+    x = np.random.rand(4, 3).astype(np.float32)
+    lab = np.array([0, 1, 2, 1], np.float32)
+    s = mx.sym.SVMOutput(mx.sym.var("X"), mx.sym.var("L"), use_linear=True)
+    g = mx.nd.zeros((4, 3))
+    ex = s.bind(mx.cpu(), args=[mx.nd.array(x), mx.nd.array(lab)], args_grad={"X": g})
+    ex.forward(is_train=True)
+    ex.backward()
+    mask = np.eye(3)[lab.astype(int)] * 2 - 1
+    np.testing.assert_allclose(g.asnumpy(), -mask * (1 - mask * x > 0))
+
+
+def test_bind_infers_outputs_with_the_bound_dtypes():
+    s = mx.sym.softmax(mx.sym.var("d"), mx.sym.var("l"), use_length=True, axis=1)
+    ex = s.bind(mx.cpu(), {"d": mx.nd.ones((2, 3, 4)), "l": mx.nd.ones((2, 4), dtype="int32")})
+    want = np.zeros((2, 3, 4))
+    want[:, 0, :] = 1           # length 1: the first entry takes everything
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), want)
+
+
+def test_sort_axis_none_symbol_keeps_the_none():
+    s = mx.sym.sort(mx.sym.var("a"), axis=None)
+    assert s.attr_dict()[s.name]["axis"] == "None"
+    ex = s.bind(mx.cpu(), {"a": mx.nd.array([[3, 1], [2, 0]])})
+    assert ex.forward()[0].asnumpy().tolist() == [0, 1, 2, 3]
+
+
+def test_monitor_sees_backward_outputs_named_as_mxnet():
+    # MXNet 1.9.1 (checked with it) calls the monitor for each backward node's outputs:
+    # <node>_backward_output, or _backward_output<i> for several inputs; values are the gradients
+    x = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    x = mx.sym.Activation(x, act_type="sigmoid", name="act")
+    x = mx.sym.LinearRegressionOutput(x, name="out")
+    seen = {}
+    ex = x.simple_bind(mx.cpu(), data=(1, 2), out_label=(1, 2))
+    ex.arg_dict["data"][:] = np.array([[0.05, 0.10]])
+    ex.arg_dict["fc_weight"][:] = np.array([[0.15, 0.20], [0.25, 0.30]])
+    ex.arg_dict["fc_bias"][:] = 0.35
+    ex.arg_dict["out_label"][:] = np.array([[0.01, 0.99]])
+    ex.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.asnumpy().copy()))
+    ex.forward(is_train=True)
+    ex.backward()
+    assert {k for k in seen if "backward" in k} == {
+        "act_backward_output", "fc_backward_output0", "fc_backward_output1",
+        "fc_backward_output2", "out_backward_output0", "out_backward_output1"}
+    np.testing.assert_allclose(seen["fc_backward_output1"], ex.grad_dict["fc_weight"].asnumpy())
+    np.testing.assert_allclose(seen["fc_backward_output2"], ex.grad_dict["fc_bias"].asnumpy())
+    y = seen["act_output"]
+    # LinearRegressionOutput: (y - label) * grad_scale / outputs per sample
+    np.testing.assert_allclose(seen["out_backward_output0"], (y - [[0.01, 0.99]]) / 2, rtol=1e-6)
+    np.testing.assert_allclose(seen["act_backward_output"].sum(axis=0), seen["fc_backward_output2"])
