@@ -1,12 +1,15 @@
 """Concurrent/HybridConcurrent (every child sees the same input, outputs concatenated),
 Identity, and PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
-as MXNet 1.9.1's gluon.contrib.nn has them. SparseEmbedding and SyncBatchNorm are not here yet
-(they need the row_sparse Trainer path and cross-device statistics)."""
+and SyncBatchNorm (batch statistics over the whole batch split across ``num_devices`` devices),
+as MXNet 1.9.1's gluon.contrib.nn has them."""
+import warnings
+
+from .... import context
 from ... import nn
 from ...block import HybridBlock
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D"]
+           "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(nn.Sequential):
@@ -101,3 +104,33 @@ class PixelShuffle3D(HybridBlock):
 
     def __repr__(self):
         return f"{self.__class__.__name__}({self._factors})"
+
+
+class SyncBatchNorm(nn.BatchNorm):
+    """BatchNorm whose batch statistics cover the whole mini-batch when it is split over
+    ``num_devices`` devices (the ``_contrib_SyncBatchNorm`` operator; the devices' parts meet
+    under this block's prefix as key). On one device it is BatchNorm. ``num_devices`` defaults
+    to the number of GPUs (at least 1), with a warning, as in MXNet."""
+
+    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
+                 center=True, scale=True, use_global_stats=False, beta_initializer='zeros',
+                 gamma_initializer='ones', running_mean_initializer='zeros',
+                 running_variance_initializer='ones', **kwargs):
+        super(SyncBatchNorm, self).__init__(
+            axis=1, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+            use_global_stats=use_global_stats, beta_initializer=beta_initializer,
+            gamma_initializer=gamma_initializer,
+            running_mean_initializer=running_mean_initializer,
+            running_variance_initializer=running_variance_initializer,
+            in_channels=in_channels, **kwargs)
+        if num_devices is None:
+            warnings.warn("Caution using SyncBatchNorm: if not using all the GPUs, please "
+                          "set num_devices", UserWarning)
+            num_devices = max(1, context.num_gpus())
+        self._kwargs = {'eps': epsilon, 'momentum': momentum, 'fix_gamma': not scale,
+                        'use_global_stats': use_global_stats, 'ndev': num_devices,
+                        'key': self.prefix}
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+                                       **self._kwargs)

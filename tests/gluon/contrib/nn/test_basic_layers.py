@@ -56,3 +56,31 @@ def test_concurrent_concatenates_children_outputs(hybrid):
     ref = [x.asnumpy() @ d.weight.data().asnumpy().T + d.bias.data().asnumpy() for d in dense]
     np.testing.assert_allclose(out, np.concatenate([ref[0], x.asnumpy(), ref[1]], axis=1),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_sync_batchnorm_on_one_device_is_batchnorm(rng):
+    # forward, running statistics and input gradient equal nn.BatchNorm's on the same batch
+    x = mx.nd.array(rng.standard_normal((4, 3, 5)))
+    bn = mx.gluon.nn.BatchNorm(in_channels=3)
+    sbn = mx.gluon.contrib.nn.SyncBatchNorm(in_channels=3, num_devices=1)
+    bn.initialize()
+    sbn.initialize()
+    outs, grads = [], []
+    for net in (bn, sbn):
+        xi = x.copy()
+        xi.attach_grad()
+        with mx.autograd.record():
+            y = net(xi)
+            (y ** 2).sum().backward()
+        outs.append(y.asnumpy())
+        grads.append(xi.grad.asnumpy())
+    xn = x.asnumpy()
+    ref = (xn - xn.mean(axis=(0, 2), keepdims=True)) / np.sqrt(
+        xn.var(axis=(0, 2), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(outs[1], ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(sbn.running_mean.data().asnumpy(),
+                               0.1 * xn.mean(axis=(0, 2)), rtol=1e-5, atol=1e-6)
+    assert sbn.collect_params().keys() == {sbn.prefix + n for n in
+                                           ("gamma", "beta", "running_mean", "running_var")}
