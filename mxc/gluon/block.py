@@ -25,9 +25,15 @@ from ..symbol import symbol as _symmod
 from .parameter import DeferredInitializationError, Parameter, ParameterDict, _default_init
 from .utils import HookHandle, _brief_print_list, _indent
 from ..util import is_np_array, np_array, np_shape  # np semantics
-from ..numpy_extension import _gluon as _npg  # np semantics
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
+
+
+def _npg():
+    """numpy_extension's Gluon helpers (np semantics), loaded on first use: mx.np and mx.npx
+    are not imported with mxc."""
+    from ..numpy_extension import _gluon
+    return _gluon
 
 
 class _BlockScope:
@@ -328,7 +334,7 @@ class Block:
             params = {k: v for v, k in inverse.items()}
         if is_np_array():  # np semantics: npx.save, as MXNet
             from .. import numpy_extension as _npx
-            _npx.save(filename, {k: _npg.as_np(v._reduce()) for k, v in params.items()})
+            _npx.save(filename, {k: _npg().as_np(v._reduce()) for k, v in params.items()})
             return
         ndarray.save(filename, {k: v._reduce() for k, v in params.items()})
 
@@ -653,7 +659,7 @@ class HybridBlock(Block):
             params = {k: v.var() for k, v in self._reg_params.items()}
             F = symbol
             if is_np_array():  # np semantics: numpy-style symbols and F.np / F.npx
-                F, grouped, params = _npg.traced_args(self, grouped, params)
+                F, grouped, params = _npg().traced_args(self, grouped, params)
             for p in self.collect_params().values():
                 values.setdefault(p.name, p.data)
             concrete = any(isinstance(a, NDArray) for a in flat_args)
@@ -722,10 +728,10 @@ class HybridBlock(Block):
 
     def _deferred_infer_shape(self, *args):
         try:
-            if is_np_array() and _npg.legacy_block(self):  # np semantics: mxc's layers
+            if is_np_array() and _npg().legacy_block(self):  # np semantics: mxc's layers
                 with np_array(False):                        # infer in their own semantics
                     with np_shape(False):
-                        self.infer_shape(*_npg.to_nd(args))
+                        self.infer_shape(*_npg().to_nd(args))
                 return
             self.infer_shape(*args)
         except Exception as e:
@@ -752,8 +758,8 @@ class HybridBlock(Block):
         real = [a for a in args if a is not None]
         cargs = [real[i] if is_arg else i.data() for is_arg, i in self._cached_op_args]
         if is_np_array():  # np semantics: CachedOp runs on NDArray views, returns np
-            out = self._cached_op(*_npg.to_nd(cargs))
-            out = _npg.to_np([out] if isinstance(out, NDArray) else out)
+            out = self._cached_op(*_npg().to_nd(cargs))
+            out = _npg().to_np([out] if isinstance(out, NDArray) else out)
             return _regroup(out, self._out_format)
         out = self._cached_op(*cargs)
         if isinstance(out, NDArray):
@@ -864,7 +870,7 @@ class HybridBlock(Block):
         if is_np_array():  # np semantics: npx.save, as MXNet
             from .. import numpy_extension as _npx
             _npx.save("%s-%04d.params" % (path, epoch),
-                      {k: _npg.as_np(v) for k, v in arg_dict.items()})
+                      {k: _npg().as_np(v) for k, v in arg_dict.items()})
             return
         ndarray.save("%s-%04d.params" % (path, epoch), arg_dict)
 
@@ -907,7 +913,7 @@ class HybridBlock(Block):
         params = {k: v.var() for k, v in self._reg_params.items()}
         F = symbol
         if is_np_array():  # np semantics: numpy-style symbols and F.np / F.npx
-            F, (x, *args), params = _npg.traced_args(self, [x, *args], params)
+            F, (x, *args), params = _npg().traced_args(self, [x, *args], params)
         _TRACE.blocks.append(self)
         try:
             with self.name_scope():
@@ -919,14 +925,14 @@ class HybridBlock(Block):
         """np semantics: mxc's own layers (legacy code) run on NDArray views of the np
         inputs and parameters; user blocks get np arrays. F is mx.nd with F.np and F.npx.
         Results come back as mx.np.ndarray (views, no copies)."""
-        F = _npg.nd_namespace()
-        if _npg.legacy_block(self):
-            out = self.hybrid_forward(F, _npg.to_nd(x), *_npg.to_nd(args),
-                                      **{k: _npg.as_nd(v) for k, v in params.items()})
+        F = _npg().nd_namespace()
+        if _npg().legacy_block(self):
+            out = self.hybrid_forward(F, _npg().to_nd(x), *_npg().to_nd(args),
+                                      **{k: _npg().as_nd(v) for k, v in params.items()})
         else:
-            out = self.hybrid_forward(F, _npg.as_np(x), *_npg.to_np(args),
-                                      **{k: _npg.as_np(v) for k, v in params.items()})
-        return _npg.to_np(out)
+            out = self.hybrid_forward(F, _npg().as_np(x), *_npg().to_np(args),
+                                      **{k: _npg().as_np(v) for k, v in params.items()})
+        return _npg().to_np(out)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
@@ -945,8 +951,8 @@ def _np_load_params(filename):
         with np_shape(False):
             loaded = ndarray.load(filename)
     if isinstance(loaded, dict):
-        return {k: _npg.as_np(v) for k, v in loaded.items()}
-    return [_npg.as_np(v) for v in loaded]
+        return {k: _npg().as_np(v) for k, v in loaded.items()}
+    return [_npg().as_np(v) for v in loaded]
 
 
 # ---- SymbolBlock ----------------------------------------------------------------------------
