@@ -16,7 +16,6 @@ middle row of odd-sized images (MXNet left it unwritten unless in place), flips 
 operators also take NHWC batches, and 1-channel inputs to hue and lighting are returned
 unchanged (MXNet returned uninitialised memory).
 """
-import ast
 import math
 import sys
 
@@ -30,23 +29,6 @@ _GRAY = np.array([0.299, 0.587, 0.114], np.float32)
 
 
 # ---- helpers --------------------------------------------------------------------------------
-def _floats(name, text):
-    """A tuple of floats from a Tuple<float> attribute ("(0.1, 0.2)", "0.5", 0.5, (1, 2))."""
-    v = text
-    if isinstance(v, str):
-        s = v.strip()
-        try:
-            v = ast.literal_eval(s) if s else ()
-        except (ValueError, SyntaxError):
-            raise MXNetError(f"{name}: cannot read {text!r} as a tuple of floats") from None
-    if isinstance(v, (int, float, np.number)):
-        return (float(v),)
-    try:
-        return tuple(float(x) for x in v)
-    except TypeError:
-        raise MXNetError(f"{name}: cannot read {text!r} as a tuple of floats") from None
-
-
 def _check_image(name, x, allow_batch=True):
     if x.ndim == 3:
         c = x.shape[2]
@@ -139,8 +121,8 @@ def _normalize(F, a, x):
     if c not in (1, 3):
         raise MXNetError(f"{name}: the channel dimension of the input must have 1 or 3 "
                          f"elements, got shape {tuple(x.shape)}")
-    mean = _channel_values(name, "mean", _floats(name, a["mean"]), c, (0.0,) * 4)
-    std = _channel_values(name, "std", _floats(name, a["std"]), c, (1.0,) * 4)
+    mean = _channel_values(name, "mean", a["mean"], c, (0.0,) * 4)
+    std = _channel_values(name, "std", a["std"], c, (1.0,) * 4)
     if any(s == 0 for s in std):
         raise MXNetError(f"{name}: std {std} has a zero")
     shape = (c, 1, 1) if x.ndim == 3 else (1, c, 1, 1)
@@ -150,8 +132,8 @@ def _normalize(F, a, x):
 
 
 register(OpDef("_image_normalize", aliases=("_npx__image_normalize",), composite=_normalize,
-               params=(Param("mean", str, "(0.0, 0.0, 0.0, 0.0)"),
-                       Param("std", str, "(1.0, 1.0, 1.0, 1.0)")),
+               params=(Param("mean", "floats", (0.0, 0.0, 0.0, 0.0)),
+                       Param("std", "floats", (1.0, 1.0, 1.0, 1.0))),
                doc="(x - mean[c]) / std[c] on a CHW or NCHW tensor with 1 or 3 channels."))
 
 
@@ -470,7 +452,7 @@ def _adjust_lighting(F, a, x):
     name = "_image_adjust_lighting"
     _eager(F, name)
     _check_image(name, x)
-    alpha = _floats(name, a["alpha"])
+    alpha = a["alpha"]
     if len(alpha) != 3:
         raise MXNetError(f"{name}: alpha must have 3 values (R, G, B), got {alpha}")
     return _host(F, x, lambda img: adjust_lighting(img, alpha))
@@ -478,7 +460,7 @@ def _adjust_lighting(F, a, x):
 
 register(OpDef("_image_adjust_lighting", aliases=("_npx__image_adjust_lighting",),
                composite=_adjust_lighting, grad=_pass_grad,
-               params=(Param("alpha", str, required=True),),
+               params=(Param("alpha", "floats", required=True),),
                doc="AlexNet-style PCA lighting: add eigvec * (eigval * alpha) to each pixel."))
 
 

@@ -15,7 +15,6 @@ kernel (FTML's epsilon is a double in MXNet and stays one). Arrays are dense: th
 (lazy) forms are the dense ones with every row present, and lazy_update is accepted and has no
 effect.
 """
-import ast
 import math
 
 import numpy as np
@@ -32,19 +31,8 @@ def _f32(v):
 
 
 def _floats(op, name, v, n):
-    """A tuple of n floats from MXNet's Tuple<float> attribute (tuple, list, number or string)."""
-    if isinstance(v, str):
-        s = v.strip()
-        try:
-            v = ast.literal_eval(s) if s not in ("", "()", "[]") else ()
-        except (ValueError, SyntaxError):
-            raise ValueError(f"{op}: parameter '{name}': cannot parse {v!r}") from None
-    if isinstance(v, (int, float, np.integer, np.floating)):
-        v = (v,)
-    try:
-        t = tuple(_f32(x) for x in v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{op}: parameter '{name}' must be a tuple of numbers, got {v!r}") from None
+    """The n float32 values of a Tuple<float> attribute (parsed by its "floats" Param kind)."""
+    t = tuple(_f32(x) for x in v)
     if len(t) != n:
         raise ValueError(f"{op}: parameter '{name}' has {len(t)} values, num_weights is {n}")
     return t
