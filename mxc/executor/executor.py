@@ -167,6 +167,7 @@ class Executor:
         self._infos = None
         self._monitor = None
         self._monitor_all = False
+        self._tape_nodes = None     # {id(tape node): graph node} while monitoring a backward
         self._output_dirty = False
         shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
@@ -323,13 +324,12 @@ class Executor:
                 raise ValueError(f"backward: {len(ogs)} head gradients for {len(heads)} outputs")
         for info in self._infos:
             info.fresh = False
-        prev_hook = None
-        if self._monitor is not None and getattr(self, "_tape_nodes", None):
-            prev_hook = _tape.set_grad_hook(self._backward_monitor_hook())
+        hooked = self._monitor is not None and bool(self._tape_nodes)
+        prev_hook = _tape.set_grad_hook(self._backward_monitor_hook()) if hooked else None
         try:
             autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
         finally:
-            if prev_hook is not None or self._monitor is not None:
+            if hooked:
                 _tape.set_grad_hook(prev_hook)
         for info in self._infos:
             if not info.fresh and info.grad_req == "write":
