@@ -212,15 +212,11 @@ class DistKVStore(KVStore):
         pairs, kind = _pairs(key, value, "init")
         self._use_kind(kind)
         for k, v in pairs:
-            if k in self._store:
-                raise MXNetError("duplicate init of key %s. Please double check if you called "
-                                 "kv.init or kv.broadcast with this key multiple times" % (k,))
             if self._async and _is_sparse(v):
                 raise MXNetError("dist_async: key %r has %s storage; mxc's dist_async store "
                                  "holds dense values only (use dist_sync for sparse ones)"
                                  % (k, v.stype))
-            if isinstance(k, str):
-                self._str_order[k] = len(self._str_order)
+            self._check_new_key(k)
             dense = _dense(v)
             buf = dense.copy() if self.rank == 0 else _empty_like(dense)
             if self._async:

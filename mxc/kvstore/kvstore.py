@@ -156,17 +156,21 @@ class KVStore(KVStoreBase):
             groups.setdefault(k, []).append(v)
         return sorted(groups.items(), key=lambda kv: self._order(kv[0]))
 
+    def _check_new_key(self, k):
+        """Refuse a key initialised before; remember a str key's order."""
+        if k in self._store:
+            raise MXNetError("duplicate init of key %s. Please double check if you called "
+                             "kv.init or kv.broadcast with this key multiple times" % (k,))
+        if isinstance(k, str):
+            self._str_order[k] = len(self._str_order)
+
     # ---- API -----------------------------------------------------------------------------
     def init(self, key, value):
         """Initialize one key or a list of keys with a copy of the given value(s)."""
         pairs, kind = _pairs(key, value, "init")
         self._use_kind(kind)
         for k, v in pairs:
-            if k in self._store:
-                raise MXNetError("duplicate init of key %s. Please double check if you called "
-                                 "kv.init or kv.broadcast with this key multiple times" % (k,))
-            if isinstance(k, str):
-                self._str_order[k] = len(self._str_order)
+            self._check_new_key(k)
             self._store[k] = v.copy()
 
     def push(self, key, value, priority=0):
