@@ -13,7 +13,7 @@ import pytest
 
 from mxc import recordio
 from mxc.base import MXNetError
-from mxc.io import _recordio
+from mxc.recordio import _rio
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "recordio")
 MAGIC = 0xCED7230A
@@ -211,7 +211,7 @@ def test_roundtrip_against_reference(tmp_path, rng):
     w.close()
     assert ref_read_all(path) == payloads
     # small batches: records straddle batch ends, one record is larger than the buffer
-    r = _recordio.RecordReader(path, chunk=4096)
+    r = _rio.RecordReader(path, chunk=4096)
     assert read_all(r) == payloads
     r.close()
     with recordio.MXIndexedRecordIO(str(tmp_path / "r.idx"), path, "r") as r:
@@ -424,10 +424,10 @@ def test_prefetch_stops_when_abandoned(tmp_path):
     code = textwrap.dedent(f"""
         import gc, sys
         from mxc import recordio
-        from mxc.io import _recordio
+        from mxc.recordio import _rio
         a = recordio.MXRecordIO({path!r}, "r")
         assert a.read() == b"000000" * 200
-        b = _recordio.RecordReader({path!r}, chunk=4096)
+        b = _rio.RecordReader({path!r}, chunk=4096)
         b.read()
         c = recordio.MXRecordIO({path!r}, "r")
         c.read()
@@ -482,7 +482,7 @@ def test_prefetch_reader_threads(tmp_path):
     results = [None] * 4
 
     def work(i):
-        r = _recordio.RecordReader(path, chunk=8192)
+        r = _rio.RecordReader(path, chunk=8192)
         results[i] = read_all(r)
         r.close()
 

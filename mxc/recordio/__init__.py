@@ -2,7 +2,7 @@
 
 The API is MXNet 1.x's ``mxnet.recordio``: :class:`MXRecordIO`, :class:`MXIndexedRecordIO`,
 :data:`IRHeader`, :func:`pack`, :func:`unpack`, :func:`pack_img`, :func:`unpack_img`.  Record
-framing, the prefetching reader thread and the writer run natively (``mxc/io/_recordio.pyx`` over
+framing, the prefetching reader thread and the writer run natively (``mxc/recordio/_rio.pyx`` over
 ``csrc/recordio/rio.h``).  Images are encoded and decoded with Pillow; like MXNet (which uses
 OpenCV), color images travel as **BGR** numpy arrays.  See docs/recordio.md.
 """
@@ -13,8 +13,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .base import MXNetError
-from .io import _recordio
+from ..base import MXNetError
+from . import _rio
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
            "unpack_img", "scan_offsets"]
@@ -65,10 +65,10 @@ class MXRecordIO:
     def open(self):
         """Opens the record file."""
         if self.flag == "w":
-            self.handle = _recordio.RecordWriter(self.uri)
+            self.handle = _rio.RecordWriter(self.uri)
             self.writable = True
         elif self.flag == "r":
-            self.handle = _recordio.RecordReader(self.uri)
+            self.handle = _rio.RecordReader(self.uri)
             self.writable = False
         else:
             raise ValueError("Invalid flag %s" % self.flag)
@@ -290,7 +290,7 @@ class MXIndexedRecordIO(MXRecordIO):
         # hot path: the native reader checks closed / forked child itself (no getpid here)
         try:
             return self.handle.read_at(pos)
-        except _recordio.ForkedError:
+        except _rio.ForkedError:
             self.reset()                 # in a forked child: reopen, as MXNet's seek does
             return self.handle.read_at(pos)
         except AttributeError:
@@ -318,7 +318,7 @@ def scan_offsets(uri):
     -------
     numpy.ndarray of int64
     """
-    return _recordio.scan(_path_str(uri))
+    return _rio.scan(_path_str(uri))
 
 
 IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])
