@@ -191,8 +191,52 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
         if modifier_func is not None:
             dense[mask] = np.vectorize(modifier_func)(dense[mask])
         csr = _sp.csr_matrix(dense, ctx=ctx, dtype=dtype)
+        if shuffle_csr_indices:
+            shuffle_csr_column_indices(csr)
         return csr, (csr.indptr, csr.indices, csr.data)
     raise ValueError(f"unknown storage type {stype!r}")
+
+
+def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
+                        modifier_func=None, density=.5, shuffle_csr_indices=False):
+    """A random sparse array alone (rand_sparse_ndarray without its parts); row_sparse row
+    indices given in `rsp_indices` are sorted first, as MXNet's canonical form needs."""
+    if stype not in ("row_sparse", "csr"):
+        raise AssertionError(f"Unknown storage type: {stype}")
+    if stype == "row_sparse" and rsp_indices is not None:
+        rsp_indices = np.sort(np.asarray(rsp_indices))
+    arr, _ = rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                 data_init=data_init, rsp_indices=rsp_indices,
+                                 modifier_func=modifier_func,
+                                 shuffle_csr_indices=shuffle_csr_indices)
+    return arr
+
+
+def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None, dtype=None,
+                           modifier_func=None, shuffle_csr_indices=False):
+    """create_sparse_array where a row_sparse array's rows are exactly `rsp_indices` (none when
+    it is None): its density comes from the indices alone."""
+    if stype == "row_sparse":
+        density = 0.0
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise AssertionError(f"create_sparse_array_zd: {len(rsp_indices)} row indices for "
+                                 f"{shape[0]} rows")
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
+
+
+def shuffle_csr_column_indices(csr):
+    """Put the column indices (and their values) of each row of a CSR array in random order,
+    in place: the matrix is unchanged, its indices are no longer sorted."""
+    indptr = csr.indptr.asnumpy()
+    cols, vals = csr.indices.asnumpy(), csr.data.asnumpy()
+    for r in range(len(indptr) - 1):
+        perm = indptr[r] + np.random.permutation(indptr[r + 1] - indptr[r])
+        cols[indptr[r]:indptr[r + 1]] = cols[perm]
+        vals[indptr[r]:indptr[r + 1]] = vals[perm]
+    csr.indices[:] = cols
+    csr.data[:] = vals
 
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
@@ -981,3 +1025,266 @@ def new_sym_matrix_with_real_eigvals_2d(n):
 def new_sym_matrix_with_real_eigvals_nd(shape):
     n = int(np.prod(shape[:-2]))
     return np.stack([new_sym_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(n)]).reshape(shape)
+
+
+# ---- MXNet's remaining helpers: speed, structure, hybridize consistency, datasets ------------
+def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", **kwargs):
+    """Seconds per run of a bound `sym`: forward+backward (typ 'whole') or forward alone
+    ('forward'), averaged over N runs after one warm-up. `location` gives input values (random
+    normal values for every argument otherwise, shapes from kwargs)."""
+    import time
+    ctx = default_context() if ctx is None else ctx
+    grad_req = "write" if grad_req is None else grad_req
+    if typ not in ("whole", "forward"):
+        raise ValueError(f"check_speed: typ must be 'whole' or 'forward', got {typ!r}")
+    if location is None:
+        exe = sym.simple_bind(grad_req=grad_req, ctx=ctx, **kwargs)
+        location = {k: np.random.normal(size=a.shape, scale=1.0)
+                    for k, a in exe.arg_dict.items()}
+    else:
+        if not isinstance(location, dict):
+            raise ValueError(f"check_speed: location must be a dict, got {type(location)}")
+        exe = sym.simple_bind(grad_req=grad_req, ctx=ctx,
+                              **{k: v.shape for k, v in location.items()})
+    for name, value in location.items():
+        exe.arg_dict[name][:] = np.asarray(value).astype(exe.arg_dict[name].dtype)
+
+    def run():
+        exe.forward(is_train=typ == "whole")
+        if typ == "whole":
+            exe.backward(out_grads=exe.outputs)
+
+    run()
+    for out in exe.outputs:
+        out.wait_to_read()
+    tic = time.time()
+    for _ in range(N):
+        run()
+    _nd.waitall()
+    return (time.time() - tic) / N
+
+
+def same_symbol_structure(sym1, sym2):
+    """True when the two graphs have the same operator at every node position."""
+    import json
+    nodes1 = json.loads(sym1.tojson())["nodes"]
+    nodes2 = json.loads(sym2.tojson())["nodes"]
+    return all(a["op"] == b["op"] for a, b in zip(nodes1, nodes2))
+
+
+def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
+                                      rtol=1e-4, atol=1e-4):
+    """A HybridBlock built by `net_builder(prefix=...)` gives the same outputs (and input
+    gradients, with test_grad) hybridized and not, with and without autograd, all from the same
+    parameter values; and equals `numpy_func` on the inputs when given. Nets must not draw
+    random numbers."""
+    from . import autograd as _ag
+    from . import initializer as _init
+
+    class _FromValues(_init.Initializer):
+        def __init__(self, values):
+            super().__init__()
+            self._values = values
+
+        def _init_weight(self, name, arr):
+            arr[()] = self._values[name]
+
+    ref_out = ref_grads = init = None
+    for hybridize in (False, True):
+        for use_autograd in ((False, True) if test_grad else (False,)):
+            net = net_builder(prefix="net_")
+            net.initialize(init)
+            if hybridize:
+                net.hybridize()
+            inputs = [x.copy() for x in data_l]
+            if use_autograd:
+                for x in inputs:
+                    x.attach_grad()
+                with _ag.record():
+                    out = net(*inputs)
+                out.backward(out)
+            else:
+                out = net(*inputs)
+            if init is None:
+                init = _FromValues({k: p.data().asnumpy()
+                                    for k, p in net.collect_params().items()})
+            if ref_out is None:
+                ref_out = out.asnumpy()
+                if numpy_func is not None:
+                    assert_almost_equal(ref_out, numpy_func(*[x.asnumpy() for x in data_l]),
+                                        rtol, atol)
+            else:
+                assert_almost_equal(out.asnumpy(), ref_out, rtol, atol)
+            if use_autograd:
+                grads = [x.grad.asnumpy() for x in inputs]
+                if ref_grads is None:
+                    ref_grads = grads
+                else:
+                    for g, ref in zip(grads, ref_grads):
+                        assert_almost_equal(g, ref, rtol, atol)
+
+
+class DummyIter(object):
+    """Returns the first batch of `real_iter` forever (for speed tests: no data cost)."""
+
+    def __init__(self, real_iter):
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.batch_size = real_iter.batch_size
+        self.the_batch = next(real_iter)
+
+    def __iter__(self):
+        return self
+
+    def reset(self):
+        pass
+
+    def next(self):
+        return self.the_batch
+
+    __next__ = next
+
+
+def get_im2rec_path(home_env="MXNET_HOME"):
+    """The path of an im2rec.py script: under $MXNET_HOME/tools or mxc's own tools folder
+    (mxc ships the `mxc-im2rec` command; its module file is returned when nothing else is)."""
+    base = os.environ.get(home_env, os.path.dirname(mx.__file__))
+    for candidate in (os.path.join(base, "tools", "im2rec.py"),
+                      os.path.join(base, "..", "..", "tools", "im2rec.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    from .tools import im2rec
+    return im2rec.__file__
+
+
+def download(url, fname=None, dirname=None, overwrite=False, retries=5):
+    """Fetch `url` to `fname` (in `dirname`); an existing file is kept unless `overwrite`, so
+    data placed there beforehand works offline. Written to a temporary name, then renamed."""
+    import urllib.request
+    if retries < 0:
+        raise ValueError("download: retries must be at least 0")
+    fname = url.split("/")[-1] if fname is None else fname
+    if dirname is None:
+        dirname = os.path.dirname(fname)
+    else:
+        fname = os.path.join(dirname, fname)
+    if dirname:
+        os.makedirs(dirname, exist_ok=True)
+    if not overwrite and os.path.exists(fname):
+        return fname
+    last = None
+    for _ in range(retries + 1):
+        tmp = f"{fname}.part{os.getpid()}"
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r, open(tmp, "wb") as f:
+                while True:
+                    block = r.read(1 << 20)
+                    if not block:
+                        break
+                    f.write(block)
+            os.replace(tmp, fname)
+            return fname
+        except OSError as e:
+            last = e
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    raise MXNetError(f"download: could not fetch {url} to {fname} ({last}); place the file "
+                     "there to work offline")
+
+
+def _read_idx_gz(path, what):
+    import gzip
+    import struct
+    with gzip.open(path, "rb") as f:
+        head = f.read(4)
+        if len(head) != 4 or head[:2] != b"\0\0" or head[2] != 0x08:
+            raise MXNetError(f"get_mnist: {path} is not an IDX file of unsigned bytes")
+        ndim = head[3]
+        dims = struct.unpack(f">{ndim}I", f.read(4 * ndim))
+        raw = f.read()
+    if len(raw) != int(np.prod(dims)):
+        raise MXNetError(f"get_mnist: {path} holds {len(raw)} bytes of {what}, its header "
+                         f"says {dims}")
+    return np.frombuffer(raw, dtype=np.uint8).reshape(dims)
+
+
+def get_mnist(path=""):
+    """MNIST as a dict of numpy arrays (train/test data N x 1 x 28 x 28 float32 in [0, 1],
+    labels int8), read from MXNet's four .gz files in `path` (the current directory, as MXNet;
+    downloaded there when missing)."""
+    base = "http://data.mxnet.io/data/mnist/"
+    out = {}
+    for part, prefix in (("train", "train"), ("test", "t10k")):
+        lbl = _read_idx_gz(download(base + f"{prefix}-labels-idx1-ubyte.gz", dirname=path),
+                           "labels")
+        img = _read_idx_gz(download(base + f"{prefix}-images-idx3-ubyte.gz", dirname=path),
+                           "images")
+        if img.shape[0] != lbl.shape[0]:
+            raise MXNetError(f"get_mnist: {img.shape[0]} {part} images but {lbl.shape[0]} labels")
+        out[f"{part}_data"] = img.reshape(img.shape[0], 1, 28, 28).astype(np.float32) / 255
+        out[f"{part}_label"] = lbl.astype(np.int8)
+    return out
+
+
+def _get_zip(url, dirname, needed):
+    import zipfile
+    if all(os.path.exists(os.path.join(dirname, n)) for n in needed):
+        return
+    with zipfile.ZipFile(download(url, dirname=dirname)) as zf:
+        zf.extractall(dirname)
+
+
+def get_mnist_ubyte():
+    """MNIST's four idx-ubyte files under ./data (from MXNet's mnist.zip when missing)."""
+    _get_zip("http://data.mxnet.io/mxnet/data/mnist.zip", "data",
+             ["train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+              "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"])
+
+
+def get_cifar10():
+    """CIFAR-10 .rec/.lst files under ./data/cifar (from MXNet's cifar10.zip when missing)."""
+    _get_zip("http://data.mxnet.io/mxnet/data/cifar10.zip", "data",
+             ["cifar/train.rec", "cifar/test.rec", "cifar/train.lst", "cifar/test.lst"])
+
+
+def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
+    """(train, val) MNISTIter over ./data's idx-ubyte files; flat unless input_shape is 3-D."""
+    from .io import MNISTIter
+    get_mnist_ubyte()
+    flat = len(input_shape) != 3
+    common = dict(input_shape=input_shape, batch_size=batch_size, flat=flat,
+                  num_parts=num_parts, part_index=part_index)
+    return (MNISTIter(image="data/train-images-idx3-ubyte", label="data/train-labels-idx1-ubyte",
+                      shuffle=True, **common),
+            MNISTIter(image="data/t10k-images-idx3-ubyte", label="data/t10k-labels-idx1-ubyte",
+                      **common))
+
+
+def get_mnist_pkl():
+    raise MXNetError("get_mnist_pkl: mxc never unpickles data files; use get_mnist() "
+                     "(the idx .gz files) instead")
+
+
+def get_zip_data(data_dir, url, data_origin_name):
+    """Download `url` (a zip) into data_dir and extract it, unless data_origin_name is there."""
+    import zipfile
+    origin = os.path.join(data_dir, data_origin_name)
+    if not os.path.exists(origin):
+        download(url, dirname=data_dir)
+        with zipfile.ZipFile(origin) as zf:
+            zf.extractall(data_dir)
+
+
+def get_bz2_data(data_dir, data_name, url, data_origin_name):
+    """Download `url` (a .bz2) into data_dir and decompress it to data_name, unless present."""
+    import bz2
+    import shutil
+    target = os.path.join(data_dir, data_name)
+    if not os.path.exists(target):
+        origin = download(url, fname=data_origin_name, dirname=data_dir)
+        tmp = f"{target}.part{os.getpid()}"
+        with bz2.BZ2File(origin, "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(tmp, target)
+        os.remove(origin)

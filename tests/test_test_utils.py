@@ -82,3 +82,98 @@ def test_compare_optimizer_agrees_and_catches_a_difference():
     multi = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
     multi.aggregate_num = 3
     compare_optimizer(single, multi, [(3, 4), (5,), (2, 2)], np.float32, ntensors=3)
+
+
+def test_create_sparse_array_csr_shuffled_and_rsp_sorted():
+    np.random.seed(3)
+    a = tu.create_sparse_array((6, 9), "csr", density=0.5, shuffle_csr_indices=True)
+    ptr, idx, val = a.indptr.asnumpy(), a.indices.asnumpy(), a.data.asnumpy()
+    dense = np.zeros((6, 9), dtype=np.float32)
+    for r in range(6):
+        dense[r, idx[ptr[r]:ptr[r + 1]]] = val[ptr[r]:ptr[r + 1]]
+    np.testing.assert_array_equal(a.asnumpy(), dense)
+    assert any((np.diff(idx[ptr[r]:ptr[r + 1]]) < 0).any() for r in range(6))
+    b = np.random.rand(9, 4).astype(np.float32)
+    np.testing.assert_allclose(mx.nd.sparse.dot(a, mx.nd.array(b)).asnumpy(), dense @ b,
+                               rtol=1e-5)
+    r = tu.create_sparse_array_zd((7, 3), "row_sparse", 0.9, rsp_indices=[5, 0, 2])
+    np.testing.assert_array_equal(r.indices.asnumpy(), [0, 2, 5])
+    assert r.shape == (7, 3)
+    with pytest.raises(AssertionError):
+        tu.create_sparse_array((2, 2), "dense")
+
+
+def test_dummy_iter_repeats_the_first_batch():
+    it = mx.io.NDArrayIter(np.arange(12.0).reshape(6, 2), np.arange(6.0), batch_size=2)
+    d = tu.DummyIter(it)
+    first = next(d).data[0].asnumpy()
+    for _ in range(5):
+        np.testing.assert_array_equal(next(d).data[0].asnumpy(), first)
+    np.testing.assert_array_equal(first, [[0, 1], [2, 3]])
+
+
+def test_check_speed_and_same_symbol_structure():
+    x = mx.sym.var("x")
+    y = mx.sym.relu(x * 2)
+    t = tu.check_speed(y, N=3, x=(4, 5))
+    assert 0 < t < 10
+    assert tu.check_speed(y, location={"x": np.ones((2, 2))}, N=2, typ="forward") > 0
+    assert tu.same_symbol_structure(y, mx.sym.relu(mx.sym.var("z") * 3))
+    assert not tu.same_symbol_structure(y, mx.sym.sigmoid(mx.sym.var("z") * 3))
+
+
+def test_check_gluon_hybridize_consistency():
+    def build(prefix):
+        net = mx.gluon.nn.HybridSequential(prefix=prefix)
+        with net.name_scope():
+            net.add(mx.gluon.nn.Dense(3, use_bias=False, in_units=4,
+                                      weight_initializer=mx.init.One()))
+        return net
+    data = [mx.nd.array(np.random.rand(2, 4))]
+    tu.check_gluon_hybridize_consistency(build, data, numpy_func=lambda x: x @ np.ones((4, 3)))
+    with pytest.raises(AssertionError):
+        tu.check_gluon_hybridize_consistency(build, data, numpy_func=lambda x: x @ np.ones((4, 3)) + 1)
+
+
+def _write_idx_gz(path, arr):
+    import gzip
+    import struct
+    with gzip.open(path, "wb") as f:
+        f.write(b"\0\0\x08" + bytes([arr.ndim]) + struct.pack(f">{arr.ndim}I", *arr.shape))
+        f.write(arr.astype(np.uint8).tobytes())
+
+
+def test_get_mnist_reads_files_already_there(tmp_path):
+    rng = np.random.RandomState(0)
+    imgs = {p: rng.randint(0, 256, size=(n, 28, 28)) for p, n in (("train", 5), ("t10k", 3))}
+    lbls = {p: rng.randint(0, 10, size=(n,)) for p, n in (("train", 5), ("t10k", 3))}
+    for p in ("train", "t10k"):
+        _write_idx_gz(tmp_path / f"{p}-images-idx3-ubyte.gz", imgs[p])
+        _write_idx_gz(tmp_path / f"{p}-labels-idx1-ubyte.gz", lbls[p])
+    d = tu.get_mnist(str(tmp_path))
+    np.testing.assert_allclose(d["test_data"], imgs["t10k"].reshape(3, 1, 28, 28) / 255.0,
+                               rtol=1e-6)
+    np.testing.assert_array_equal(d["train_label"], lbls["train"])
+    assert d["train_data"].dtype == np.float32 and d["train_data"].shape == (5, 1, 28, 28)
+    _write_idx_gz(tmp_path / "t10k-labels-idx1-ubyte.gz", lbls["t10k"][:2])
+    with pytest.raises(mx.base.MXNetError, match="3 test images but 2 labels"):
+        tu.get_mnist(str(tmp_path))
+
+
+def test_download_and_bz2_from_a_file_url(tmp_path):
+    import bz2
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kdd.t.bz2").write_bytes(bz2.compress(b"1 1:0.5\n0 2:1.5\n"))
+    out = tmp_path / "out"
+    tu.get_bz2_data(str(out), "kdd.t", (src / "kdd.t.bz2").as_uri(), "kdd.t.bz2")
+    assert (out / "kdd.t").read_bytes() == b"1 1:0.5\n0 2:1.5\n"
+    assert not (out / "kdd.t.bz2").exists()
+    (out / "keep.txt").write_text("mine")
+    # an existing file is not fetched again (offline use)
+    assert tu.download("http://nowhere.invalid/keep.txt", dirname=str(out)) == str(out / "keep.txt")
+    with pytest.raises(mx.base.MXNetError, match="could not fetch"):
+        tu.download((src / "missing.bin").as_uri(), dirname=str(out), retries=0)
+    assert not list(out.glob("*.part*"))
+    with pytest.raises(mx.base.MXNetError, match="never unpickles"):
+        tu.get_mnist_pkl()
