@@ -12,6 +12,7 @@ import gzip
 import numbers
 import struct
 import threading
+import warnings
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -412,9 +413,14 @@ class NDArrayIter(DataIter):
                 raise NotImplementedError("NDArrayIter: CSR data needs the batch axis first")
         n = self.data[0][1].shape[self._axis]
         for k, v in self.data + self.label:
-            if v.shape[self._axis] != n:
+            if v.shape[self._axis] < n:
                 raise ValueError(f"NDArrayIter: {k} has {v.shape[self._axis]} samples, "
                                  f"{self.data[0][0]} has {n}")
+            if v.shape[self._axis] > n:
+                # MXNet iterates over the first data array's samples and ignores the rest
+                warnings.warn(f"NDArrayIter: {k} has {v.shape[self._axis]} samples, "
+                              f"{self.data[0][0]} has {n}: only the first {n} are used",
+                              stacklevel=2)
         self.idx = np.arange(n)
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle

@@ -4,6 +4,7 @@ Symbol JSON stores every attribute as a string ("(3, 3)", "True", "None", "float
 calls pass Python values. Both go through the same parser so an operator sees one typed value.
 """
 import ast
+import warnings
 
 import numpy as np
 
@@ -159,6 +160,9 @@ class Param:
         return v
 
 
+_IGNORED_WARNED = set()
+
+
 def parse_attrs(op, params, kwargs):
     """Typed values for every parameter of `op` from kwargs (Python values or strings)."""
     out = {}
@@ -170,7 +174,15 @@ def parse_attrs(op, params, kwargs):
         else:
             out[p.name] = p.default
     extra = set(kwargs) - set(out)
-    if extra:
+    if extra and not params:
+        # MXNet ignores keyword arguments of operators that take no parameters at all (nothing
+        # parses them: `broadcast_maximum(a, b, axis=1)` runs); say so once instead of silently
+        key = (op, tuple(sorted(extra)))
+        if key not in _IGNORED_WARNED:
+            _IGNORED_WARNED.add(key)
+            warnings.warn(f"{op}: takes no parameters; {sorted(extra)} ignored, as MXNet does",
+                          stacklevel=6)
+    elif extra:
         raise ValueError(f"{op}: unknown parameter(s) {sorted(extra)}; it takes "
                          f"{[p.name for p in params]}")
     return out

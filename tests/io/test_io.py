@@ -205,3 +205,14 @@ def test_csv_iter_getdata_is_one_array_as_mxnet(tmp_path):
     assert len(batch.data) == 1 and len(batch.label) == 1
     np.testing.assert_array_equal(it.getdata().asnumpy(), np.arange(12).reshape(3, 4))
     assert it.getdata().dtype == np.int32
+
+
+def test_ndarrayiter_sample_counts():
+    x = np.arange(12.0).reshape(6, 2)
+    # more labels than data: MXNet uses the first ones; mxc says so
+    with pytest.warns(UserWarning, match="softmax_label has 9 samples, data has 6"):
+        it = NDArrayIter(x, np.arange(9.0), batch_size=3)
+    labels = np.concatenate([b.label[0].asnumpy() for b in it])
+    np.testing.assert_array_equal(labels, np.arange(6.0))
+    with pytest.raises(ValueError, match="softmax_label has 4 samples, data has 6"):
+        NDArrayIter(x, np.arange(4.0), batch_size=3)

@@ -111,3 +111,17 @@ def test_registry_metadata_is_consistent():
         if op.aux:
             idx = [op.inputs.index(a) for a in op.aux]
             assert all(i in op.mutate for i in idx), f"{op.name}: aux states are updated in place"
+
+
+def test_keywords_of_an_operator_without_parameters_are_ignored_with_one_warning():
+    # MXNet parses no attributes for such operators: broadcast_maximum(a, b, axis=1) runs
+    a, b = mx.nd.array([0.0]), mx.nd.array([-1.0, 2.0])
+    with pytest.warns(UserWarning, match="broadcast_maximum: takes no parameters; \\['axis'\\]"):
+        out = mx.nd.broadcast_maximum(a, b, axis=1)
+    np.testing.assert_array_equal(out.asnumpy(), [0.0, 2.0])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mx.nd.broadcast_maximum(a, b, axis=1)          # warned once per operator and names
+    with pytest.raises(ValueError, match="FullyConnected: unknown parameter"):
+        mx.nd.FullyConnected(mx.nd.ones((1, 2)), num_hidden=2, axis=1)
