@@ -134,7 +134,9 @@ class _Reducer(object):
             comm.mark_ready(req)
 
         def finish():
+            comm.note("finish", name)
             req.wait()
+            comm.note("finished", name)
             box.clear()
 
         var = engine.Var()

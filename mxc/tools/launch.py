@@ -30,6 +30,14 @@ value of NAME (MXNet's meaning), ``--env NAME:VALUE`` or ``--env NAME=VALUE`` se
 mxc's distributed KVStore has no server processes (every rank is a worker), so ``-s`` starts
 none and ``--env-server`` has nothing to apply to; both are accepted for MXNet's command lines.
 
+Cores (local launcher): the ranks of one machine get disjoint blocks of this process's CPUs,
+``len(cpus) // n`` each, rank by local rank (``os.sched_setaffinity`` in the rank's supervisor,
+inherited by the rank), when there are at least as many CPUs as ranks; and ``OMP_NUM_THREADS``
+defaults to that block size (at least 1) unless set, so ranks do not oversubscribe the machine
+with one OpenMP/OpenBLAS thread per core each. ``--bind none`` (or ``MXC_LAUNCH_BIND=none``)
+leaves the affinity alone. The block of each rank travels in ``MXC_LAUNCH_CPUS``. (Other launchers
+leave placement to the MPI or the hosts.)
+
 Output: every line a rank writes to stdout/stderr comes out on the launcher's stdout/stderr
 prefixed with ``[rank] `` (lines end at ``\\n`` or ``\\r``, so progress bars stay readable).
 
@@ -259,6 +267,19 @@ class _Rank(object):
             if time.monotonic() > deadline:
                 sig = signal.SIGKILL
 
+    def _bind(self):
+        """Pin this supervisor (and so the rank) to its block of MXC_LAUNCH_CPUS."""
+        raw = os.environ.get("MXC_LAUNCH_CPUS", "")
+        blocks = [b for b in raw.split(";") if b]
+        if not blocks or not hasattr(os, "sched_setaffinity"):
+            return
+        block = blocks[self.local_rank % len(blocks)]
+        try:
+            os.sched_setaffinity(0, {int(c) for c in block.split(",")})
+        except (OSError, ValueError) as exc:
+            _write_all(2, ("[%d] mxc-launch: could not pin the rank to CPUs %s: %s\n"
+                           % (self.rank, block, exc)).encode())
+
     def run(self):
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)     # the MPI proxy died: stop the rank
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)            # orphans of the rank come to us
@@ -266,6 +287,7 @@ class _Rank(object):
         for sig in _RANK_SIGNALS:
             signal.signal(sig, self._on_signal)
         prefix = b"[%d] " % self.rank
+        self._bind()
         cmd = list(self.cmd)
         if len(cmd) == 1 and re.search(r"[\s;&|<>$`'\"*?()~]", cmd[0]):
             cmd = ["/bin/sh", "-c", cmd[0]]          # MXNet ran the command through a shell
@@ -358,7 +380,7 @@ def _ssh_shim_main(argv):
 
 _VALUE_OPTS = {"-n", "--num-workers", "-s", "--num-servers", "-H", "--hostfile",
                "--sync-dst-dir", "--launcher", "--env-server", "--env-worker", "--env",
-               "--mpiexec", "--ssh-command", "--mpi-args", "--kill-timeout"}
+               "--mpiexec", "--ssh-command", "--mpi-args", "--kill-timeout", "--bind"}
 
 
 def _split_argv(argv):
@@ -407,6 +429,9 @@ def _parser():
     p.add_argument("--mpi-args", type=str, default=None,
                    help="extra mpiexec arguments, one shell-quoted string "
                    "(default: MXC_LAUNCH_MPI_ARGS)")
+    p.add_argument("--bind", choices=["auto", "none"], default=None,
+                   help="local launcher: pin each rank to its own block of CPUs when there "
+                   "are enough (auto, the default: MXC_LAUNCH_BIND) or not (none)")
     p.add_argument("--kill-timeout", type=float, default=None,
                    help="seconds from SIGTERM to SIGKILL when stopping ranks "
                    "(default: MXC_LAUNCH_KILL_TIMEOUT or 5)")
@@ -565,6 +590,9 @@ class _Launcher(object):
         for name, value in _env_items(opts.env_worker, "--env-worker", False):
             env[name] = value
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env.pop("MXC_LAUNCH_CPUS", None)
+        if launcher == "local":
+            self._plan_cores(env)
         env.update({"DMLC_NUM_WORKER": str(self.n), "DMLC_NUM_SERVER": "0",
                     "DMLC_ROLE": "worker", "DMLC_JOB_CLUSTER": launcher,
                     "MXC_LAUNCH_JOB": self.jobid, "MXC_LAUNCH_SIZE": str(self.n),
@@ -572,8 +600,24 @@ class _Launcher(object):
         self.env_names = sorted(set(k for k in env if k.startswith(("DMLC_", "MXC_"))) |
                                 set(n for n, _ in _env_items(opts.env, "--env", True)) |
                                 set(n for n, _ in _env_items(opts.env_worker, "--env-worker",
-                                                             False)) | {"PYTHONUNBUFFERED"})
+                                                             False)) |
+                                {"PYTHONUNBUFFERED", "OMP_NUM_THREADS"} & set(env))
         return env
+
+    def _plan_cores(self, env):
+        """The local ranks' CPU blocks (MXC_LAUNCH_CPUS) and default OMP_NUM_THREADS."""
+        try:
+            cpus = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = list(range(os.cpu_count() or 1))
+        per = max(1, len(cpus) // self.n)
+        env.setdefault("OMP_NUM_THREADS", str(per))
+        bind = self.opts.bind or os.environ.get("MXC_LAUNCH_BIND", "") or "auto"
+        if bind not in ("auto", "none"):
+            raise SystemExit("mxc-launch: MXC_LAUNCH_BIND must be auto or none, got %r" % bind)
+        if bind == "auto" and len(cpus) >= self.n and hasattr(os, "sched_setaffinity"):
+            blocks = [cpus[i * per:(i + 1) * per] for i in range(self.n)]
+            env["MXC_LAUNCH_CPUS"] = ";".join(",".join(map(str, b)) for b in blocks)
 
     # -- building the command ----------------------------------------------------------------
     def _rank_cmd(self):

@@ -430,3 +430,52 @@ def test_ssh_launcher_across_two_network_namespaces(tmp_path):
     finally:
         for ns in (ns_a, ns_b):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+
+_AFFINITY = """
+    import os
+    print("cpus", ",".join(map(str, sorted(os.sched_getaffinity(0)))),
+          "omp", os.environ.get("OMP_NUM_THREADS"), flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
+@pytest.mark.parametrize("bind", ["auto", "none", "env-none"])
+def test_local_ranks_get_disjoint_cpu_blocks(tmp_path, bind):
+    """Local ranks are pinned to disjoint blocks of the launcher's CPUs (len // n each) and
+    OMP_NUM_THREADS defaults to the block size; --bind none / MXC_LAUNCH_BIND=none pin
+    nothing. With fewer CPUs than ranks nothing is pinned either."""
+    cpus = sorted(os.sched_getaffinity(0))
+    n = 2
+    script = _script(tmp_path, _AFFINITY)
+    env = _env()
+    env.pop("OMP_NUM_THREADS", None)
+    args = [sys.executable, LAUNCH, "-n", str(n), "--mpiexec", "none"]
+    if bind == "none":
+        args += ["--bind", "none"]
+    elif bind == "env-none":
+        env["MXC_LAUNCH_BIND"] = "none"
+    r = subprocess.run(args + [sys.executable, script], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    got = {}
+    for ln in r.stdout.decode().splitlines():
+        m = re.match(r"^\[(\d+)\] cpus (\S+) omp (\S+)$", ln)
+        assert m, ln
+        got[int(m.group(1))] = ([int(c) for c in m.group(2).split(",")], m.group(3))
+    per = max(1, len(cpus) // n)
+    assert sorted(got) == list(range(n))
+    for rank, (mine, omp) in got.items():
+        assert omp == str(per)
+        if bind == "auto" and len(cpus) >= n:
+            assert mine == cpus[rank * per:(rank + 1) * per]
+        else:
+            assert mine == cpus
+
+
+def test_bind_value_is_checked(tmp_path):
+    env = _env()
+    env["MXC_LAUNCH_BIND"] = "cores"
+    r = subprocess.run([sys.executable, LAUNCH, "-n", "1", "--mpiexec", "none", "true"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    assert r.returncode != 0 and b"MXC_LAUNCH_BIND must be auto or none" in r.stderr
