@@ -17,9 +17,12 @@
  * The column matrix of one sample and group is (Ci/G * K) x O; it is built in chunks of output
  * rows (od, oh) so that it stays below MXC_CONV_COL_LIMIT elements. Small outputs (O <=
  * MXC_CONV_BATCH_OSZ) instead put blocks of samples side by side, one GEMM per block and group,
- * with Y/dY packed to and from a [Co/G, nb * O] scratch. A 1x1x1 kernel with stride 1
- * and no padding needs no column matrix (X is it). im2col/col2im use OpenMP threads (rows /
- * channels); the GEMMs run on OpenBLAS's own threads. float16 is computed in float32.
+ * with Y/dY packed to and from a [Co/G, nb * O] scratch (the forward's bias is the scratch's
+ * starting value, so Y is written once); with few output channels per group those blocks use
+ * the transposed products (mxc_conv_geom.tt). A 1x1x1 kernel with stride 1 and no padding needs
+ * no column matrix (X is it). 1-D and 2-D problems take im2col/col2im loops without the depth
+ * axis (mxc_conv_geom.flat). im2col/col2im use OpenMP threads (rows / channels); the GEMMs run
+ * on OpenBLAS's own threads. float16 is computed in float32.
  */
 #ifndef MXC_KERNELS_CONVOLUTION_H
 #define MXC_KERNELS_CONVOLUTION_H
@@ -37,6 +40,8 @@
  * spinning OpenMP and OpenBLAS workers starve each other) */
 #define MXC_CONV_PAR_MIN ((int64_t)1 << 16)
 #define MXC_CONV_NIATTR 13
+#define MXC_CONV_TT_MAX_CO 64          /* see mxc_conv_geom.tt */
+#define MXC_CONV_TT_MIN_ROWS 256
 
 enum { MXC_CONV_FWD = 0, MXC_CONV_BWD = 1, MXC_DECONV_FWD = 2, MXC_DECONV_BWD = 3 };
 
@@ -50,7 +55,21 @@ typedef struct {
   int64_t tchunk;                /* output rows per column chunk */
   int64_t nb;                    /* > 1: samples per block (one GEMM per block and group) */
   int direct;                    /* 1x1x1 kernel, stride 1, pad 0: col(X) == X */
+  int flat;                      /* no depth (1-D and 2-D problems): output row t is oh */
+  int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
 } mxc_conv_geom;
+
+/* Output columns o in [lo, hi) read input column w0 + o * s inside [0, iw); the rest read
+ * padding */
+static inline void mxc_conv_span(int64_t w0, int64_t s, int64_t iw, int64_t ow, int64_t *lo,
+                                 int64_t *hi) {
+  int64_t a = w0 < 0 ? (-w0 + s - 1) / s : 0;
+  int64_t b = iw - w0 <= 0 ? 0 : (iw - w0 + s - 1) / s;
+  if (b > ow) b = ow;
+  if (a > b) a = b;
+  *lo = a;
+  *hi = b;
+}
 
 /* x: the convolution-sense input tensor, y: the convolution-sense output tensor */
 static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_tensor *y,
@@ -86,6 +105,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
   g->cog = g->co / g->g;
   g->rows = g->cig * g->ksz;
   g->ntr = g->od[0] * g->od[1];
+  g->flat = g->id[0] == 1 && g->od[0] == 1 && g->k[0] == 1 && g->p[0] == 0;
   g->direct = g->ksz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->p[0] == 0 &&
               g->p[1] == 0 && g->p[2] == 0;
   {
@@ -105,6 +125,10 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
     if (nb > g->n) nb = g->n;
     g->nb = nb > 1 ? nb : 0;
   }
+  /* OpenBLAS is up to 1.5x slower on a row-major product with few rows (cog) than on its
+   * transpose (M = cog 50 or 64, K 500, N 4096: LeNet's second convolution): blocks then compute
+   * Y^T = col^T W^T and dW^T = col dY^T, transposed back while unpacking */
+  g->tt = g->nb > 1 && g->cog <= MXC_CONV_TT_MAX_CO && g->rows >= MXC_CONV_TT_MIN_ROWS;
   return 0;
 }
 
@@ -119,6 +143,36 @@ static void mxc_im2col_##SUF(const T *x, T *col, const mxc_conv_geom *g, int64_t
   const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
   (void)nt;                                                                                         \
   (void)par;                                                                                        \
+  if (g->flat) { /* no depth: the output row t is oh itself, no divisions per row */              \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+    for (r = 0; r < g->rows; r++) {                                                                 \
+      const int64_t c = r / g->ksz, kk = r % g->ksz, kh = kk / g->k[2], kw = kk % g->k[2];          \
+      const int64_t iw = g->id[2], sw = g->s[2], w0 = kw * g->d[2] - g->p[2];                       \
+      const int64_t h0 = kh * g->d[1] - g->p[1];                                                    \
+      int64_t lo, hi, j, t, o;                                                                      \
+      mxc_conv_span(w0, sw, iw, ow, &lo, &hi);                                                      \
+      for (j = 0; j < nb; j++) {                                                                    \
+        const T *xc = x + j * xs + c * g->isz;                                                      \
+        T *drow = col + r * ld + j * per;                                                           \
+        for (t = t0; t < t1; t++, drow += ow) {                                                     \
+          const int64_t zh = t * g->s[1] + h0;                                                      \
+          const T *xrow = xc + zh * iw + w0;                                                        \
+          if (zh < 0 || zh >= g->id[1]) {                                                           \
+            for (o = 0; o < ow; o++) drow[o] = 0;                                                   \
+            continue;                                                                               \
+          }                                                                                         \
+          for (o = 0; o < lo; o++) drow[o] = 0;                                                     \
+          if (sw == 1) {                                                                            \
+            for (o = lo; o < hi; o++) drow[o] = xrow[o];                                            \
+          } else {                                                                                  \
+            for (o = lo; o < hi; o++) drow[o] = xrow[o * sw];                                       \
+          }                                                                                         \
+          for (o = hi; o < ow; o++) drow[o] = 0;                                                    \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
   for (r = 0; r < g->rows; r++) {                                                                   \
     const int64_t c = r / g->ksz, kk = r % g->ksz;                                                  \
@@ -169,6 +223,34 @@ static void mxc_col2im_##SUF(const T *col, T *x, const mxc_conv_geom *g, int64_t
   const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
   (void)nt;                                                                                         \
   (void)par;                                                                                        \
+  if (g->flat) { /* no depth: as im2col's flat case */                                            \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+    for (c = 0; c < g->cig; c++) {                                                                  \
+      const int64_t iw = g->id[2], sw = g->s[2];                                                    \
+      int64_t kk, j, t, o;                                                                          \
+      for (kk = 0; kk < g->ksz; kk++) {                                                             \
+        const int64_t kh = kk / g->k[2], kw = kk % g->k[2];                                         \
+        const int64_t w0 = kw * g->d[2] - g->p[2], h0 = kh * g->d[1] - g->p[1];                     \
+        int64_t lo, hi;                                                                             \
+        mxc_conv_span(w0, sw, iw, ow, &lo, &hi);                                                    \
+        for (j = 0; j < nb; j++) {                                                                  \
+          T *xc = x + j * xs + c * g->isz;                                                          \
+          const T *srow = col + (c * g->ksz + kk) * ld + j * per;                                   \
+          for (t = t0; t < t1; t++, srow += ow) {                                                   \
+            const int64_t zh = t * g->s[1] + h0;                                                    \
+            T *xw = xc + zh * iw + w0;                                                              \
+            if (zh < 0 || zh >= g->id[1]) continue;                                                 \
+            if (sw == 1) {                                                                          \
+              for (o = lo; o < hi; o++) xw[o] += srow[o];                                           \
+            } else {                                                                                \
+              for (o = lo; o < hi; o++) xw[o * sw] += srow[o];                                      \
+            }                                                                                       \
+          }                                                                                         \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
   for (c = 0; c < g->cig; c++) {                                                                    \
     int64_t kk, j;                                                                                  \
@@ -207,7 +289,7 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))          
                                                                                                     \
 /* Moves one group's block of nb samples between Y's layout (y: the group's first channel of the    \
  * block's first sample, sample stride ys = co * osz) and a packed [cog, nb * osz] matrix z.        \
- * dir 0: z = Y block (gather); dir 1: Y block = z; dir 2: Y block += z (scatter). */               \
+ * dir 0: z = Y block (gather); dir 1: Y block = z (scatter). */                                   \
 static void mxc_conv_pack_##SUF(T *y, T *z, const mxc_conv_geom *g, int64_t nb, int64_t ys,         \
                                 int dir, int nt) {                                                  \
   const int64_t osz = g->osz, ld = nb * osz;                                                        \
@@ -217,25 +299,80 @@ static void mxc_conv_pack_##SUF(T *y, T *z, const mxc_conv_geom *g, int64_t nb, 
   (void)par;                                                                                        \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
   for (c = 0; c < g->cog; c++) {                                                                    \
-    int64_t j, s;                                                                                   \
+    int64_t j;                                                                                      \
     for (j = 0; j < nb; j++) {                                                                      \
       T *yr = y + j * ys + c * osz, *zr = z + c * ld + j * osz;                                     \
-      if (dir == 0) {                                                                               \
+      if (dir == 0)                                                                                 \
         memcpy(zr, yr, sizeof(T) * (size_t)osz);                                                    \
-      } else if (dir == 1) {                                                                        \
+      else                                                                                          \
         memcpy(yr, zr, sizeof(T) * (size_t)osz);                                                    \
-      } else {                                                                                      \
-        for (s = 0; s < osz; s++) yr[s] += zr[s];                                                   \
-      }                                                                                             \
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
-/* Y = W * col(X) (+ Y when accumulate: Y holds the bias) */                                        \
+/* y[n, c, :] = b[c] (set) or += b[c] */                                                            \
+static void mxc_conv_bias_##SUF(T *y, const T *b, int64_t n, int64_t c, int64_t sz, int add,       \
+                                int nt) {                                                           \
+  int64_t i;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
+  for (i = 0; i < n * c; i++) {                                                                     \
+    T *row = y + i * sz;                                                                            \
+    const T v = b[i % c];                                                                           \
+    int64_t j;                                                                                      \
+    if (add) {                                                                                      \
+      for (j = 0; j < sz; j++) row[j] += v;                                                         \
+    } else {                                                                                        \
+      for (j = 0; j < sz; j++) row[j] = v;                                                          \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* db[c] = sum over n and positions of dy[n, c, :] */                                               \
+static void mxc_conv_bias_grad_##SUF(const T *dy, T *db, int64_t n, int64_t c, int64_t sz,         \
+                                     int nt) {                                                      \
+  int64_t ch;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
+  for (ch = 0; ch < c; ch++) {                                                                      \
+    double acc = 0;                                                                                 \
+    int64_t i, j;                                                                                   \
+    for (i = 0; i < n; i++) {                                                                       \
+      const T *row = dy + (i * c + ch) * sz;                                                        \
+      T part = 0;                                                                                   \
+      for (j = 0; j < sz; j++) part += row[j];                                                      \
+      acc += (double)part;                                                                          \
+    }                                                                                               \
+    db[ch] = (T)acc;                                                                                \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* Y block (as mxc_conv_pack's) = the transpose of z [nb * osz, cog] */                          \
+static void mxc_conv_unpack_t_##SUF(T *y, const T *z, const mxc_conv_geom *g, int64_t nb,          \
+                                    int64_t ys, int nt) {                                           \
+  const int64_t osz = g->osz, cog = g->cog;                                                         \
+  int64_t j;                                                                                        \
+  const int par = cog * nb * osz >= MXC_CONV_PAR_MIN;                                               \
+  (void)nt;                                                                                         \
+  (void)par;                                                                                        \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+  for (j = 0; j < nb; j++) {                                                                        \
+    const T *zj = z + j * osz * cog;                                                                \
+    int64_t c, s;                                                                                   \
+    for (c = 0; c < cog; c++) {                                                                     \
+      T *yr = y + j * ys + c * osz;                                                                 \
+      for (s = 0; s < osz; s++) yr[s] = zj[s * cog + c];                                            \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* Y = W * col(X) + bias (bias: NULL or co values). Per-sample GEMMs start from Y filled with  \
+ * the bias (beta 1); blocks of samples start their packed product from the bias instead, so that \
+ * the block is copied into Y once (no bias pass over Y, no zeroing of the product by BLAS). */    \
 static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_geom *g, T *col,    \
-                                   int accumulate, int nt, int64_t n0, int64_t n1) {                \
+                                   const T *bias, int nt, int64_t n0, int64_t n1) {                 \
   int64_t n, gr, t0;                                                                                \
-  const T beta = accumulate ? (T)1 : (T)0;                                                          \
+  const T beta = bias ? (T)1 : (T)0;                                                                \
   if (g->nb > 1) { /* small outputs: several samples per GEMM */                                    \
     T *z = col + g->rows * g->nb * g->osz;                                                          \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
@@ -244,14 +381,27 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
         const int64_t m = n1 - n < g->nb ? n1 - n : g->nb, ld = m * g->osz;                         \
         mxc_im2col_##SUF(x + (n * g->ci + gr * g->cig) * g->isz, col, g, 0, g->ntr, m,              \
                          g->ci * g->isz, ld, nt);                                                   \
+        if (g->tt) { /* z = Y^T block [ld, cog] */                                                \
+          int64_t q;                                                                                \
+          if (bias)                                                                                 \
+            for (q = 0; q < ld; q++)                                                                \
+              memcpy(z + q * g->cog, bias + gr * g->cog, sizeof(T) * (size_t)g->cog);               \
+          GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasTrans, (int)ld, (int)g->cog,             \
+               (int)g->rows, (T)1, col, (int)ld, wg, (int)g->rows, beta, z, (int)g->cog);           \
+          mxc_conv_unpack_t_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m,                  \
+                                  g->co * g->osz, nt);                                              \
+          continue;                                                                                 \
+        }                                                                                           \
+        if (bias) mxc_conv_bias_##SUF(z, bias + gr * g->cog, 1, g->cog, ld, 0, nt);                 \
         GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)g->cog, (int)ld,           \
-             (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ld, (T)0, z, (int)ld);                 \
-        mxc_conv_pack_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m, g->co * g->osz,        \
-                            accumulate ? 2 : 1, nt);                                                \
+             (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ld, beta, z, (int)ld);                 \
+        mxc_conv_pack_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m, g->co * g->osz, 1,     \
+                            nt);                                                                    \
       }                                                                                             \
     }                                                                                               \
     return;                                                                                         \
   }                                                                                                 \
+  if (bias) mxc_conv_bias_##SUF(y + n0 * g->co * g->osz, bias, n1 - n0, g->co, g->osz, 0, nt);     \
   for (n = n0; n < n1; n++) {                                                                       \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
@@ -325,16 +475,27 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
   memset(dw, 0, sizeof(T) * (size_t)(g->co * g->rows));                                             \
   if (g->nb > 1) { /* small outputs: several samples per GEMM */                                    \
     T *z = col + g->rows * g->nb * g->osz;                                                          \
+    T *wt = z + g->cog * g->nb * g->osz; /* tt: dW^T [rows, cog] of the group */                   \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       T *wg = dw + gr * g->cog * g->rows;                                                           \
+      if (g->tt) memset(wt, 0, sizeof(T) * (size_t)(g->rows * g->cog));                            \
       for (n = n0; n < n1; n += g->nb) {                                                            \
         const int64_t m = n1 - n < g->nb ? n1 - n : g->nb, ld = m * g->osz;                         \
         mxc_conv_pack_##SUF((T *)(dy + (n * g->co + gr * g->cog) * g->osz), z, g, m,                \
                             g->co * g->osz, 0, nt);                                                 \
         mxc_im2col_##SUF(x + (n * g->ci + gr * g->cig) * g->isz, col, g, 0, g->ntr, m,              \
                          g->ci * g->isz, ld, nt);                                                   \
-        GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,        \
-             (int)ld, (T)1, z, (int)ld, col, (int)ld, (T)1, wg, (int)g->rows);                      \
+        if (g->tt)                                                                                  \
+          GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->rows, (int)g->cog,      \
+               (int)ld, (T)1, col, (int)ld, z, (int)ld, (T)1, wt, (int)g->cog);                     \
+        else                                                                                        \
+          GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->cog, (int)g->rows,      \
+               (int)ld, (T)1, z, (int)ld, col, (int)ld, (T)1, wg, (int)g->rows);                    \
+      }                                                                                             \
+      if (g->tt) {                                                                                  \
+        int64_t c, r;                                                                               \
+        for (c = 0; c < g->cog; c++)                                                                \
+          for (r = 0; r < g->rows; r++) wg[c * g->rows + r] = wt[r * g->cog + c];                   \
       }                                                                                             \
     }                                                                                               \
     return;                                                                                         \
@@ -360,50 +521,13 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
-/* y[n, c, :] = b[c] (set) or += b[c] */                                                            \
-static void mxc_conv_bias_##SUF(T *y, const T *b, int64_t n, int64_t c, int64_t sz, int add,       \
-                                int nt) {                                                           \
-  int64_t i;                                                                                        \
-  (void)nt;                                                                                         \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
-  for (i = 0; i < n * c; i++) {                                                                     \
-    T *row = y + i * sz;                                                                            \
-    const T v = b[i % c];                                                                           \
-    int64_t j;                                                                                      \
-    if (add) {                                                                                      \
-      for (j = 0; j < sz; j++) row[j] += v;                                                         \
-    } else {                                                                                        \
-      for (j = 0; j < sz; j++) row[j] = v;                                                          \
-    }                                                                                               \
-  }                                                                                                 \
-}                                                                                                   \
-                                                                                                    \
-/* db[c] = sum over n and positions of dy[n, c, :] */                                               \
-static void mxc_conv_bias_grad_##SUF(const T *dy, T *db, int64_t n, int64_t c, int64_t sz,         \
-                                     int nt) {                                                      \
-  int64_t ch;                                                                                       \
-  (void)nt;                                                                                         \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (n * c * sz > 32768))              \
-  for (ch = 0; ch < c; ch++) {                                                                      \
-    double acc = 0;                                                                                 \
-    int64_t i, j;                                                                                   \
-    for (i = 0; i < n; i++) {                                                                       \
-      const T *row = dy + (i * c + ch) * sz;                                                        \
-      T part = 0;                                                                                   \
-      for (j = 0; j < sz; j++) part += row[j];                                                      \
-      acc += (double)part;                                                                          \
-    }                                                                                               \
-    db[ch] = (T)acc;                                                                                \
-  }                                                                                                 \
-}                                                                                                   \
-                                                                                                    \
-/* The sample-range part of one operator call (everything but the bias terms). */                  \
+/* The sample-range part of one operator call (with the forward's bias; exec adds the others) */ \
 static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
-                                const T *w, T *o0, T *o1, T *col, int accumulate, int nt,          \
+                                const T *w, const T *b, T *o0, T *o1, T *col, int nt,              \
                                 int64_t n0, int64_t n1) {                                          \
   switch (mode) {                                                                                  \
   case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
-    mxc_conv_forward_##SUF(a, w, o0, g, col, accumulate, nt, n0, n1);                              \
+    mxc_conv_forward_##SUF(a, w, o0, g, col, b, nt, n0, n1);                                       \
     break;                                                                                         \
   case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX, o1 = dW */                                        \
     mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
@@ -413,7 +537,7 @@ static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
     mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
     break;                                                                                         \
   default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */                 \
-    mxc_conv_forward_##SUF(a, w, o0, g, col, 0, nt, n0, n1);                                       \
+    mxc_conv_forward_##SUF(a, w, o0, g, col, NULL, nt, n0, n1);                                    \
     mxc_conv_bwd_weight_##SUF(a2, a, o1, g, col, nt, n0, n1);                                      \
     break;                                                                                         \
   }                                                                                                \
@@ -424,8 +548,7 @@ static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
  * Samples run in turn: im2col/col2im on OpenMP threads, the GEMMs on OpenBLAS's threads. */       \
 static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
                                 const T *w, const T *b, T *o0, T *o1, T *o2, T *col, int nt) {     \
-  if (mode == MXC_CONV_FWD && b) mxc_conv_bias_##SUF(o0, b, g->n, g->co, g->osz, 0, nt);           \
-  mxc_conv_part_##SUF(mode, g, a, a2, w, o0, o1, col, b != NULL, nt, 0, g->n);                     \
+  mxc_conv_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, 0, g->n);                             \
   if (mode == MXC_DECONV_FWD && b) mxc_conv_bias_##SUF(o0, b, g->n, g->ci, g->isz, 1, nt);         \
   if (mode == MXC_CONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->co, g->osz, nt);        \
   if (mode == MXC_DECONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->ci, g->isz, nt);      \
@@ -437,9 +560,10 @@ MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 /* Winograd F(2x2, 3x3) (convolution_winograd.h) for float32 2-D 3x3 convolutions with stride 1,
  * no dilation, one group and padding <= 2, on CPUs with AVX2+FMA, and outputs of at least
  * MXC_CONV_WINO_MIN_OSZ positions: below that the tiles are mostly padding and the batched
- * im2col path is faster. */
+ * im2col path is faster (ResNet-18's 4x4 stage: 1.4x faster forward and backward by im2col, its
+ * 8x8 stage 1.4x faster by Winograd; bench_conv_layers.py, one thread). */
 #ifndef MXC_CONV_WINO_MIN_OSZ
-#define MXC_CONV_WINO_MIN_OSZ 16
+#define MXC_CONV_WINO_MIN_OSZ 64
 #endif
 static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
 #ifdef MXC_WINO
@@ -480,7 +604,7 @@ static void mxc_conv_exec_f32x(int mode, const mxc_conv_geom *g, const float *a,
       return;
     default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */
       if (mxc_wino_conv(a, w, 0, NULL, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
-        mxc_conv_forward_f32(a, w, o0, g, col, 0, nt, 0, n);
+        mxc_conv_forward_f32(a, w, o0, g, col, NULL, nt, 0, n);
       if (mxc_wino_wgrad(a2, a, o1, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
         mxc_conv_bwd_weight_f32(a2, a, o1, g, col, nt, 0, n);
       if (o2) mxc_conv_bias_grad_f32(a, o2, n, ci, g->isz, nt);
@@ -547,7 +671,7 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     return 0;
   }
   if (g.nb > 1)
-    colsz = (g.rows + g.cog) * g.nb * g.osz;
+    colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0);
   else
     colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
   if (colsz) {

@@ -30,6 +30,9 @@
 
 #define MXC_NRM_CHUNK 64          /* inner columns per task when B > 1 */
 #define MXC_NRM_BLK 256           /* elements per partial sum in the compute type, then double */
+/* BatchNorm channels with fewer elements per sample than this (ResNet's last stages: 1x1, 2x2)
+ * sum in double directly: the blocked partial sums' set-up per sample cost more than the sums */
+#define MXC_NRM_SMALL_B 8
 
 /* loads and stores per storage type; CT_ is the elementwise compute type */
 #define MXC_NRM_LD_h(p, i) mxc_half_to_float(((const uint16_t *)(p))[i])
@@ -129,7 +132,20 @@ static void mxc_nrm_bn_stats_##S_(const void *x, int64_t A, int64_t K,          
                                                    int64_t B, int64_t c, double *mean, double *q) { \
   const int64_t n = A * B;                                                                       \
   double s = 0, v = 0, m;                                                                        \
-  int64_t a;                                                                                     \
+  int64_t a, b;                                                                                  \
+  if (B < MXC_NRM_SMALL_B) { /* a few elements per sample: plain double sums */                \
+    for (a = 0; a < A; a++)                                                                      \
+      for (b = 0; b < B; b++) s += (double)MXC_NRM_LD_##D_(x, (a * K + c) * B + b);              \
+    m = n > 0 ? s / (double)n : 0.0;                                                             \
+    for (a = 0; a < A; a++)                                                                      \
+      for (b = 0; b < B; b++) {                                                                  \
+        const double d = (double)MXC_NRM_LD_##D_(x, (a * K + c) * B + b) - m;                    \
+        v += d * d;                                                                              \
+      }                                                                                          \
+    *mean = m;                                                                                   \
+    *q = v;                                                                                      \
+    return;                                                                                      \
+  }                                                                                              \
   for (a = 0; a < A; a++) s += mxc_nrm_sum_##S_(x, (a * K + c) * B, B);                          \
   m = n > 0 ? s / (double)n : 0.0;                                                               \
   for (a = 0; a < A; a++) v += mxc_nrm_ssd_##S_(x, (a * K + c) * B, B, m);                       \
@@ -149,7 +165,17 @@ static void mxc_nrm_bn_apply_##S_(const void *x, void *y, int64_t A, int64_t K, 
 static void mxc_nrm_bn_dot_##S_(const void *x, const void *dy, int64_t A,       \
                                                  int64_t K, int64_t B, int64_t c, double m,      \
                                                  double *dot, double *sdy) {                     \
-  int64_t a;                                                                                     \
+  int64_t a, b;                                                                                  \
+  if (B < MXC_NRM_SMALL_B) { /* as mxc_nrm_bn_stats */                                           \
+    for (a = 0; a < A; a++)                                                                      \
+      for (b = 0; b < B; b++) {                                                                  \
+        const int64_t i = (a * K + c) * B + b;                                                   \
+        const double g = (double)MXC_NRM_LD_##D_(dy, i);                                         \
+        *dot += ((double)MXC_NRM_LD_##D_(x, i) - m) * g;                                         \
+        *sdy += g;                                                                               \
+      }                                                                                          \
+    return;                                                                                      \
+  }                                                                                              \
   for (a = 0; a < A; a++) mxc_nrm_dot_##S_(x, dy, (a * K + c) * B, B, m, dot, sdy);              \
 }                                                                                                \
 /* dx = (dy - gm - (x - cm) * k) * iw over one channel (k = 0: dx = (dy - gm) * iw) */           \

@@ -26,6 +26,7 @@ typedef struct {
   int64_t n, c, is[3], os[3], k[3], s[3], p[3];
   int64_t isz, osz;
   int type, pv, incl, last;
+  int flat;                  /* channels first, no depth, max or avg: the 2-D loops below */
 } mxc_pool_geom;
 
 static int mxc_pool_geom_make(mxc_pool_geom *g, const mxc_tensor *x, const mxc_tensor *y,
@@ -52,6 +53,8 @@ static int mxc_pool_geom_make(mxc_pool_geom *g, const mxc_tensor *x, const mxc_t
   g->incl = call->iattr[11] != 0;
   g->isz = g->is[0] * g->is[1] * g->is[2];
   g->osz = g->os[0] * g->os[1] * g->os[2];
+  g->flat = !g->last && g->is[0] == 1 && g->os[0] == 1 && g->k[0] == 1 && g->p[0] == 0 &&
+            (g->type == MXC_POOL_MAX || g->type == MXC_POOL_AVG);
   if (g->type == MXC_POOL_LP && (g->pv < 1 || g->pv > 3)) {
     snprintf(call->err, MXC_ERR_LEN, "Pooling: p value of %d is not supported", g->pv);
     return -1;
@@ -86,6 +89,159 @@ static inline void mxc_pool_window(const mxc_pool_geom *g, int64_t od, int64_t o
 
 static inline double mxc_pool_powp(double v, int p) {
   return p == 1 ? v : p == 2 ? v * v : v * v * v;
+}
+
+
+/* ---- channels-first 2-D (and 1-D) max and avg pooling ------------------------------------------
+ * The same windows, order of comparisons and divisors as the general loops below, without their
+ * per-output 3-D window set-up: one plane per (n, c), window bounds clipped per row and column.
+ * Non-overlapping max windows (kernel == stride, no padding) write every input position of their
+ * window in the backward pass (the gradient at the first maximum, zeros elsewhere) so that dx
+ * needs no zeroing pass. */
+#define MXC_POOL_FLAT_DEFINE(T, A, SUF, LD, ST, LOWEST)                                            \
+static void mxc_pool_flat_fwd_##SUF(const T *x, T *y, const mxc_pool_geom *g, int nt) {            \
+  const int64_t planes = g->n * g->c, ih = g->is[1], iw = g->is[2], oh = g->os[1], ow = g->os[2];   \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))         \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const T *xb = x + pl * g->isz;                                                                  \
+    T *yb = y + pl * g->osz;                                                                        \
+    int64_t i, j, h, q;                                                                             \
+    if (g->type == MXC_POOL_MAX && g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 &&                 \
+        g->s[2] == 2 && g->p[1] == 0 && g->p[2] == 0) {                                             \
+      for (i = 0; i < oh; i++) {                                                                    \
+        const T *r0 = xb + 2 * i * iw, *r1 = r0 + iw;                                               \
+        T *yr = yb + i * ow;                                                                        \
+        for (j = 0; j < ow; j++) {                                                                  \
+          A m = LD(r0[2 * j]), v = LD(r0[2 * j + 1]);                                               \
+          m = v > m ? v : m;                                                                        \
+          v = LD(r1[2 * j]);                                                                        \
+          m = v > m ? v : m;                                                                        \
+          v = LD(r1[2 * j + 1]);                                                                    \
+          m = v > m ? v : m;                                                                        \
+          yr[j] = ST(m);                                                                            \
+        }                                                                                           \
+      }                                                                                             \
+      continue;                                                                                     \
+    }                                                                                               \
+    for (i = 0; i < oh; i++) {                                                                      \
+      int64_t h0 = i * g->s[1] - g->p[1], h1 = h0 + g->k[1], hp = h1;                               \
+      if (hp > ih + g->p[1]) hp = ih + g->p[1];                                                     \
+      if (h1 > ih) h1 = ih;                                                                         \
+      for (j = 0; j < ow; j++) {                                                                    \
+        int64_t w0 = j * g->s[2] - g->p[2], w1 = w0 + g->k[2], wp = w1, hs = h0 > 0 ? h0 : 0;       \
+        int64_t ws;                                                                                 \
+        if (wp > iw + g->p[2]) wp = iw + g->p[2];                                                   \
+        if (w1 > iw) w1 = iw;                                                                       \
+        ws = w0 > 0 ? w0 : 0;                                                                       \
+        if (g->type == MXC_POOL_MAX) {                                                              \
+          A m = LOWEST;                                                                             \
+          for (h = hs; h < h1; h++)                                                                 \
+            for (q = ws; q < w1; q++) {                                                             \
+              const A v = LD(xb[h * iw + q]);                                                       \
+              if (v > m) m = v;                                                                     \
+            }                                                                                       \
+          yb[i * ow + j] = ST(m);                                                                   \
+        } else {                                                                                    \
+          const int64_t real = (h1 > hs ? h1 - hs : 0) * (w1 > ws ? w1 - ws : 0);                   \
+          const A div = (A)(g->incl ? (hp - h0) * (wp - w0) : real);                                \
+          A sum = 0;                                                                                \
+          for (h = hs; h < h1; h++)                                                                 \
+            for (q = ws; q < w1; q++) sum += LD(xb[h * iw + q]) / div;                              \
+          yb[i * ow + j] = ST(sum);                                                                 \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
+/* acc: the float accumulator planes when T is float16 (NULL: accumulate in dx) */                  \
+static void mxc_pool_flat_bwd_##SUF(const T *dy, const T *x, const T *y, T *dx,                    \
+                                    const mxc_pool_geom *g, A *work, int nt) {                      \
+  const int64_t planes = g->n * g->c, ih = g->is[1], iw = g->is[2], oh = g->os[1], ow = g->os[2];   \
+  const int64_t kh = g->k[1], kw = g->k[2];                                                         \
+  const int tiled = g->type == MXC_POOL_MAX && !work && kh == g->s[1] && kw == g->s[2] &&          \
+                    g->p[1] == 0 && g->p[2] == 0;                                                   \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))         \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const T *xb = x + pl * g->isz, *yb = y + pl * g->osz, *gb = dy + pl * g->osz;                   \
+    T *db = dx + pl * g->isz;                                                                       \
+    A *acc = work ? work + pl * g->isz : (A *)(void *)db;                                           \
+    int64_t i, j, h, q;                                                                             \
+    if (tiled) { /* every input position in at most one window: write, no accumulation */          \
+      for (i = 0; i < oh; i++) {                                                                    \
+        if (kh == 2 && kw == 2) { /* branch-free: which element is the maximum is random */        \
+          const T *r0 = xb + 2 * i * iw, *r1 = r0 + iw;                                             \
+          T *d0 = db + 2 * i * iw, *d1 = d0 + iw;                                                   \
+          for (j = 0; j < ow; j++) {                                                                \
+            const A yv = LD(yb[i * ow + j]);                                                        \
+            const T gv = gb[i * ow + j];                                                            \
+            const int e0 = LD(r0[2 * j]) == yv;                                                     \
+            const int e1 = !e0 & (LD(r0[2 * j + 1]) == yv);                                         \
+            const int e2 = !(e0 | e1) & (LD(r1[2 * j]) == yv);                                      \
+            const int e3 = !(e0 | e1 | e2) & (LD(r1[2 * j + 1]) == yv);                             \
+            d0[2 * j] = e0 ? gv : (T)0;                                                             \
+            d0[2 * j + 1] = e1 ? gv : (T)0;                                                         \
+            d1[2 * j] = e2 ? gv : (T)0;                                                             \
+            d1[2 * j + 1] = e3 ? gv : (T)0;                                                         \
+          }                                                                                         \
+        } else                                                                                      \
+        for (j = 0; j < ow; j++) {                                                                  \
+          const T *xw = xb + i * kh * iw + j * kw;                                                  \
+          T *dw = db + i * kh * iw + j * kw;                                                        \
+          const A yv = LD(yb[i * ow + j]);                                                          \
+          const T gv = gb[i * ow + j];                                                              \
+          int found = 0;                                                                            \
+          for (h = 0; h < kh; h++)                                                                  \
+            for (q = 0; q < kw; q++) {                                                              \
+              const int hit = !found & (LD(xw[h * iw + q]) == yv);                                  \
+              dw[h * iw + q] = hit ? gv : (T)0;                                                     \
+              found |= hit;                                                                         \
+            }                                                                                       \
+        }                                                                                           \
+        for (h = 0; h < kh; h++) /* columns right of the last window */                             \
+          for (q = ow * kw; q < iw; q++) db[(i * kh + h) * iw + q] = (T)0;                          \
+      }                                                                                             \
+      for (i = oh * kh * iw; i < g->isz; i++) db[i] = (T)0; /* rows below the last window */       \
+      continue;                                                                                     \
+    }                                                                                               \
+    memset(acc, 0, sizeof(A) * (size_t)g->isz);                                                     \
+    for (i = 0; i < oh; i++) {                                                                      \
+      int64_t h0 = i * g->s[1] - g->p[1], h1 = h0 + kh, hp = h1;                                    \
+      if (hp > ih + g->p[1]) hp = ih + g->p[1];                                                     \
+      if (h1 > ih) h1 = ih;                                                                         \
+      for (j = 0; j < ow; j++) {                                                                    \
+        int64_t w0 = j * g->s[2] - g->p[2], w1 = w0 + kw, wp = w1, hs = h0 > 0 ? h0 : 0, ws;        \
+        const A gv = LD(gb[i * ow + j]);                                                            \
+        if (wp > iw + g->p[2]) wp = iw + g->p[2];                                                   \
+        if (w1 > iw) w1 = iw;                                                                       \
+        ws = w0 > 0 ? w0 : 0;                                                                       \
+        if (g->type == MXC_POOL_MAX) {                                                              \
+          const A yv = LD(yb[i * ow + j]);                                                          \
+          int64_t e = -1; /* the first maximum: the last match scanning backwards, without       \
+                           * branches (where the maximum lies is random) */                         \
+          for (h = h1 - 1; h >= hs; h--)                                                            \
+            for (q = w1 - 1; q >= ws; q--) {                                                        \
+              const int64_t at = h * iw + q;                                                        \
+              const int64_t take = -(int64_t)(LD(xb[at]) == yv); /* 0 or all ones */                \
+              e = (at & take) | (e & ~take);                                                        \
+            }                                                                                       \
+          if (e >= 0) acc[e] += gv;                                                                 \
+        } else {                                                                                    \
+          const int64_t real = (h1 > hs ? h1 - hs : 0) * (w1 > ws ? w1 - ws : 0);                   \
+          const A div = (A)(g->incl ? (hp - h0) * (wp - w0) : real);                                \
+          const A gd = gv / div;                                                                    \
+          for (h = hs; h < h1; h++)                                                                 \
+            for (q = ws; q < w1; q++) acc[h * iw + q] += gd;                                        \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+    if (work)                                                                                       \
+      for (i = 0; i < g->isz; i++) db[i] = ST(acc[i]);                                              \
+  }                                                                                                 \
 }
 
 #define MXC_POOL_DEFINE(T, A, SUF, LD, ST, LOWEST)                                                 \
@@ -246,18 +402,22 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (rows * w * sc *
 MXC_POOL_DEFINE(float, float, f32, MXC_POOL_ID, MXC_POOL_ID, -FLT_MAX)
 MXC_POOL_DEFINE(double, double, f64, MXC_POOL_ID, MXC_POOL_ID, -DBL_MAX)
 MXC_POOL_DEFINE(uint16_t, float, f16, mxc_half_to_float, mxc_float_to_half, -65504.0f)
+MXC_POOL_FLAT_DEFINE(float, float, f32, MXC_POOL_ID, MXC_POOL_ID, -FLT_MAX)
+MXC_POOL_FLAT_DEFINE(double, double, f64, MXC_POOL_ID, MXC_POOL_ID, -DBL_MAX)
 
 static int mxc_pool_forward(mxc_opcall *call) {
   mxc_pool_geom g;
   if (mxc_pool_geom_make(&g, &call->in[0], &call->out[0], call) != 0) return -1;
   switch (call->in[0].dtype) {
   case MXC_FLOAT32:
-    mxc_pool_fwd_f32((const float *)call->in[0].data, (float *)call->out[0].data, &g,
-                     call->nthreads);
+    (g.flat ? mxc_pool_flat_fwd_f32 : mxc_pool_fwd_f32)((const float *)call->in[0].data,
+                                                        (float *)call->out[0].data, &g,
+                                                        call->nthreads);
     return 0;
   case MXC_FLOAT64:
-    mxc_pool_fwd_f64((const double *)call->in[0].data, (double *)call->out[0].data, &g,
-                     call->nthreads);
+    (g.flat ? mxc_pool_flat_fwd_f64 : mxc_pool_fwd_f64)((const double *)call->in[0].data,
+                                                        (double *)call->out[0].data, &g,
+                                                        call->nthreads);
     return 0;
   case MXC_FLOAT16:
     mxc_pool_fwd_f16((const uint16_t *)call->in[0].data, (uint16_t *)call->out[0].data, &g,
@@ -290,11 +450,13 @@ static int mxc_pool_backward(mxc_opcall *call) {
     }
   }
   if (dt == MXC_FLOAT32)
-    mxc_pool_bwd_f32((const float *)dy, (const float *)x, (const float *)y, (float *)dx, &g,
-                     (float *)work, call->nthreads);
+    (g.flat ? mxc_pool_flat_bwd_f32 : mxc_pool_bwd_f32)((const float *)dy, (const float *)x,
+                                                        (const float *)y, (float *)dx, &g,
+                                                        (float *)work, call->nthreads);
   else if (dt == MXC_FLOAT64)
-    mxc_pool_bwd_f64((const double *)dy, (const double *)x, (const double *)y, (double *)dx, &g,
-                     (double *)work, call->nthreads);
+    (g.flat ? mxc_pool_flat_bwd_f64 : mxc_pool_bwd_f64)((const double *)dy, (const double *)x,
+                                                        (const double *)y, (double *)dx, &g,
+                                                        (double *)work, call->nthreads);
   else
     mxc_pool_bwd_f16((const uint16_t *)dy, (const uint16_t *)x, (const uint16_t *)y,
                      (uint16_t *)dx, &g, (float *)work, call->nthreads);

@@ -357,3 +357,47 @@ def test_conv3x3_winograd_matches_float64(op, shape, nf, pad, rng):
         res.append([y.asnumpy()] + [a.asnumpy() for a in g])
     for got, want in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+# ---- small outputs: blocks of samples per GEMM -------------------------------------------------
+def ref_conv_grads(x, w, dy, stride, pad, groups):
+    """dX, dW, db of a 2-D convolution (float64, one numpy product per kernel tap)."""
+    x, w, dy = (a.astype(np.float64) for a in (x, w, dy))
+    f, cg, kh, kw = w.shape
+    fg = f // groups
+    xp = np.pad(x, [(0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])])
+    dxp = np.zeros_like(xp)
+    dw = np.zeros_like(w)
+    oh, ow = dy.shape[2:]
+    for g in range(groups):
+        cs, fs = slice(g * cg, (g + 1) * cg), slice(g * fg, (g + 1) * fg)
+        for i in range(kh):
+            for j in range(kw):
+                win = (slice(None), cs, slice(i, i + stride[0] * (oh - 1) + 1, stride[0]),
+                       slice(j, j + stride[1] * (ow - 1) + 1, stride[1]))
+                dw[fs, :, i, j] = np.einsum("nchw,nfhw->fc", xp[win], dy[:, fs])
+                dxp[win] += np.einsum("nfhw,fc->nchw", dy[:, fs], w[fs, :, i, j])
+    dx = dxp[:, :, pad[0]:pad[0] + x.shape[2], pad[1]:pad[1] + x.shape[3]]
+    return dx, dw, dy.sum(axis=(0, 2, 3))
+
+
+@pytest.mark.parametrize("shape,nf,k,s,p,g", [
+    ((6, 20, 12, 12), 50, 5, 1, 0, 1),     # few output channels: the transposed products
+    ((4, 32, 7, 7), 40, 5, 2, 2, 2),       # the same per group, strided and padded
+    ((5, 64, 4, 4), 96, 3, 1, 1, 1),       # more channels: the plain products
+], ids=["lenet2", "groups", "wide"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_output_sample_blocks(shape, nf, k, s, p, g, dtype, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g, k, k)) * 0.2
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (k, k), (s, s), (p, p), (1, 1), g)
+    xs = [mx.nd.array(a.astype(dtype), dtype=dtype) for a in (x, w, b)]
+    y = mx.nd.Convolution(*xs, **kw)
+    ref = ref_conv(x, w, b, (s, s), (p, p), (1, 1), g)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=tol, atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy.astype(dtype), dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (s, s), (p, p), g)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())

@@ -143,6 +143,39 @@ def test_max_ties_route_to_the_first_maximum():
     np.testing.assert_array_equal(g, [[[[0, 2, 0], [1, 0, 1], [0, 0, 0]]]])
 
 
+def _first_max_grad(x, y, dy, k, s, p):
+    """Max pooling's data gradient (2-D, float64): each output's gradient goes to the first
+    element of its window, in row-major order, that equals the output."""
+    dx = np.zeros(x.shape)
+    n, c, oh, ow = y.shape
+    for idx in np.ndindex(n, c, oh, ow):
+        i0, j0 = idx[2] * s[0] - p[0], idx[3] * s[1] - p[1]
+        for i in range(max(i0, 0), min(i0 + k[0], x.shape[2])):
+            hit = [j for j in range(max(j0, 0), min(j0 + k[1], x.shape[3]))
+                   if x[idx[:2] + (i, j)] == y[idx]]
+            if hit:
+                dx[idx[:2] + (i, hit[0])] += dy[idx]
+                break
+    return dx
+
+
+@pytest.mark.parametrize("shape,k,s,p", [((2, 3, 7, 5), (2, 2), (2, 2), (0, 0)),
+                                         ((1, 2, 8, 7), (3, 2), (3, 2), (0, 0)),
+                                         ((2, 2, 7, 9), (3, 3), (2, 2), (1, 1))],
+                         ids=["2x2", "3x2-tiled", "3x3s2p1"])
+def test_max_backward_first_maximum_and_untouched_zeros(shape, k, s, p, rng):
+    # few distinct values: many ties inside windows; odd sizes leave rows and columns that no
+    # window covers, whose gradient must be written as 0 (dx starts as garbage here)
+    x = rng.integers(0, 3, shape).astype(np.float32)
+    kw = dict(kernel=k, stride=s, pad=p)
+    y = mx.nd.Pooling(mx.nd.array(x), **kw)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx = mx.nd.full(shape, 7.0)
+    mx.nd._backward_Pooling(mx.nd.array(dy), mx.nd.array(x), y, out=dx, **kw)
+    want = _first_max_grad(x, y.asnumpy(), dy, k, s, p)
+    np.testing.assert_allclose(dx.asnumpy(), want, rtol=1e-6, atol=1e-6)
+
+
 def test_empty_max_window_gives_lowest():
     # kernel 1 with padding: border windows hold only padding
     x = np.ones((1, 1, 2, 2), np.float32)
