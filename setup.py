@@ -18,6 +18,7 @@ import tempfile
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py as _build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -93,4 +94,15 @@ def extensions():
     )
 
 
-setup(ext_modules=extensions())
+class build_py(_build_py):
+    """Also ships csrc/kernels/hd_math.h (arithmetic shared by the CPU and CUDA kernels) inside
+    the package, where mxc/ops/cuda/loader.py finds it in an installed mxc."""
+
+    def run(self):
+        super().run()
+        dst = os.path.join(self.build_lib, "mxc", "ops", "cuda", "include", "shared", "kernels")
+        os.makedirs(dst, exist_ok=True)
+        shutil.copy(os.path.join(HERE, "csrc", "kernels", "hd_math.h"), dst)
+
+
+setup(ext_modules=extensions(), cmdclass={"build_py": build_py})

@@ -1,0 +1,107 @@
+// Activation (relu, sigmoid, tanh, softrelu, softsign), LeakyReLU (leaky, elu, selu, gelu,
+// prelu, rrelu at inference) and their backward kernels, and Dropout's apply (the mask comes from
+// random.cu). Float types only, as MXNet; compute in acc<T>.
+#include "mxc/common.cuh"
+
+using namespace mxc;
+
+namespace mxc {
+// act_type codes (specs.py ACT_TYPES): 0 relu, 1 sigmoid, 2 tanh, 3 softrelu, 4 softsign
+template <class A> MXC_DEV A act_fwd(int t, A x) {
+  switch (t) {
+    case 0: return x > (A)0 ? x : (A)0;
+    case 1: return (A)1 / ((A)1 + exp(-x));
+    case 2: return tanh(x);
+    case 3: return x > (A)20 ? x : log1p(exp(x));  // MXNet's softrelu threshold
+    default: return x / ((A)1 + fabs(x));
+  }
+}
+// gradient from the output y (relu, sigmoid, tanh, softrelu) or the input x (softsign)
+template <class A> MXC_DEV A act_bwd(int t, A g, A y, A x) {
+  switch (t) {
+    case 0: return g * (y > (A)0 ? (A)1 : (y != y ? y : (A)0));  // nan propagates, as the CPU
+    case 1: return g * y * ((A)1 - y);
+    case 2: return g * ((A)1 - y * y);
+    case 3: return g * -expm1(-y);
+    default: {
+      const A d = (A)1 + fabs(x);
+      return g / (d * d);
+    }
+  }
+}
+// LeakyReLU act_type codes: 0 leaky, 1 elu, 2 selu, 3 gelu (erf form), 4 prelu, 5 rrelu
+MXC_DEV double kSeluAlpha() { return 1.6732632423543772848170429916717; }
+MXC_DEV double kSeluLambda() { return 1.0507009873554804934193349852946; }
+template <class A> MXC_DEV A leaky_fwd(int t, A x, A slope) {
+  switch (t) {
+    case 1: return x > (A)0 ? x : slope * expm1(x);
+    case 2: return (A)kSeluLambda() * (x > (A)0 ? x : (A)kSeluAlpha() * expm1(x));
+    case 3: return (A)0.5 * x * ((A)1 + erf(x * (A)0.7071067811865476));
+    default: return x > (A)0 ? x : slope * x;
+  }
+}
+template <class A> MXC_DEV A leaky_bwd(int t, A g, A x, A y, A slope) {
+  switch (t) {
+    case 1: return x > (A)0 ? g : g * (y + slope);
+    case 2: return x > (A)0 ? g * (A)kSeluLambda() : g * (y + (A)(kSeluLambda() * kSeluAlpha()));
+    case 3: {
+      const A cdf = (A)0.5 * ((A)1 + erf(x * (A)0.7071067811865476));
+      const A pdf = exp((A)-0.5 * x * x) * (A)0.3989422804014327;
+      return g * (cdf + x * pdf);
+    }
+    default: return x > (A)0 ? g : g * slope;
+  }
+}
+}  // namespace mxc
+
+template <class T>
+__global__ void mxc_activation(const T *x, T *y, i64 n, int act) {
+  MXC_LOOP(i, n) y[i] = store<T>(act_fwd(act, load(x[i])));
+}
+
+template <class T>
+__global__ void mxc_activation_grad(const T *dy, const T *y, const T *x, T *dx, i64 n, int act) {
+  typedef typename acc<T>::type A;
+  MXC_LOOP(i, n) dx[i] = store<T>(act_bwd(act, load(dy[i]), load(y[i]), x ? load(x[i]) : (A)0));
+}
+
+// LeakyReLU: slope = the scalar `slope`, or for prelu gamma[(i / inner) % channels] (gamma has
+// one value per channel of axis 1, or one value: channels == 1)
+template <class T>
+__global__ void mxc_leaky_relu(const T *x, const T *gamma, T *y, i64 n, int act, double slope,
+                               i64 inner, i64 channels) {
+  typedef typename acc<T>::type A;
+  MXC_LOOP(i, n) {
+    const A s = gamma ? load(gamma[(i / inner) % channels]) : (A)slope;
+    y[i] = store<T>(leaky_fwd(act, load(x[i]), s));
+  }
+}
+
+template <class T>
+__global__ void mxc_leaky_relu_grad(const T *dy, const T *x, const T *y, const T *gamma, T *dx,
+                                    i64 n, int act, double slope, i64 inner, i64 channels) {
+  typedef typename acc<T>::type A;
+  MXC_LOOP(i, n) {
+    const A s = gamma ? load(gamma[(i / inner) % channels]) : (A)slope;
+    dx[i] = store<T>(leaky_bwd(act, load(dy[i]), load(x[i]), y ? load(y[i]) : (A)0, s));
+  }
+}
+
+// prelu's gamma gradient: per channel, sum over the other axes of dy * x where x <= 0; one block
+// per channel (outer = size before axis 1, inner = size after)
+template <class T>
+__global__ void mxc_prelu_gamma_grad(const T *dy, const T *x, T *dgamma, i64 outer, i64 channels,
+                                     i64 inner) {
+  typedef typename acc<T>::type A;
+  __shared__ A scratch[32];
+  for (i64 c = blockIdx.x; c < channels; c += gridDim.x) {
+    A s = 0;
+    for (i64 j = threadIdx.x; j < outer * inner; j += blockDim.x) {
+      const i64 o = (j / inner) * channels * inner + c * inner + j % inner;
+      const A xv = load(x[o]);
+      if (!(xv > (A)0)) s += load(dy[o]) * xv;
+    }
+    s = block_reduce(s, add_op(), (A)0, scratch);
+    if (threadIdx.x == 0) dgamma[c] = store<T>(s);
+  }
+}

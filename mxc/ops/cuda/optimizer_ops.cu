@@ -1,0 +1,238 @@
+// Optimizer update operators: one fused pass per parameter, each element through the step
+// function shared with the CPU build (csrc/kernels/hd_math.h: mxc_hd_<opt>_f for float16/32
+// weights, _d for float64), so both devices round the same way in the same order.
+// Pointers: w (weight), g (grad), o (new weight, may be w), states updated in place. Attributes
+// in the order of the operator's Params (mxc/ops/optimizer_ops.py); clip < 0: no clipping.
+// mp_ kernels keep a float32 master weight w32 and float32 states.
+#include "mxc/common.cuh"
+
+using namespace mxc;
+
+namespace mxc {
+template <class T> struct opt_step;
+#define MXC_OPT_TRAITS(T, SUF)                                                               \
+  template <> struct opt_step<T> {                                                           \
+    typedef typename acc<T>::type A;                                                         \
+    template <class... P> static MXC_DEV A sgd(P... p) { return mxc_hd_sgd_##SUF(p...); }     \
+    template <class... P> static MXC_DEV A sgd_mom(P... p) { return mxc_hd_sgd_mom_##SUF(p...); } \
+    template <class... P> static MXC_DEV A nag_mom(P... p) { return mxc_hd_nag_mom_##SUF(p...); } \
+    template <class... P> static MXC_DEV A adam(P... p) { return mxc_hd_adam_##SUF(p...); }   \
+    template <class... P> static MXC_DEV A rmsprop(P... p) { return mxc_hd_rmsprop_##SUF(p...); } \
+    template <class... P> static MXC_DEV A rmspropalex(P... p) { return mxc_hd_rmspropalex_##SUF(p...); } \
+    template <class... P> static MXC_DEV A ftrl(P... p) { return mxc_hd_ftrl_##SUF(p...); }   \
+    template <class... P> static MXC_DEV A ftml(P... p) { return mxc_hd_ftml_##SUF(p...); }   \
+    template <class... P> static MXC_DEV A signsgd(P... p) { return mxc_hd_signsgd_##SUF(p...); } \
+    template <class... P> static MXC_DEV A signum(P... p) { return mxc_hd_signum_##SUF(p...); } \
+    template <class... P> static MXC_DEV A adamw(P... p) { return mxc_hd_adamw_##SUF(p...); } \
+  };
+MXC_OPT_TRAITS(float, f)
+MXC_OPT_TRAITS(__half, f)
+MXC_OPT_TRAITS(double, d)
+}  // namespace mxc
+
+#define MXC_A typename acc<T>::type
+#define MXC_S(v) store<T>(v)
+
+template <class T>
+__global__ void mxc_sgd_update(const T *w, const T *g, T *o, i64 n, double lr, double wd,
+                               double rs, double cg) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) o[i] = MXC_S(opt_step<T>::sgd(load(w[i]), load(g[i]), (A)lr, (A)wd, (A)rs, (A)cg));
+}
+
+// sgd_mom_update and the multi_/preloaded_ forms (one launch per weight); mom may be null
+// (momentum 0 without a state)
+template <class T>
+__global__ void mxc_sgd_mom_update(const T *w, const T *g, T *mom, T *o, i64 n, double lr,
+                                   double wd, double mo, double rs, double cg) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A m = mom ? load(mom[i]) : (A)0;
+    const A wn = opt_step<T>::sgd_mom(load(w[i]), load(g[i]), &m, (A)lr, (A)wd, (A)mo, (A)rs, (A)cg);
+    if (mom) mom[i] = MXC_S(m);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_nag_mom_update(const T *w, const T *g, T *mom, T *o, i64 n, double lr,
+                                   double wd, double mo, double rs, double cg) {
+  typedef MXC_A A;
+  const int alias = (const void *)o == (const void *)w;
+  MXC_LOOP(i, n) {
+    A m = load(mom[i]);
+    const A wn = opt_step<T>::nag_mom(load(w[i]), load(g[i]), &m, (A)lr, (A)wd, (A)mo, (A)rs,
+                                      (A)cg, alias);
+    mom[i] = MXC_S(m);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_adam_update(const T *w, const T *g, T *mean, T *var, T *o, i64 n, double lr,
+                                double b1, double b2, double eps, double wd, double rs, double cg) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A m = load(mean[i]), v = load(var[i]);
+    const A wn = opt_step<T>::adam(load(w[i]), load(g[i]), &m, &v, (A)lr, (A)b1, (A)b2, (A)eps,
+                                   (A)wd, (A)rs, (A)cg);
+    mean[i] = MXC_S(m);
+    var[i] = MXC_S(v);
+    o[i] = MXC_S(wn);
+  }
+}
+
+// _adamw_update / _multi_adamw_update: rescale_grad is a device scalar (MXNet: an NDArray);
+// a non-finite or zero scale keeps the weight
+template <class T>
+__global__ void mxc_adamw_update(const T *w, const T *g, T *mean, T *var, const T *scale, T *o,
+                                 i64 n, double lr, double b1, double b2, double eps, double wd,
+                                 double eta, double cg, int multi) {
+  typedef MXC_A A;
+  const float rs = (float)load(scale[0]);
+  const bool skip = !(isfinite(rs) && rs != 0.0f);
+  MXC_LOOP(i, n) {
+    if (skip) {
+      o[i] = w[i];
+      continue;
+    }
+    A m = load(mean[i]), v = load(var[i]);
+    const A wn = opt_step<T>::adamw(load(w[i]), load(g[i]), &m, &v, (A)lr, (A)b1, (A)b2, (A)eps,
+                                    (A)wd, (A)eta, (A)rs, (A)cg, multi);
+    mean[i] = MXC_S(m);
+    var[i] = MXC_S(v);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_rmsprop_update(const T *w, const T *g, T *nst, T *o, i64 n, double lr,
+                                   double g1, double eps, double wd, double rs, double cg,
+                                   double cw) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A s = load(nst[i]);
+    const A wn = opt_step<T>::rmsprop(load(w[i]), load(g[i]), &s, (A)lr, (A)g1, (A)eps, (A)wd,
+                                      (A)rs, (A)cg, (A)cw);
+    nst[i] = MXC_S(s);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_rmspropalex_update(const T *w, const T *g, T *nst, T *gst, T *dst, T *o,
+                                       i64 n, double lr, double g1, double g2, double eps,
+                                       double wd, double rs, double cg, double cw) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A s = load(nst[i]), gs = load(gst[i]), d = load(dst[i]);
+    const A wn = opt_step<T>::rmspropalex(load(w[i]), load(g[i]), &s, &gs, &d, (A)lr, (A)g1,
+                                          (A)g2, (A)eps, (A)wd, (A)rs, (A)cg, (A)cw);
+    nst[i] = MXC_S(s);
+    gst[i] = MXC_S(gs);
+    dst[i] = MXC_S(d);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_ftrl_update(const T *w, const T *g, T *z, T *nst, T *o, i64 n, double lr,
+                                double l1, double beta, double wd, double rs, double cg) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A zi = load(z[i]), ni = load(nst[i]);
+    const A wn = opt_step<T>::ftrl(load(w[i]), load(g[i]), &zi, &ni, (A)lr, (A)l1, (A)beta,
+                                   (A)wd, (A)rs, (A)cg);
+    z[i] = MXC_S(zi);
+    nst[i] = MXC_S(ni);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_ftml_update(const T *w, const T *g, T *d, T *v, T *z, T *o, i64 n, double lr,
+                                double b1, double b2, double eps, double t, double wd, double rs,
+                                double cg) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A di = load(d[i]), vi = load(v[i]), zi = load(z[i]);
+    const A wn = opt_step<T>::ftml(load(w[i]), load(g[i]), &di, &vi, &zi, (A)lr, (A)b1, (A)b2,
+                                   (A)eps, (A)t, (A)wd, (A)rs, (A)cg);
+    d[i] = MXC_S(di);
+    v[i] = MXC_S(vi);
+    z[i] = MXC_S(zi);
+    o[i] = MXC_S(wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_signsgd_update(const T *w, const T *g, T *o, i64 n, double lr, double wd) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) o[i] = MXC_S(opt_step<T>::signsgd(load(w[i]), load(g[i]), (A)lr, (A)wd));
+}
+
+template <class T>
+__global__ void mxc_signum_update(const T *w, const T *g, T *mom, T *o, i64 n, double lr,
+                                  double mo, double wd, double rs, double cg, double wdlh) {
+  typedef MXC_A A;
+  MXC_LOOP(i, n) {
+    A m = load(mom[i]);
+    const A wn = opt_step<T>::signum(load(w[i]), load(g[i]), &m, (A)lr, (A)mo, (A)wd, (A)rs,
+                                     (A)cg, (A)wdlh);
+    mom[i] = MXC_S(m);
+    o[i] = MXC_S(wn);
+  }
+}
+
+// mixed precision: float32 master weight and states; the weight output in T
+template <class T>
+__global__ void mxc_mp_sgd_mom_update(const T *g, float *mom, float *w32, T *o, i64 n, double lr,
+                                      double wd, double mo, double rs, double cg) {
+  MXC_LOOP(i, n) {
+    float m = mom ? mom[i] : 0.0f;
+    const float wn = mxc_hd_sgd_mom_f(w32[i], (float)load(g[i]), &m, (float)lr, (float)wd,
+                                      (float)mo, (float)rs, (float)cg);
+    if (mom) mom[i] = m;
+    w32[i] = wn;
+    o[i] = from_double<T>((double)wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_mp_sgd_update(const T *g, float *w32, T *o, i64 n, double lr, double wd,
+                                  double rs, double cg) {
+  MXC_LOOP(i, n) {
+    const float wn = mxc_hd_sgd_f(w32[i], (float)load(g[i]), (float)lr, (float)wd, (float)rs,
+                                  (float)cg);
+    w32[i] = wn;
+    o[i] = from_double<T>((double)wn);
+  }
+}
+
+template <class T>
+__global__ void mxc_mp_nag_mom_update(const T *g, float *mom, float *w32, T *o, i64 n, double lr,
+                                      double wd, double mo, double rs, double cg) {
+  MXC_LOOP(i, n) {
+    float m = mom[i];
+    // the master weight is updated in place: MXNet's mom update reads the new weight
+    const float wn = mxc_hd_nag_mom_f(w32[i], (float)load(g[i]), &m, (float)lr, (float)wd,
+                                      (float)mo, (float)rs, (float)cg, 1);
+    mom[i] = m;
+    w32[i] = wn;
+    o[i] = from_double<T>((double)wn);
+  }
+}
+
+// multi_sum_sq: one block per array segment is the reduction kernel's job; here the L2 norm
+// squared of one array into out[0] (float32), for LAMB / multi_lars
+template <class T>
+__global__ void mxc_sum_sq(const T *x, float *out, i64 n) {
+  __shared__ float scratch[32];
+  float s = 0.0f;
+  for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = (float)load(x[i]);
+    s += v * v;
+  }
+  s = block_reduce(s, add_op(), 0.0f, scratch);
+  if (threadIdx.x == 0) out[0] = s;
+}
