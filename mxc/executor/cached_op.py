@@ -10,20 +10,27 @@ in an autograd graph, and the training flag. Under ``autograd.record()`` the cal
 as ONE autograd node whose backward runs the plan's backward steps on the values the forward
 left in the plan's storage; gradients reach the inputs and BatchNorm's moving statistics are
 updated in place by its backward, as imperatively. ``static_alloc`` keeps the intermediate
-storage across calls (as MXNet: a second forward before the first backward overwrites it).
+storage across calls (as MXNet: a second forward before the first backward overwrites it) and
+more: each plan's arrays and resolved steps are made once (``_Static``), so from the second call
+on the forward and the backward each run as one bulk engine operation, as a bound executor's;
+parameters are read where they are, data inputs are copied into the plan's own buffers, outputs
+are copied out into fresh arrays.
 With a higher-order backward (``create_graph=True``) the node's backward replays the planned
 steps imperatively while recording, so gradients are differentiable. A graph that cannot be
 planned (Custom operators, gradients that read values on the host) and
 ``MXNET_EXEC_BULK_EXEC_TRAIN/INFERENCE=0`` run node by node through the imperative invoke.
 """
 
+import weakref
+
 from .._core import handle as _h
 from .._core import tape as _tape
 from .._core.modes import _M
 from ..context import current_context
 from ..ndarray import NDArray
+from ..ops import registry
 from . import graph as _g
-from .executor import _Plan, _run_graph
+from .executor import _Plan, _optimized, _run_graph
 
 _FLAGS = ("static_alloc", "static_shape", "data_indices", "param_indices", "forward_bulk_size",
           "backward_bulk_size", "inline_limit", "is_dynamic")
@@ -39,17 +46,24 @@ class _CachedNode:
     """The autograd node operator of one recorded CachedOp call."""
     name = "_CachedOp"
 
-    def __init__(self, plan, arrs, ctx, training):
+    def __init__(self, plan, arrs, ctx, training, static=None):
         self.plan = plan
         self.arrs = arrs
         self.ctx = ctx
         self.training = training
         self.used = False
+        self.static = static
 
     def grad(self, F, attrs, inputs, outputs, out_grads):
         plan = self.plan
         if _M.recording:
             return self._replay(inputs, out_grads)
+        if self.static is not None:
+            rerun = self.used and plan.tight
+            self.used = True
+            grads = self.static.backward(out_grads, _M.training, rerun, self.training)
+            return [g if g is not None else (F.zeros_like(x) if w else None)
+                    for g, w, x in zip(grads, plan.need, inputs)]
         arrs = self.arrs
         t = plan.t
         if self.used and plan.tight:
@@ -94,6 +108,97 @@ class _CachedNode:
         return [get(g) if g is not None else None for g in plan.grads]
 
 
+def _same(a, b):
+    """The same storage seen the same way (np views of one array are new objects per call)."""
+    return a is b or (a._chunk is b._chunk and a._offset == b._offset and a.shape == b.shape
+                      and a._dtype == b._dtype)
+
+
+class _Static:
+    """One plan under static_alloc: every value's array and the resolved forward and backward
+    steps, made once and run again and again (so ``run_steps`` captures them into bulk
+    operations from their second run).
+
+    Inputs: a parameter (or aux state, which the forward updates in place) is read where it is
+    as long as the caller passes the same array; a data input (``data_indices``, or any input
+    seen to change) is copied into a buffer of the plan's own at each call. Graph outputs are
+    copied into fresh arrays at each call, since callers keep outputs across calls. Gradients
+    are handed out as views of the plan's gradient arrays; should a caller still hold one at
+    the next backward (``autograd.grad``'s results), the plan moves to new gradient arrays
+    rather than overwrite it."""
+
+    def __init__(self, plan, ctx, args, copy_in):
+        self.plan = plan
+        self.ctx = ctx
+        t = plan.t
+        self.copy_in = tuple(copy_in)
+        self.inputs = [_h.empty(NDArray, a.shape, a._dtype, t.ctxs[v]) if c else a
+                       for a, c, v in zip(args, copy_in, plan.inputs)]
+        arrs = plan.arrays(ctx, plan.arena(ctx), self.inputs)
+        self.arrs = arrs
+        self.fwd = _g.Plan.resolve(plan.fwd, arrs)
+        self.outs = [arrs[h] for h in plan.heads]
+        self.bwd = None
+        self.handed = []
+        if any(plan.need):
+            self.hg = [_h.empty(NDArray, t.shapes[v], t.dtypes[v], t.ctxs[v])
+                       for v in plan.hgrads]
+            for v, b in zip(plan.hgrads, self.hg):
+                arrs[v] = b
+            read = {i for st in plan.bwd for i in st[2]}
+            self.hg_used = [v in read for v in plan.hgrads]
+            self._resolve_bwd()
+
+    def _resolve_bwd(self):
+        self.plan.own_grads(self.arrs, self.ctx)
+        self.bwd = _g.Plan.resolve(self.plan.bwd, self.arrs)
+
+    def fits(self, args):
+        """Whether every input read in place is still the caller's array."""
+        return all(c or _same(a, b) for a, b, c in zip(args, self.inputs, self.copy_in))
+
+    def forward(self, args, training):
+        copy = _COPY
+        for a, b, c in zip(args, self.inputs, self.copy_in):
+            if c:
+                copy.forward(_COPY_ATTRS, [a], [b])
+        _g.run_steps(self.fwd, training)
+        outs = []
+        for o in self.outs:
+            r = _h.empty(NDArray, o.shape, o._dtype, o.context)
+            copy.forward(_COPY_ATTRS, [o], [r])
+            outs.append(r)
+        return outs
+
+    def backward(self, out_grads, training, rerun_forward, fwd_training):
+        plan = self.plan
+        t = plan.t
+        if any(r() is not None for r in self.handed):
+            self._resolve_bwd()             # a caller kept last backward's gradients
+        for g, b, used, v in zip(out_grads, self.hg, self.hg_used, plan.hgrads):
+            if used:
+                if g.dtype != t.dtypes[v]:
+                    g = g.astype(t.dtypes[v])
+                _COPY.forward(_COPY_ATTRS, [g], [b])
+        if rerun_forward:
+            _g.run_steps(self.fwd, fwd_training)
+        _g.run_steps(self.bwd, training)
+        arrs = self.arrs
+        out = []
+        for g in plan.grads:
+            if g is None:
+                out.append(None)
+                continue
+            a = arrs[g]
+            out.append(_h.make_array(NDArray, a._chunk, a._offset, a.shape, a._dtype, a.context))
+        self.handed = [weakref.ref(x) for x in out if x is not None]
+        return out
+
+
+_COPY = registry.get("_copyto")
+_COPY_ATTRS = _COPY.parse({})
+
+
 class CachedOp:
     def __init__(self, sym, flags=()):
         flags = dict(flags.items() if isinstance(flags, dict) else flags)
@@ -102,8 +207,10 @@ class CachedOp:
             raise ValueError(f"CachedOp: unknown flag(s) {unknown}; known: {list(_FLAGS)}")
         self.flags = flags
         self._static_alloc = _flag(flags.get("static_alloc", False))
+        self._data_indices = frozenset(int(i) for i in flags.get("data_indices", ()) or ())
+        self._param_indices = frozenset(int(i) for i in flags.get("param_indices", ()) or ())
         self._sym = sym
-        self._plan = _Plan(sym)
+        self._plan = _Plan(_optimized(sym, sym.list_arguments(), sym.list_auxiliary_states()))
         names = sym.list_inputs()
         self._input_names = names
         where = {n: i for i, n in enumerate(names)}
@@ -114,18 +221,34 @@ class CachedOp:
         self._aux_set = frozenset(self._aux_pos)
         self._num_outputs = len(self._plan.heads)
         self._plans = {}
-        self._arenas = {}
+        self._statics = {}
 
     def _get_plan(self, key, args, need, ctx):
         if key in self._plans:
             return self._plans[key]
         try:
-            plan = _g.build(self._sym, self._plan.nodes, self._input_nodes,
+            plan = _g.build(self._plan.sym, self._plan.nodes, self._input_nodes,
                             [a.shape for a in args], [a.dtype for a in args], ctx, need_grad=need)
         except _g.Untraceable:
             plan = None
         self._plans[key] = plan
         return plan
+
+    def _static(self, key, plan, args, ctx):
+        """The static state of `plan` for these inputs: made at the first call; remade when a
+        bound input is not the caller's array any more (a parameter, by ``param_indices``, or a
+        state the forward mutates is rebound; any other input is copied from then on)."""
+        st = self._statics.get(key)
+        if st is not None and st.fits(args):
+            return st
+        rebind = self._param_indices.union(self._aux_pos)
+        if st is None:
+            copy_in = [i in self._data_indices for i in range(len(args))]
+        else:
+            copy_in = [c or (i not in rebind and not _same(a, b))
+                       for i, (a, b, c) in enumerate(zip(args, st.inputs, st.copy_in))]
+        st = self._statics[key] = _Static(plan, ctx, args, copy_in)
+        return st
 
     def __call__(self, *args, out=None, default_ctx=None):
         if len(args) != len(self._input_names):
@@ -147,14 +270,14 @@ class CachedOp:
         if plan is None:
             outs = _run_graph(self._plan, [args[i] for i in self._arg_pos],
                               [args[i] for i in self._aux_pos])
+        elif self._static_alloc:
+            st = self._static(key, plan, args, ctx)
+            outs = st.forward(args, training)
+            if any(need):
+                _tape.record(_CachedNode(plan, st.arrs, ctx, training, st), None, list(args),
+                             outs, tuple(self._aux_pos))
         else:
-            if self._static_alloc:
-                arena = self._arenas.get(key)
-                if arena is None:
-                    arena = self._arenas[key] = plan.arena(ctx)
-            else:
-                arena = plan.arena(ctx)
-            arrs = plan.arrays(ctx, arena, args)
+            arrs = plan.arrays(ctx, plan.arena(ctx), args)
             _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), training)
             outs = [arrs[h] for h in plan.heads]
             if any(need):

@@ -21,6 +21,7 @@ from ..ndarray import NDArray
 from ..ndarray.register import run as _run
 from ..ops import registry
 from ..symbol.symbol import _topo
+from . import cse as _cse
 from . import graph as _g
 from . import sparse_bind as _sb  # storage types
 
@@ -47,9 +48,12 @@ class _Plan:
         self.heads = [(self.slot[id(e[0])], e[1]) for e in sym._outputs]
 
 
-def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None):
+def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None,
+               node_ctx=None):
     """Evaluate the graph; args/aux: arrays in list_arguments/list_auxiliary_states order.
-    tape_nodes: filled with {id(autograd tape node): graph node} (the monitor's backward names)."""
+    tape_nodes: filled with {id(autograd tape node): graph node} (the monitor's backward names).
+    node_ctx: {id(node): context} from group2ctx placement: an input on another context
+    crosses to the node's (``_cross``; autograd carries the gradient back)."""
     vals = [None] * len(plan.nodes)
     for s, a in zip(plan.arg_slots, args):
         vals[s] = [a]
@@ -57,8 +61,13 @@ def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None
         vals[s] = [a]
     for slot, node, op, attrs, ins in plan.steps:
         inputs = [vals[j][k] for j, k in ins]
+        nctx = None
+        if node_ctx is not None:
+            nctx = node_ctx[id(node)]
+            inputs = [x if x.context == nctx else _cross(x, nctx, k not in op.mutate)
+                      for k, x in enumerate(inputs)]
         try:
-            res = _run(op, inputs, attrs)
+            res = _run(op, inputs, attrs, None, nctx)
         except MXNetError as e:
             raise MXNetError(f"Error in operator {node.name} ({op.name}): {e}") from None
         except (ValueError, TypeError, IndexError) as e:
@@ -83,6 +92,46 @@ def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None
     return [vals[j][k] for j, k in plan.heads]
 
 
+def _host(ctx):
+    return ctx.device_type.startswith("cpu")
+
+
+def _one_memory(node_ctx, ctx):
+    """Whether every placed context addresses the memory of `ctx` (all host contexts do), so
+    one planned arena can serve the whole graph."""
+    return node_ctx is None or all(c == ctx or (_host(c) and _host(ctx))
+                                   for c in node_ctx.values())
+
+
+def _relabel(x, ctx):
+    """`x` on context `ctx`: CPU contexts share one address space, so a view of the same
+    storage (a state updated in place stays one array); anything else is copied."""
+    if x._sparse or not (_host(x.context) and _host(ctx)):
+        return x.copyto(ctx)
+    return _h.make_array(NDArray, x._chunk, x._offset, x.shape, x._dtype, ctx)
+
+
+class _CrossDeviceCopy(autograd.Function):
+    """A value crossing from one placed context to another (MXNet's _CrossDeviceCopy node):
+    its gradient crosses back."""
+
+    def __init__(self, src, dst):
+        super().__init__()
+        self.src, self.dst = src, dst
+
+    def forward(self, x):
+        return _relabel(x, self.dst)
+
+    def backward(self, dy):
+        return _relabel(dy, self.src)
+
+
+def _cross(x, ctx, differentiable):
+    if differentiable and x._ag is not None and autograd.is_recording():
+        return _CrossDeviceCopy(x.context, ctx)(x)
+    return _relabel(x, ctx)
+
+
 # operators MXNet registers without FListInputNames: the monitor calls their inputs input<i>
 _UNNAMED_INPUTS = frozenset(("Activation", "SoftmaxActivation"))
 
@@ -92,6 +141,67 @@ def _monitor_arg_names(node, n):
         return [f"input{i}" for i in range(n)]
     names = node.input_names()
     return list(names) + [f"input{i}" for i in range(len(names), n)]
+
+
+def place(nodes, default_ctx, group2ctx, input_ctx):
+    """{id(node): context} for every node under group2ctx, as MXNet's PlaceDevice pass: a node
+    with a ``__ctx_group__`` attribute goes to its group's context, a variable stays where its
+    bound array is (`input_ctx`: {id(node): context}), any other node goes where its first
+    placed input is, then nodes still unplaced (creation operators) go where their first placed
+    consumer is, and the rest to `default_ctx`. Returns None without group2ctx."""
+    if not group2ctx:
+        return None
+    where = {}
+    for n in nodes:
+        if n.op is None:
+            where[id(n)] = input_ctx[id(n)]
+            continue
+        group = n.attrs.get("__ctx_group__")
+        if group is not None:
+            if group not in group2ctx:
+                raise MXNetError(f"bind: node {n.name!r} is in ctx_group {group!r}, which "
+                                 f"group2ctx does not map (groups given: {sorted(group2ctx)})")
+            where[id(n)] = _ctx(group2ctx[group])
+            continue
+        for e in n.inputs:
+            c = where.get(id(e[0]))
+            if c is not None:
+                where[id(n)] = c
+                break
+    for n in reversed(nodes):
+        c = where.get(id(n))
+        if c is None:
+            continue
+        for e in n.inputs:
+            where.setdefault(id(e[0]), c)
+    for n in nodes:
+        where.setdefault(id(n), default_ctx)
+    return where
+
+
+def _var_ctx(sym, names, ctx, group2ctx):
+    """Contexts of simple_bind's arrays for variables `names`: the context of the variable's
+    ctx_group under group2ctx, else `ctx` (MXNet's simple_bind)."""
+    if not group2ctx:
+        return [ctx] * len(names)
+    attrs = sym.attr_dict()
+    out = []
+    for n in names:
+        group = attrs.get(n, {}).get("__ctx_group__")
+        out.append(_ctx(group2ctx[group]) if group in group2ctx else ctx)
+    return out
+
+
+def _optimized(sym, arg_names, aux_names):
+    """`sym` after common subexpression elimination, when enabled; merging never changes the
+    inputs, but should their order change the plan would misread the bound arrays: keep `sym`."""
+    if not _cse.enabled():
+        return sym
+    opt = _cse.eliminate_common_expr(sym)
+    if opt is not sym and (opt.list_arguments() != arg_names
+                           or opt.list_auxiliary_states() != aux_names):
+        return sym
+    return opt
 
 
 def _ctx(ctx):
@@ -155,10 +265,15 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx
         self._group2ctx = group2ctx
-        self._plan = _Plan(symbol)
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._out_names = symbol.list_outputs()
+        self._opt_symbol = _optimized(symbol, self._arg_names, self._aux_names)
+        self._plan = _Plan(self._opt_symbol)
+        p = self._plan
+        inputs = {id(p.nodes[s]): a.context
+                  for s, a in zip(p.arg_slots + p.aux_slots, list(arg_arrays) + list(aux_arrays))}
+        self._node_ctx = place(p.nodes, ctx, group2ctx, inputs)
         self.arg_arrays = list(arg_arrays)
         self.grad_arrays = list(grad_arrays)
         self._grad_req = list(grad_reqs)
@@ -180,14 +295,16 @@ class Executor:
                            default_dtype="float32")
         out_shapes = [S.get((id(e[0]), e[1])) for e in symbol._outputs]
         out_types = [D.get((id(e[0]), e[1])) for e in symbol._outputs]
-        self.outputs = [nd.zeros(s if s else (1,), ctx=ctx, dtype=t or np.float32)
-                        for s, t in zip(out_shapes, out_types)]
+        out_ctx = [ctx if self._node_ctx is None else self._node_ctx[id(e[0])]
+                   for e in self._opt_symbol._outputs]
+        self.outputs = [nd.zeros(s if s else (1,), ctx=c, dtype=t or np.float32)
+                        for s, t, c in zip(out_shapes, out_types, out_ctx)]
         if shared_outputs is not None:
             # a reshaped executor writes its outputs into the old one's storage where they fit
             for i, (o, old) in enumerate(zip(self.outputs, shared_outputs)):
                 if o.dtype == old.dtype and o.size <= old.size:
                     self.outputs[i] = _h.make_array(NDArray, old._chunk, old._offset, o.shape,
-                                                    o.dtype, old.context)
+                                                    o.dtype, o.context)
         self._arg_dict = self._grad_dict = self._aux_dict = None
         self._states = {}
         self._state = None
@@ -261,18 +378,21 @@ class Executor:
             self._tape_nodes = {} if self._monitor is not None else None
             with autograd.record(train_mode=is_train):
                 heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all,
-                                   self._tape_nodes)
+                                   self._tape_nodes, self._node_ctx)
             self._infos = infos
             self._heads = heads
         else:
             with autograd.pause(train_mode=is_train):
-                heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all)
+                heads = _run_graph(self._plan, args, aux, self._monitor, self._monitor_all,
+                                   node_ctx=self._node_ctx)
             self._heads = None
         self._set_outputs(heads)
         return self.outputs
 
     def _get_state(self, want_grad):
-        if self._sparse:        # the planned graph is dense-only
+        if self._sparse or not _one_memory(self._node_ctx, self._ctx):
+            # the planned graph is dense-only and lives in one memory space; otherwise node by
+            # node, where crossings are real copies
             return None
         key = want_grad
         if key in self._states:
@@ -410,6 +530,12 @@ class Executor:
                         else f"{node.name}_backward_output{k}", g)
         return hook
 
+    def get_optimized_symbol(self):
+        """The graph this executor runs: the bound symbol after common subexpression
+        elimination (MXNET_ELIMINATE_COMMON_EXPR, on by default)."""
+        from ..symbol.symbol import Symbol
+        return Symbol(self._opt_symbol._outputs)
+
     def set_monitor_callback(self, callback, monitor_all=False):
         self._monitor = callback
         self._monitor_all = monitor_all
@@ -435,8 +561,9 @@ class _BoundPlan:
         need = [want_grad and r != "null" and g is not None
                 for r, g in zip(ex._grad_req, ex.grad_arrays)] + [False] * len(ex.aux_arrays)
         add = [r == "add" for r in ex._grad_req] + [False] * len(ex.aux_arrays)
-        plan = _g.build(ex._symbol, p.nodes, nodes, [a.shape for a in arrays],
-                        [a.dtype for a in arrays], ex._ctx, need_grad=need, grad_add=add)
+        plan = _g.build(ex._opt_symbol, p.nodes, nodes, [a.shape for a in arrays],
+                        [a.dtype for a in arrays], ex._ctx, need_grad=need, grad_add=add,
+                        node_ctx=ex._node_ctx)
         self.plan = plan
         self.fresh = self.ran = False
         self.is_train = True
@@ -460,7 +587,7 @@ class _BoundPlan:
                 gown[g] = ex.grad_arrays[k]
         plan.own_grads(arrs, ex._ctx, gown)
         # head gradients: buffers the backward copies the caller's into (ones by default)
-        self.hg = [nd.empty(plan.t.shapes[v], ctx=ex._ctx, dtype=plan.t.dtypes[v])
+        self.hg = [nd.empty(plan.t.shapes[v], ctx=plan.t.ctxs[v], dtype=plan.t.dtypes[v])
                    for v in plan.hgrads]
         for v, b in zip(plan.hgrads, self.hg):
             arrs[v] = b
@@ -514,6 +641,8 @@ class _BoundPlan:
 def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
          shared_exec=None):
     ctx = _ctx(ctx)
+    if group2ctx:
+        group2ctx = {k: _ctx(v) for k, v in group2ctx.items()}
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
     arg_arrays = _arrays("args", args, arg_names, False)
@@ -534,7 +663,7 @@ def bind(sym, ctx, args, args_grad=None, grad_req="write", aux_states=None, grou
 
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                 shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
-    ctx = _ctx(ctx)
+    ctx = default_ctx = _ctx(ctx)
     # as MXNet: only tuple values are shapes; other keywords are ignored
     shapes = {k: v for k, v in (shapes or {}).items() if isinstance(v, tuple)}
     arg_names = sym.list_arguments()
@@ -555,11 +684,15 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
         aux_types = [t or np.float32 for t in aux_types]
     reqs = _grad_reqs(grad_req, arg_names)
     shared_names = set(shared_arg_names or ())
+    if group2ctx:
+        group2ctx = {k: _ctx(v) for k, v in group2ctx.items()}
+    arg_ctxs = _var_ctx(sym, arg_names, ctx, group2ctx)
+    aux_ctxs = _var_ctx(sym, aux_names, ctx, group2ctx)
     args, grads = [], []
     stypes = _sb.arg_stypes(sym, stype_dict)       # storage types of arguments, gradients
     gstypes = _sb.grad_stypes(sym, stypes)
-    for name, shape, dtype, req, st, gst in zip(arg_names, arg_shapes, arg_types, reqs, stypes,
-                                                gstypes):
+    for name, shape, dtype, req, st, gst, ctx in zip(arg_names, arg_shapes, arg_types, reqs,
+                                                     stypes, gstypes, arg_ctxs):
         arr = None
         if shared_exec is not None and name in shared_names and name in shared_exec.arg_dict:
             arr = shared_exec.arg_dict[name]
@@ -582,13 +715,13 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
         args.append(arr)
         grads.append(_sb.zeros(gst, shape, ctx, dtype) if req != "null" else None)
     aux = []
-    for name, shape, dtype in zip(aux_names, aux_shapes, aux_types):
+    for name, shape, dtype, ctx in zip(aux_names, aux_shapes, aux_types, aux_ctxs):
         if shared_exec is not None and name in shared_exec.aux_dict and \
                 shared_exec.aux_dict[name].shape == tuple(shape):
             aux.append(shared_exec.aux_dict[name])
         else:
             aux.append(nd.zeros(shape, ctx=ctx, dtype=dtype))
-    return Executor(sym, ctx, args, grads, reqs, aux, group2ctx)
+    return Executor(sym, default_ctx, args, grads, reqs, aux, group2ctx)
 
 
 def evaluate(sym, arrays):

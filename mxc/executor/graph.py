@@ -90,7 +90,7 @@ class TVal:
     _dtype = property(lambda self: self.t.dtypes[self.vid])
     ndim = property(lambda self: len(self.t.shapes[self.vid]))
     size = property(lambda self: int(np.prod(self.t.shapes[self.vid], dtype=np.int64)))
-    context = property(lambda self: self.t.ctx)
+    context = property(lambda self: self.t.ctxs[self.vid])
     ctx = context
     stype = "default"
     _sparse = False
@@ -185,7 +185,7 @@ class _TraceF:
         from .. import ndarray as nd
 
         def make(*args, **kwargs):
-            kwargs.setdefault("ctx", self._t.ctx)
+            kwargs.setdefault("ctx", self._t.cur)
             return self._t.lift(getattr(nd, name)(*args, **kwargs))
         return make
 
@@ -231,11 +231,13 @@ class _TraceF:
 
 
 class Trace:
-    """Values (shape, dtype, kind) and the steps that compute them."""
+    """Values (shape, dtype, kind, context) and the steps that compute them. ``cur`` is the
+    context new values get: the placed context of the node being traced (group2ctx)."""
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.shapes, self.dtypes, self.kinds = [], [], []
+        self.cur = ctx
+        self.shapes, self.dtypes, self.kinds, self.ctxs = [], [], [], []
         self.const = {}
         self.zeros = set()      # values known to be zero (zeros_like): gradients that vanish
         self.steps = []
@@ -246,6 +248,7 @@ class Trace:
         self.shapes.append(tuple(int(d) for d in shape))
         self.dtypes.append(np.dtype(dtype))
         self.kinds.append(kind)
+        self.ctxs.append(self.cur)
         return TVal(self, len(self.shapes) - 1)
 
     def lift(self, x):
@@ -257,6 +260,7 @@ class Trace:
             if x._sparse:
                 raise Untraceable("sparse constant")
             v = self.new(x.shape, x.dtype, CONST)
+            self.ctxs[v.vid] = x.context
             self.const[v.vid] = x
             return v
         raise Untraceable(f"an input of type {type(x).__name__}")
@@ -339,18 +343,21 @@ class Plan:
         for v, a in t.const.items():
             arrs[v] = a
         make = _h.make_array
-        shapes, dtypes = t.shapes, t.dtypes
+        shapes, dtypes, ctxs = t.shapes, t.dtypes, t.ctxs
         off = self.offset_of
+        # every value carries its node's context (group2ctx); CPU contexts share one address
+        # space, so one arena serves them all
         for v, s in self.slot_of.items():
-            arrs[v] = make(NDArray, arena[s], off[v], shapes[v], dtypes[v], ctx)
+            arrs[v] = make(NDArray, arena[s], off[v], shapes[v], dtypes[v], ctxs[v])
         own = own or {}
         for v, k in enumerate(t.kinds):
             if k == OWN and v not in self.grad_set:
                 a = own.get(v)
-                arrs[v] = a if a is not None else _h.empty(NDArray, shapes[v], dtypes[v], ctx)
+                arrs[v] = a if a is not None else _h.empty(NDArray, shapes[v], dtypes[v],
+                                                           ctxs[v])
         for v, r in self.alias.items():
             a = arrs[r]
-            arrs[v] = make(NDArray, a._chunk, a._offset, shapes[v], dtypes[v], a._ctx)
+            arrs[v] = make(NDArray, a._chunk, a._offset, shapes[v], dtypes[v], ctxs[v])
         return arrs
 
     def own_grads(self, arrs, ctx, own=None):
@@ -358,7 +365,8 @@ class Plan:
         own = own or {}
         for v in self.grad_set:
             a = own.get(v)
-            arrs[v] = a if a is not None else _h.empty(NDArray, t.shapes[v], t.dtypes[v], ctx)
+            arrs[v] = a if a is not None else _h.empty(NDArray, t.shapes[v], t.dtypes[v],
+                                                       t.ctxs[v])
 
     @staticmethod
     def resolve(steps, arrs):
@@ -476,16 +484,19 @@ def _completed_creation_shapes(sym, nodes, input_nodes, shapes):
 
 
 def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(),
-          extra_own=()):
+          extra_own=(), node_ctx=None):
     """Plan `sym`. nodes: topological order; input_nodes: the variable nodes in the caller's
     input order, with their shapes and dtypes; need_grad: per input, whether it wants a
     gradient (any True builds the backward); grad_add: per input, end with an add into an EXT
-    gradient buffer instead of an own result."""
+    gradient buffer instead of an own result; node_ctx: {id(node): context} where group2ctx
+    placed nodes (values of a node get its context; its backward steps too)."""
     t = Trace(ctx)
+    node_ctx = node_ctx or {}
     plan = Plan(t)
     vals = {}
     completed = _completed_creation_shapes(sym, nodes, input_nodes, shapes)
     for node, s, d in zip(input_nodes, shapes, dtypes):
+        t.cur = node_ctx.get(id(node), ctx)
         v = t.new(s, d, EXT)
         vals[id(node)] = [v]
         plan.inputs.append(v.vid)
@@ -497,6 +508,7 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
         op = node.op
         ins = [vals[id(e[0])][e[1]] for e in node.inputs]
         t.label = node.name
+        t.cur = node_ctx.get(id(node), ctx)
         attrs = node.parsed
         if id(node) in completed:
             attrs = dict(attrs, shape=completed[id(node)])
@@ -527,6 +539,7 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
         v = h.vid
         if t.kinds[v] != INT or v in seen:
             t.label = "_head_copy"
+            t.cur = t.ctxs[v]
             v = t.apply1(copy, copy.parse({}), [h]).vid
         t.kinds[v] = OWN
         seen.add(v)
@@ -563,6 +576,7 @@ def _backward(t, plan, need, grad_add, nf):
             t.label = "_grad_sum"
             grads[v] = F._call("elemwise_add", (prev, g), {})
     for h in plan.heads:
+        t.cur = t.ctxs[h]
         hv = t.new(t.shapes[h], t.dtypes[h], EXT)
         plan.hgrads.append(hv.vid)
         acc(h, hv)
@@ -578,6 +592,8 @@ def _backward(t, plan, need, grad_add, nf):
         if op.grad is None:
             raise MXNetError(f"Error in operator {label}: {op.name} has no gradient")
         t.label = f"{label}_backward"
+        if outs:
+            t.cur = t.ctxs[outs[0]]     # a node's backward runs where the node ran
         ogs = []
         for o in outs:
             g = grads.get(o)
@@ -596,6 +612,7 @@ def _backward(t, plan, need, grad_add, nf):
         if g is None:
             plan.grads.append(None)
             continue
+        t.cur = t.ctxs[v]
         if a:
             # executor grad_req='add': buffer (EXT) += g
             buf = t.new(t.shapes[v], t.dtypes[v], EXT)

@@ -76,8 +76,8 @@ for _dist, _p in (("uniform", ("low", "high")), ("normal", ("loc", "scale")),
     if f"_random_{_dist}" in _registry.names():
         setattr(random, _dist, _random_fn(_dist, f"_random_{_dist}", f"_sample_{_dist}", _p))
 for _n in ("multinomial", "shuffle"):
-    for _full in (f"_sample_{_n}", f"_{_n}", _n):
-        if _full in _registry.names():
-            setattr(random, _n, globals()[_full])
+    for _opname in (f"_sample_{_n}", f"_{_n}", _n):    # not `_full`: that is an operator here
+        if _opname in _registry.names():
+            setattr(random, _n, globals()[_opname])
             break
-del _n, _dist, _p
+del _n, _dist, _p, _opname

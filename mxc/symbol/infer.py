@@ -37,13 +37,22 @@ def _attr_shape(s):
 
 
 def _probe(op, attrs, in_shapes, in_dtypes):
-    """Output shapes/dtypes of an operator without ``infer`` (a composite): run it on zeros."""
+    """Output shapes/dtypes of an operator without ``infer`` (a composite): run it on zeros.
+    A composite that draws random numbers gets the generator back as it was, so inferring
+    shapes (binding) never shifts what a seeded forward draws."""
     from .. import ndarray as nd
     from .. import autograd
+    from .._core import resource
+    from ..context import cpu
     from ..ndarray.register import run
-    with autograd.pause():
-        xs = [nd.zeros(s, dtype=d) for s, d in zip(in_shapes, in_dtypes)]
-        res = run(op, xs, attrs)
+    state = resource.get_state(cpu()) if "random" in op.resources else None
+    try:
+        with autograd.pause():
+            xs = [nd.zeros(s, dtype=d) for s, d in zip(in_shapes, in_dtypes)]
+            res = run(op, xs, attrs)
+    finally:
+        if state is not None:
+            resource.set_state(cpu(), state)
     res = [res] if isinstance(res, nd.NDArray) else list(res)
     return [r.shape for r in res], [r.dtype.name if hasattr(r.dtype, "name") else
                                     np.dtype(r.dtype).name for r in res]

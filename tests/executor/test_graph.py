@@ -164,7 +164,9 @@ def test_grad_req_add_accumulates(rng):
     for _ in range(2):      # the second backward recomputes the forward values it reuses
         ex.backward([mx.nd.array(g) for g in ogs])
     assert ex._state.plan.tight
-    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), 1 + 2 * ref[1]["x"], rtol=1e-5)
+    # atol: 1 + 2 * grad can cancel to ~0 for some draws
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), 1 + 2 * ref[1]["x"], rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_backward_default_head_grad_and_after_inference_forward(rng):
@@ -297,7 +299,10 @@ def test_cached_op_static_alloc_retain_graph_out_and_second_order(rng):
         np.testing.assert_allclose(a.grad.asnumpy(), np.sin(2 * v), rtol=1e-5, atol=1e-6)
         y.backward()
         np.testing.assert_allclose(a.grad.asnumpy(), np.sin(2 * v), rtol=1e-5, atol=1e-6)
-    assert len(op._arenas) == 1
+    # one static state, made at the first call and reused (its steps captured as bulk ops)
+    assert len(op._statics) == 1
+    st = next(iter(op._statics.values()))
+    assert st.fwd.bulks and st.bwd.bulks
     dst = mx.nd.zeros((4,))
     assert op(a, out=dst) is dst
     np.testing.assert_allclose(dst.asnumpy(), np.sin(v) ** 2, rtol=1e-6)

@@ -120,3 +120,28 @@ def test_bucketing_checkpoint(tmp_path, rng):
                                rtol=1e-5, atol=1e-6)
     with pytest.raises(AssertionError, match="sym_gen is required"):
         mx.mod.BucketingModule.load(prefix, 1, default_bucket_key=3)
+
+
+def test_group2ctxs_in_every_bucket(rng):
+    """The shared layer's parameters in ctx_group dev1, the output's in dev2: each bucket's
+    executor keeps them on the groups' contexts, and results equal numpy's."""
+    def gen(seq_len):
+        with mx.AttrScope(ctx_group="dev1"):
+            out, dn, ln = sym_gen(seq_len)
+        return out, dn, ln
+    mod = mx.mod.BucketingModule(gen, default_bucket_key=3, context=[mx.cpu(0)],
+                                 group2ctxs=[{"dev1": mx.cpu(1)}])
+    mod.bind([("data", (3, H))], [("label", (3, H))])
+    w = rng.standard_normal((H, H)).astype(np.float32) * 0.5
+    b = rng.standard_normal(H).astype(np.float32) * 0.1
+    mod.init_params(arg_params={"fc_weight": nd.array(w), "fc_bias": nd.array(b)})
+    x = rng.standard_normal((3, H)).astype(np.float32)
+    for key in (3, 2):
+        mod.forward(batch(x, x, key), is_train=True)
+        mod.backward()
+        ex = mod._curr_module._exec_group.execs[0]
+        assert ex.arg_dict["fc_weight"].context == mx.cpu(1)
+        assert ex.grad_dict["fc_weight"].context == mx.cpu(1)
+        assert ex.outputs[0].context == mx.cpu(1)
+        np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), np_forward(x, w, b, key),
+                                   rtol=1e-5, atol=1e-6)

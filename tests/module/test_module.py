@@ -487,3 +487,42 @@ def test_fit_progress_bar_only_on_a_terminal(rng, monkeypatch):
     assert "Epoch[0]" in text and "4/4" in text
     monkeypatch.setenv("MXC_PROGRESS", "0")
     assert base_module._progress_bar(it, 0) is None
+
+
+@pytest.mark.parametrize("ctxs,group2ctxs,want", [
+    # (module contexts, group2ctxs as the user writes it, (a, b) gradient contexts per device)
+    ([mx.cpu(0)], {"dev1": mx.cpu(1), "dev2": mx.cpu(2)}, [(1, 2)]),
+    ([mx.cpu(0), mx.cpu(1)], [{"dev1": mx.cpu(2), "dev2": mx.cpu(3)},
+                              {"dev1": mx.cpu(4), "dev2": mx.cpu(5)}], [(2, 3), (4, 5)]),
+    ([mx.cpu(0), mx.cpu(1)], {"dev1": mx.cpu(2), "dev2": [mx.cpu(3)]}, [(2, 3), (2, 3)]),
+    ([mx.cpu(0), mx.cpu(1)], {"dev1": [mx.cpu(2), mx.cpu(4)], "dev2": [mx.cpu(3), mx.cpu(5)]},
+     [(2, 3), (4, 5)]),
+])
+def test_group2ctxs_place_each_device_executor(ctxs, group2ctxs, want):
+    """c = 2a + b with a's half in ctx_group dev1 and b's in dev2: every form of group2ctxs
+    MXNet takes; input gradients on the groups' contexts, values 2 and 1."""
+    with mx.AttrScope(ctx_group="dev1"):
+        a = mx.sym.var("a") * 2
+    with mx.AttrScope(ctx_group="dev2"):
+        c = a + mx.sym.var("b")
+    shape = (4, 3)
+    mod = mx.mod.Module(c, context=ctxs, data_names=["a", "b"], label_names=None,
+                        group2ctxs=group2ctxs)
+    mod.bind(data_shapes=[("a", shape), ("b", shape)], inputs_need_grad=True)
+    mod.init_params()
+    mod.forward(mx.io.DataBatch(data=[nd.ones(shape), nd.ones(shape)]), is_train=True)
+    mod.backward([nd.ones(shape)])
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.full(shape, 3))
+    for k, ex in enumerate(mod._exec_group.execs):
+        ga, gb = ex.grad_dict["a"], ex.grad_dict["b"]
+        assert (ga.context.device_id, gb.context.device_id) == want[k]
+        np.testing.assert_array_equal(ga.asnumpy(), np.full(ga.shape, 2))
+        np.testing.assert_array_equal(gb.asnumpy(), np.full(gb.shape, 1))
+
+
+def test_group2ctxs_of_the_wrong_length_are_refused():
+    with mx.AttrScope(ctx_group="dev1"):
+        c = mx.sym.var("a") * 2
+    with pytest.raises(ValueError, match="group2ctxs"):
+        mx.mod.Module(c, context=[mx.cpu(0), mx.cpu(1)], data_names=["a"], label_names=None,
+                      group2ctxs=[{"dev1": mx.cpu(1)}]).bind(data_shapes=[("a", (4, 3))])

@@ -1,6 +1,8 @@
 """Executor benchmark: forward+backward of one symbol run as a bound executor, as a CachedOp
-under autograd, and op by op under autograd (mx.nd), plus MXNet 1.9.1's executor on the same
-symbol JSON with --mxnet; and the planned memory of a bound resnet18_v1 training graph.
+under autograd (plain, and static_alloc+static_shape as Gluon's hybridize passes it: data
+inputs by data_indices), and op by op under autograd (mx.nd), plus MXNet 1.9.1's executor on
+the same symbol JSON with --mxnet; and the planned memory of a bound resnet18_v1 training
+graph.
 
 One JSON line per figure (microseconds per forward+backward, best of --rounds rounds of --iters
 iterations, the implementations taking turns), then the ratios:
@@ -123,13 +125,25 @@ def mxc_steps(sym, shapes):
         for p in params:
             p.grad.wait_to_read()
 
+    sop = mx.nd.CachedOp(sym, [("static_alloc", True), ("static_shape", True),
+                               ("data_indices", [i for i, n in enumerate(names)
+                                                 if n in NO_GRAD])])
+
+    def cached_static():
+        with mx.autograd.record():
+            out = sop(*inputs)
+        out.backward()
+        for p in params:
+            p.grad.wait_to_read()
+
     def imperative():
         with mx.autograd.record():
             out = evaluate(sym, arrays)
         out.backward()
         for p in params:
             p.grad.wait_to_read()
-    return [("executor", bound), ("cachedop", cached), ("imperative", imperative)]
+    return [("executor", bound), ("cachedop", cached), ("cachedop_static", cached_static),
+            ("imperative", imperative)]
 
 
 def time_steps(steps, rounds, iters):
@@ -294,7 +308,11 @@ def main():
         line = {"graph": name, "ratio": "speedup of the bound executor",
                 "vs_imperative": round(results[(name, "imperative")] / ex, 2),
                 "cachedop_vs_imperative": round(results[(name, "imperative")]
-                                                / results[(name, "cachedop")], 2)}
+                                                / results[(name, "cachedop")], 2),
+                "cachedop_static_vs_imperative": round(results[(name, "imperative")]
+                                                       / results[(name, "cachedop_static")], 2),
+                "cachedop_static_over_executor": round(results[(name, "cachedop_static")]
+                                                       / ex, 2)}
         if (name, "mxnet") in results:
             line["vs_mxnet"] = round(results[(name, "mxnet")] / ex, 2)
         print(json.dumps(line), flush=True)
