@@ -290,10 +290,17 @@ def test_stress_with_tiny_limit():
         storage.set_pool_limit(old)
 
 
-def test_pool_alloc_free_is_fast():
-    # contract: a pooled alloc + free pair well under 100 ns; best of 5 resists a noisy machine
-    best = min(storage._bench_pool(256, 100000) for _ in range(5))
-    assert 0 < best < 100, best
+def test_pooled_alloc_free_pairs_never_reach_the_os():
+    # the speed of a pair is a benchmark (bench_core.py --section pool); what a test can hold is
+    # that every pair after the first is served by the pool: no malloc, no free
+    a = storage._alloc(256)
+    storage._free(a)
+    before = storage.stats()
+    assert storage._bench_pool(256, 1000) > 0
+    after = storage.stats()
+    assert after["os_allocs"] == before["os_allocs"]
+    assert after["os_frees"] == before["os_frees"]
+    assert after["pool_hits"] - before["pool_hits"] >= 1000
 
 
 def _run(code, **env):

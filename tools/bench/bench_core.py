@@ -151,12 +151,23 @@ def import_time(libs):
         emit("import_and_first_op", name, t, "s")
 
 
+def pool():
+    """A pooled 256-byte alloc + free pair of the storage allocator (contract: well under
+    100 ns; mxc only: no peer has a comparable pool call)."""
+    try:
+        from mxc._core import storage
+    except ImportError:
+        return
+    emit("pool_alloc_free_256B", "mxc", min(storage._bench_pool(256, 100000) for _ in range(5)),
+         "ns")
+
+
 def main():
     global ONLY
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--only", help="comma-separated implementations to report")
-    ap.add_argument("--section", choices=["chain", "bandwidth", "import"])
+    ap.add_argument("--section", choices=["chain", "bandwidth", "import", "pool"])
     ap.add_argument("--peer-python", help="another interpreter (e.g. one with MXNet 1.9.1) whose "
                     "mxnet figures are measured in the same run, section by section")
     args = ap.parse_args()
@@ -165,7 +176,8 @@ def main():
     sizes = [1 << 20, 1 << 22] if args.quick else [1 << 20, 1 << 24]
     sections = [("chain", lambda: chain(libs, repeat=3 if args.quick else 7)),
                 ("bandwidth", lambda: bandwidth(libs, sizes, 5 if args.quick else 30)),
-                ("import", lambda: import_time(libs))]
+                ("import", lambda: import_time(libs)),
+                ("pool", pool)]
     for name, run in sections:
         if args.section and args.section != name:
             continue
