@@ -4,7 +4,8 @@ import warnings
 
 from .base import MXNetError
 
-__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
+           "gpu_memory_info"]
 
 
 class _ContextMeta(type):
@@ -70,7 +71,11 @@ class Context(metaclass=_ContextMeta):
     def empty_cache(self):
         """Return this device's pooled memory to the system (MXNet: GPU only; here every pool)."""
         from ._core import storage
-        storage.release_all(self.device_typeid)
+        if self.device_typeid == 2:
+            check_available(self)
+            storage.release_all(2, self.device_id)
+        else:
+            storage.release_all(self.device_typeid)
 
 
 def _stack():
@@ -98,17 +103,26 @@ def cpu_pinned(device_id=0):
 
 
 def num_gpus():
-    """Number of visible CUDA devices; 0 when CuPy or a device is missing."""
-    try:
-        import cupy
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+    """Number of visible CUDA devices (through the CUDA driver, opened at run time); 0 when the
+    driver or a device is missing."""
+    from ._core import cuda
+    return cuda.device_count()
+
+
+def gpu_memory_info(device_id=0):
+    """(free, total) bytes of gpu(device_id), as MXNet's ``mx.context.gpu_memory_info``."""
+    from ._core import cuda
+    return cuda.mem_info(int(device_id))
 
 
 def check_available(ctx):
-    """Raise a clear error for devices whose backend this build cannot run yet."""
+    """Raise a clear MXNetError for a GPU that does not exist (no driver, no device, an id past
+    num_gpus()); initialise the device otherwise (and CUDA, for cpu_pinned, where it exists)."""
     if ctx.device_typeid == 2:
-        raise MXNetError(
-            f"{ctx}: arrays on GPU need mxc's CUDA backend, which is not part of this release yet "
-            f"(num_gpus()={num_gpus()}); use mx.cpu()")
+        from ._core import cuda
+        cuda.ensure_device(ctx.device_id)
+    elif ctx.device_typeid == 3:
+        # cpu_pinned: page-locked memory (cuMemHostAlloc) once CUDA is up; plain memory without
+        from ._core import cuda
+        if cuda.device_count() > 0:
+            cuda.ensure_device(0)

@@ -35,6 +35,9 @@ cdef struct VarC:
     void *data                   # the memory this var guards, for its owner (the engine never
                                  # reads it); NDArray chunks set it when they allocate, lazily
     int refcount                 # atomic
+    int gpu                      # 0: host memory; k + 1: memory on gpu(k), whose stream the
+                                 # host must synchronise with after the engine wait (set by
+                                 # the owner, like data)
     # everything below is the engine's, guarded by its lock
     int running_reads            # granted reads not yet completed
     int running_write            # 1 while a granted write runs
@@ -58,6 +61,8 @@ cdef struct OpBlock:
     uint64_t seq                 # push order
     ErrRec *err                  # own failure, or the input error that made it skip
     char *opname
+    int dev                      # -1: any worker; k >= 0: gpu(k)'s worker (its CUDA stream)
+    OpBlock *qnext               # link in the device queue
 
 
 cdef VarC* var_new() noexcept nogil
@@ -67,6 +72,20 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
                      VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                      int priority, const char *opname) except -1
 cdef int wait_var(VarC *v) except -1
+
+# GPU operations (mxc/_core/cuda.pyx): pushed with the device id, they run in push order on that
+# device's own worker thread (MXNet's ThreadedEnginePerDevice), which owns the device's stream.
+# Such an op only enqueues work on the stream, so it completes (for the engine) once queued.
+cdef enum:
+    ENGINE_MAX_DEVICES = 16
+cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
+                         VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                         int priority, const char *opname, int dev) except -1
+# Host-side synchronisation with a device, called without the GIL: after wait_var on a var with
+# gpu = k + 1 (dev k), and by wait_for_all for every device (dev -1). Returns 0, or -1 with the
+# CUDA error (naming the operator) in err.
+ctypedef int (*gpu_sync_fn)(int dev, char *err, size_t errlen) noexcept nogil
+cdef void engine_set_gpu_sync(gpu_sync_fn fn) noexcept nogil
 
 
 cdef class Var:

@@ -158,13 +158,31 @@ cdef ErrRec **g_errs = NULL          # errors stored since the last wait_for_all
 cdef int g_nerrs = 0
 cdef int g_errcap = 0
 cdef ErrRec g_oom_err                # used when even an error record cannot be allocated
+# per-device workers (GPU ops): a FIFO each, served by one thread that owns the device's stream
+cdef OpBlock *g_dq_head[ENGINE_MAX_DEVICES]
+cdef OpBlock *g_dq_tail[ENGINE_MAX_DEVICES]
+cdef pthread_cond_t g_dq_cond[ENGINE_MAX_DEVICES]
+cdef pthread_t g_dthreads[ENGINE_MAX_DEVICES]
+cdef int g_dstarted[ENGINE_MAX_DEVICES]
+cdef gpu_sync_fn g_gpu_sync = NULL
 cdef char *g_oom_msg = b"mxc engine: out of memory recording an operator error"
 
 
 cdef void _init_sync() noexcept nogil:
+    cdef int i
     pthread_mutex_init(&g_mu, NULL)
     pthread_cond_init(&g_work_cond, NULL)
     pthread_cond_init(&g_wait_cond, NULL)
+    for i in range(ENGINE_MAX_DEVICES):
+        pthread_cond_init(&g_dq_cond[i], NULL)
+        g_dq_head[i] = NULL
+        g_dq_tail[i] = NULL
+        g_dstarted[i] = 0
+
+
+cdef void engine_set_gpu_sync(gpu_sync_fn fn) noexcept nogil:
+    global g_gpu_sync
+    g_gpu_sync = fn
 
 
 _init_sync()
@@ -344,8 +362,22 @@ cdef int _reserve_heap() noexcept nogil:   # lock held; the heap never holds mor
 # dependency bookkeeping (lock held)
 
 
+cdef void _dq_push(OpBlock *op) noexcept nogil:   # lock held
+    cdef int d = op.dev
+    op.qnext = NULL
+    if g_dq_tail[d] != NULL:
+        g_dq_tail[d].qnext = op
+    else:
+        g_dq_head[d] = op
+    g_dq_tail[d] = op
+    pthread_cond_signal(&g_dq_cond[d])
+
+
 cdef inline void _make_ready(OpBlock *op) noexcept nogil:
     global g_nsignaled
+    if op.dev >= 0 and not g_inline:
+        _dq_push(op)            # GPU op: its device's worker, in order (stream order)
+        return
     _heap_push(op)
     if g_nidle > g_nsignaled:
         g_nsignaled += 1
@@ -408,10 +440,13 @@ cdef void _register(OpBlock *op) noexcept nogil:
     _dec_wait(op)
 
 
-cdef OpBlock* _take() noexcept nogil:
+cdef inline OpBlock* _take() noexcept nogil:
     """Pop the best ready op; if one of its inputs holds an error it will skip, carrying it."""
+    return _claim(_heap_pop())
+
+
+cdef OpBlock* _claim(OpBlock *op) noexcept nogil:
     global g_running
-    cdef OpBlock *op = _heap_pop()
     cdef ErrRec *e
     cdef int i
     g_running += 1
@@ -585,6 +620,40 @@ cdef void* _worker_main(void *unused) noexcept nogil:
     return NULL
 
 
+cdef void* _device_worker_main(void *arg) noexcept nogil:
+    """One per GPU: runs that device's ops in push order (they enqueue on its stream)."""
+    cdef int d = <int><size_t>arg
+    cdef OpBlock *op
+    mxc_engine_set_worker(1)
+    _lock()
+    while True:
+        while g_dq_head[d] == NULL and not g_stop:
+            pthread_cond_wait(&g_dq_cond[d], &g_mu)
+        op = g_dq_head[d]
+        if op == NULL:
+            break                 # stopping, queue empty
+        g_dq_head[d] = op.qnext
+        if g_dq_head[d] == NULL:
+            g_dq_tail[d] = NULL
+        _claim(op)
+        _unlock()
+        _execute(op)
+        _lock()
+        _complete(op)
+        _unlock()
+        _release(op)
+        _lock()
+    _unlock()
+    return NULL
+
+
+cdef int _start_device_worker(int d) except -1:
+    if pthread_create(&g_dthreads[d], NULL, _device_worker_main, <void*><size_t>d) != 0:
+        raise MXNetError(f"mxc engine: could not start the worker thread of gpu({d})")
+    g_dstarted[d] = 1
+    return 0
+
+
 cdef void _drain_inline() noexcept nogil:
     _lock()
     while g_heap_n > 0:
@@ -689,6 +758,10 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     On success the engine owns arg: free_arg(arg) runs (no GIL) once the op ran or skipped.
     When this raises, nothing was queued and the caller still owns arg.
     """
+    # The device comes from push_native_dev through g_next_dev, read and reset here before
+    # anything could release the GIL (pushes hold it), so the CPU hot path stays one call.
+    cdef int dev = g_next_dev
+    _set_next_dev(-1)
     cdef int i, n, nm = 0
     if g_refuse_push:
         raise PushRefused("push while capturing kernel calls")
@@ -732,9 +805,16 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     op.free_arg = free_arg
     op.priority = priority
     op.err = NULL
+    op.dev = dev
     if not g_inline and g_nstarted < g_nworkers:
         try:
             _start_workers()
+        except BaseException:
+            mxc_sp_free(op)
+            raise
+    if dev >= 0 and not g_inline and not g_dstarted[dev]:
+        try:
+            _start_device_worker(dev)
         except BaseException:
             mxc_sp_free(op)
             raise
@@ -769,6 +849,25 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
         with nogil:
             _drain_inline()
     return 0
+
+
+cdef int g_next_dev = -1
+
+
+cdef inline void _set_next_dev(int d) noexcept nogil:
+    global g_next_dev
+    g_next_dev = d
+
+
+cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
+                         VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                         int priority, const char *opname, int dev) except -1:
+    """push_native for device `dev`'s worker (dev >= 0), or any worker (dev -1)."""
+    if dev < -1 or dev >= ENGINE_MAX_DEVICES:
+        raise ValueError(f"mxc engine: device {dev} out of range [0, {ENGINE_MAX_DEVICES})")
+    _set_next_dev(dev)
+    return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, priority,
+                       opname)
 
 
 cdef inline void _set_nbp(int d) noexcept nogil:
@@ -835,7 +934,7 @@ cdef int wait_var(VarC *v) except -1:
     _lock()
     if v.nops == 0 and _var_err(v) == NULL:
         _unlock()
-        return 0
+        return _sync_gpu(v.gpu - 1) if v.gpu > 0 else 0
     _unlock()
     with nogil:
         _lock()
@@ -859,6 +958,22 @@ cdef int wait_var(VarC *v) except -1:
         _err_decref(e)
         _unlock()
         raise MXNetError(msg)
+    return _sync_gpu(v.gpu - 1) if v.gpu > 0 else 0
+
+
+cdef int _sync_gpu(int dev) except -1:
+    """The engine wait is over (the writers are queued on the device's stream): wait for the
+    stream up to now (dev k), or every device's (-1). Raises the CUDA error, naming the op."""
+    cdef char buf[ERRBUF]
+    cdef int rc
+    if g_gpu_sync == NULL:
+        return 0
+    buf[0] = 0
+    with nogil:
+        rc = g_gpu_sync(dev, buf, ERRBUF)
+    if rc != 0:
+        buf[ERRBUF - 1] = 0
+        raise MXNetError(buf.decode("utf-8", "replace") or "CUDA error")
     return 0
 
 # ---------------------------------------------------------------------------------------------
@@ -943,7 +1058,7 @@ cdef int _gather(object seq, VarC **stack, VarC ***out, const char *what) except
     return 0
 
 
-def push(fn, const_vars=(), mutable_vars=(), int priority=0, name=None):
+def push(fn, const_vars=(), mutable_vars=(), int priority=0, name=None, int device=-1):
     """Queue a Python callable as an engine operation.
 
     Parameters
@@ -959,6 +1074,9 @@ def push(fn, const_vars=(), mutable_vars=(), int priority=0, name=None):
         Among ready operations, higher runs first; ties run in push order.
     name : str, optional
         Operation name used in error messages; defaults to ``fn.__name__``.
+    device : int
+        -1: any worker. k >= 0: gpu(k)'s worker, in push order with that device's other
+        operations (a Python op that enqueues on the device's stream, e.g. cuBLAS via CuPy).
 
     Notes
     -----
@@ -981,8 +1099,8 @@ def push(fn, const_vars=(), mutable_vars=(), int priority=0, name=None):
         _gather(mutable_vars, mut_stack, &mut, b"mutable_vars")
         Py_INCREF(fn)
         try:
-            push_native(_py_exec, <void*>fn, _py_free, cst, len(const_vars),
-                        mut, len(mutable_vars), priority, bname)
+            push_native_dev(_py_exec, <void*>fn, _py_free, cst, len(const_vars),
+                            mut, len(mutable_vars), priority, bname, device)
         except BaseException:
             Py_XDECREF(<PyObject*>fn)
             raise
@@ -1051,6 +1169,8 @@ def wait_for_all():
         _err_decref(g_errs[i])
     _set_nerrs(0)
     _unlock()
+    if first == NULL:
+        _sync_gpu(-1)            # and the devices' streams (each, not device-wide)
     if first != NULL:
         if copy == NULL:
             raise MXNetError("mxc engine: an operation failed (out of memory copying its error)")
@@ -1119,10 +1239,16 @@ def _shutdown():
         g_inline = 1
         g_stop = 1
         pthread_cond_broadcast(&g_work_cond)
+        for i in range(ENGINE_MAX_DEVICES):
+            pthread_cond_broadcast(&g_dq_cond[i])
         n = g_nstarted
         _unlock()
         for i in range(n):
             pthread_join(g_threads[i], NULL)
+        for i in range(ENGINE_MAX_DEVICES):
+            if g_dstarted[i]:
+                pthread_join(g_dthreads[i], NULL)
+                g_dstarted[i] = 0
     g_nstarted = 0
 
 
@@ -1257,7 +1383,7 @@ cdef class _Int64Buffer:
 
 
 cdef int _push_test(exec_fn fn, void *arg, free_fn fr, reads, writes, int priority,
-                    str name) except -1:
+                    str name, int device=-1) except -1:
     cdef VarC *cs[SMALL]
     cdef VarC *ms[SMALL]
     cdef VarC **c = NULL
@@ -1265,7 +1391,8 @@ cdef int _push_test(exec_fn fn, void *arg, free_fn fr, reads, writes, int priori
     _gather(reads, cs, &c, b"reads")
     try:
         _gather(writes, ms, &m, b"writes")
-        push_native(fn, arg, fr, c, len(reads), m, len(writes), priority, name.encode())
+        push_native_dev(fn, arg, fr, c, len(reads), m, len(writes), priority, name.encode(),
+                        device)
     finally:
         if c != cs:
             free(c)
@@ -1300,7 +1427,7 @@ def _push_affine(_Int64Buffer buf, vars, outs, ins, uint64_t k, int priority=0,
 
 
 def _push_record(_Int64Buffer rec, int slot, reads=(), writes=(), long long usec=0,
-                 bint gate=False, int priority=0, str name="record"):
+                 bint gate=False, int priority=0, str name="record", int device=-1):
     """Test: record begin/end ns and start order in rec[3*slot:3*slot+3]; sleep usec or wait
     for _test_gate(1)."""
     if not 0 <= 3 * slot + 2 < rec.n:
@@ -1313,13 +1440,13 @@ def _push_record(_Int64Buffer rec, int slot, reads=(), writes=(), long long usec
     a.usec = usec
     a.gate = gate
     try:
-        _push_test(_rec_exec, a, free, tuple(reads), tuple(writes), priority, name)
+        _push_test(_rec_exec, a, free, tuple(reads), tuple(writes), priority, name, device)
     except BaseException:
         free(a)
         raise
 
 
-def _push_fail(reads=(), writes=(), str message="failed", str name="fail"):
+def _push_fail(reads=(), writes=(), str message="failed", str name="fail", int device=-1):
     """Test: a native op that fails with ``message``."""
     cdef bytes m = message.encode()
     cdef char *s = <char*>malloc(len(m) + 1)
@@ -1327,7 +1454,7 @@ def _push_fail(reads=(), writes=(), str message="failed", str name="fail"):
         raise MemoryError()
     memcpy(s, <char*>m, len(m) + 1)
     try:
-        _push_test(_fail_exec, s, free, tuple(reads), tuple(writes), 0, name)
+        _push_test(_fail_exec, s, free, tuple(reads), tuple(writes), 0, name, device)
     except BaseException:
         free(s)
         raise

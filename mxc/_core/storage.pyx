@@ -8,10 +8,17 @@ most recently touched memory, still warm in cache, goes out first) unless that w
 pool past its limit, in which case it goes back to the OS. MXNet kept freed memory forever; the
 limit (env ``MXC_CPU_MEM_POOL_LIMIT_MB``, default 1024) and ``release_all`` let memory go.
 
-One pool per host device type (cpu, cpu_pinned: both plain host memory without CUDA), each with
-its own pthread mutex, held only around free-list pops/pushes and counter updates — never
-around ``posix_memalign`` or ``free`` — so engine workers allocate without the GIL and a big
-allocation never stalls a small one. gpu (dev_type 2) has no backend here: alloc returns NULL.
+One pool per host device type (cpu, cpu_pinned) and one per GPU, each with its own pthread
+mutex, held only around free-list pops/pushes and counter updates — never around the allocation
+itself — so engine workers allocate without the GIL and a big allocation never stalls a small
+one. GPU memory and page-locked host memory come from a device backend that mxc/_core/cuda.pyx
+installs when the CUDA driver loads (``storage_set_backend``); until then gpu allocations return
+NULL and cpu_pinned is plain host memory. Such "external" blocks keep their header in a separate
+host allocation (device memory cannot hold it). A GPU block returned to its pool may be reused
+at once although kernels queued on the device's stream may still use it: every user of a
+device's memory is ordered on that device's one stream (mxc/_core/cuda.pyx), so the next user
+runs after them. GPU pools keep everything by default (as MXNet and CuPy do);
+``MXC_GPU_MEM_POOL_LIMIT_MB`` or ``set_pool_limit(n, dev_type=2)`` bounds them.
 """
 from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport malloc, free, abort
@@ -49,7 +56,8 @@ cdef enum:
     MIN_CLASS = 64      # smallest capacity; also what a 0-byte request gets
     MAX_SHIFT = 48      # requests above 2**48 bytes fail (no machine has that; avoids overflow)
     NCLASS = 4 * (MAX_SHIFT - 6) + 1
-    NPOOL = 2           # cpu, cpu_pinned
+    NHOST = 2           # cpu, cpu_pinned
+    NPOOL = NHOST + STORAGE_MAX_GPUS
 
 # Tags in the header: a live block, and one sitting in a free list. storage_free checks the tag
 # so a double free aborts with a message instead of putting a block on a free list twice (which
@@ -63,6 +71,7 @@ cdef struct Header:
     Block blk           # first member, so a Block* is the Header* (and the allocation)
     Header *next        # free-list link while pooled
     uint64_t tag
+    int ext             # data from the device backend, header malloc'ed apart
 
 
 cdef struct Pool:
@@ -78,14 +87,37 @@ cdef struct Pool:
 
 
 cdef Pool _pools[NPOOL]
+cdef backend_alloc_fn g_backend_alloc = NULL
+cdef backend_free_fn g_backend_free = NULL
+cdef int g_ngpus = 0
 
 
-cdef inline Pool* pool_of(int dev_type) noexcept nogil:
+cdef void storage_set_backend(backend_alloc_fn alloc, backend_free_fn free_, int ngpus) noexcept nogil:
+    global g_backend_alloc, g_backend_free, g_ngpus
+    g_backend_alloc = alloc
+    g_backend_free = free_
+    g_ngpus = ngpus if ngpus < STORAGE_MAX_GPUS else STORAGE_MAX_GPUS
+
+
+cdef inline Pool* pool_of(int dev_type, int dev_id) noexcept nogil:
     if dev_type == 1 or dev_type == 5:       # cpu, cpu_shared: host memory
         return &_pools[0]
     if dev_type == 3:
         return &_pools[1]
+    if dev_type == 2 and 0 <= dev_id < g_ngpus:
+        return &_pools[NHOST + dev_id]
     return NULL
+
+
+cdef inline bint use_backend(int dev_type) noexcept nogil:
+    return g_backend_alloc != NULL and (dev_type == 2 or dev_type == 3)
+
+
+cdef inline void release_memory(Header *h) noexcept nogil:
+    """Give one block's memory back (the OS or the device backend)."""
+    if h.ext:
+        g_backend_free(h.blk.dev_type, h.blk.dev_id, h.blk.ptr)
+    free(h)
 
 
 cdef inline int size_class(size_t n, size_t *cap) noexcept nogil:
@@ -104,7 +136,7 @@ cdef inline int size_class(size_t n, size_t *cap) noexcept nogil:
 
 
 cdef Block* storage_alloc(size_t nbytes, int dev_type, int dev_id) noexcept nogil:
-    cdef Pool *p = pool_of(dev_type)
+    cdef Pool *p = pool_of(dev_type, dev_id)
     cdef size_t cap
     cdef int c
     cdef Header *h
@@ -123,10 +155,21 @@ cdef Block* storage_alloc(size_t nbytes, int dev_type, int dev_id) noexcept nogi
             p.peak = p.in_use
     pthread_mutex_unlock(&p.lock)
     if h == NULL:
-        if posix_memalign(&mem, ALIGN, HEADER + cap) != 0:
-            return NULL
-        h = <Header*>mem
-        h.blk.ptr = <char*>mem + HEADER
+        if use_backend(dev_type):
+            h = <Header*>malloc(sizeof(Header))
+            if h == NULL:
+                return NULL
+            if g_backend_alloc(dev_type, dev_id, cap, &mem) != 0:
+                free(h)
+                return NULL
+            h.blk.ptr = mem
+            h.ext = 1
+        else:
+            if dev_type == 2 or posix_memalign(&mem, ALIGN, HEADER + cap) != 0:
+                return NULL
+            h = <Header*>mem
+            h.blk.ptr = <char*>mem + HEADER
+            h.ext = 0
         h.blk.capacity = cap
         h.blk.dev_type = dev_type
         pthread_mutex_lock(&p.lock)
@@ -150,7 +193,7 @@ cdef void storage_free(Block *b) noexcept nogil:
     cdef bint keep
     if b == NULL:
         return
-    p = pool_of(b.dev_type)
+    p = pool_of(b.dev_type, b.dev_id)
     cap = b.capacity
     c = size_class(cap, &cap)           # a capacity is its own class's capacity
     pthread_mutex_lock(&p.lock)
@@ -171,7 +214,7 @@ cdef void storage_free(Block *b) noexcept nogil:
         p.os_frees += 1
     pthread_mutex_unlock(&p.lock)
     if not keep:
-        free(h)
+        release_memory(h)
 
 
 cdef size_t trim_pool(Pool *p, size_t keep) noexcept nogil:
@@ -199,7 +242,7 @@ cdef size_t trim_pool(Pool *p, size_t keep) noexcept nogil:
     pthread_mutex_unlock(&p.lock)
     while chain != NULL:
         h = chain.next
-        free(chain)
+        release_memory(chain)
         chain = h
     return released
 
@@ -220,32 +263,36 @@ cdef void atfork_release() noexcept nogil:
 
 
 def _limit_from_env():
-    mb = env_int("MXC_CPU_MEM_POOL_LIMIT_MB", 1024)
+    return _limit_env("MXC_CPU_MEM_POOL_LIMIT_MB", 1024)
+
+
+def _limit_env(name, default_mb):
+    mb = env_int(name, default_mb)
     if mb < 0 or mb > (1 << 40):
-        raise ValueError(f"environment variable MXC_CPU_MEM_POOL_LIMIT_MB={mb} must be an "
+        raise ValueError(f"environment variable {name}={mb} must be an "
                          f"integer number of megabytes in [0, 2**40]")
     return mb << 20
 
 
-cdef int init_pools(size_t limit) except -1:
+cdef int init_pools(size_t limit, size_t gpu_limit) except -1:
     cdef int i
     memset(_pools, 0, sizeof(_pools))
     for i in range(NPOOL):
         if pthread_mutex_init(&_pools[i].lock, NULL) != 0:
             raise RuntimeError("mxc storage: pthread_mutex_init failed")
-        _pools[i].limit = limit
+        _pools[i].limit = limit if i < NHOST else gpu_limit
     if pthread_atfork(atfork_prepare, atfork_release, atfork_release) != 0:
         raise RuntimeError("mxc storage: pthread_atfork failed")
     return 0
 
 
-init_pools(_limit_from_env())
+init_pools(_limit_from_env(), _limit_env("MXC_GPU_MEM_POOL_LIMIT_MB", 1 << 40))
 
 
 # ---------------------------------------------------------------- Python API
 
 cdef list host_pools(dev_type):
-    """The pools a dev_type argument names: None means every host pool."""
+    """The host pools a dev_type argument names: None means every host pool."""
     if dev_type is None:
         return [1, 3]
     if dev_type == 2:
@@ -256,13 +303,36 @@ cdef list host_pools(dev_type):
     return [dev_type]
 
 
-def stats(dev_type=1):
-    """Counters of one host pool.
+cdef Pool* named_pool(dev_type, dev_id) except NULL:
+    """The pool of (dev_type, dev_id); a clear error for a GPU without a backend or device."""
+    if dev_type == 2:
+        if g_backend_alloc == NULL:
+            raise MXNetError("storage: GPU backend not available (no CUDA driver or device)")
+        if not isinstance(dev_id, int) or not 0 <= dev_id < g_ngpus:
+            raise MXNetError(f"storage: gpu({dev_id}) does not exist ({g_ngpus} GPU(s))")
+        return &_pools[NHOST + dev_id]
+    return pool_of(host_pools(dev_type)[0], 0)
+
+
+cdef list pools_for(dev_type, dev_id):
+    if dev_type == 2:
+        if dev_id is None:
+            if g_ngpus == 0:
+                named_pool(2, 0)          # raises the no-backend / no-device error
+            return [<size_t>&_pools[NHOST + i] for i in range(g_ngpus)]
+        return [<size_t>named_pool(2, dev_id)]
+    return [<size_t>pool_of(d, 0) for d in host_pools(dev_type)]
+
+
+def stats(dev_type=1, dev_id=0):
+    """Counters of one pool.
 
     Parameters
     ----------
     dev_type : int
-        1 (cpu) or 3 (cpu_pinned). 2 (gpu) raises MXNetError: no GPU backend here.
+        1 (cpu), 3 (cpu_pinned) or 2 (gpu; MXNetError without a CUDA device).
+    dev_id : int
+        The GPU, for dev_type 2.
 
     Returns
     -------
@@ -272,7 +342,7 @@ def stats(dev_type=1):
         (allocations served from a free list), ``os_allocs`` (allocations that went to the OS),
         ``os_frees`` (blocks given back to the OS) and ``limit`` (the pool limit, bytes).
     """
-    cdef Pool *p = pool_of(host_pools(dev_type)[0])
+    cdef Pool *p = named_pool(dev_type, dev_id)
     cdef size_t in_use, pooled, peak, limit
     cdef uint64_t hits, os_allocs, os_frees
     with nogil:
@@ -289,13 +359,15 @@ def stats(dev_type=1):
             "os_allocs": os_allocs, "os_frees": os_frees, "limit": limit}
 
 
-def release_all(dev_type=None):
-    """Give every pooled (freed, unused) block back to the OS.
+def release_all(dev_type=None, dev_id=None):
+    """Give every pooled (freed, unused) block back to the OS (or the device).
 
     Parameters
     ----------
     dev_type : int or None
-        1 (cpu) or 3 (cpu_pinned); None releases both host pools.
+        1 (cpu) or 3 (cpu_pinned); None releases both host pools; 2 the GPU pools.
+    dev_id : int or None
+        For dev_type 2: one GPU; None: every GPU.
 
     Returns
     -------
@@ -304,15 +376,15 @@ def release_all(dev_type=None):
     """
     cdef size_t total = 0
     cdef Pool *p
-    for d in host_pools(dev_type):
-        p = pool_of(d)
+    for addr in pools_for(dev_type, dev_id):
+        p = <Pool*><size_t>addr
         with nogil:
             total += trim_pool(p, 0)
     return total
 
 
-def set_pool_limit(nbytes):
-    """Set how many freed bytes each host pool may keep for reuse.
+def set_pool_limit(nbytes, dev_type=None):
+    """Set how many freed bytes each host pool (or, with dev_type=2, each GPU pool) may keep.
 
     Blocks freed while the pool holds ``nbytes`` already go back to the OS. Lowering the limit
     releases pooled blocks (largest first) until each pool fits.
@@ -335,8 +407,14 @@ def set_pool_limit(nbytes):
     cdef size_t total = 0
     cdef Pool *p
     cdef int i
+    cdef bint gpu = dev_type is not None
+    if gpu and not (isinstance(dev_type, int) and <long>dev_type == 2):
+        raise ValueError(f"set_pool_limit: dev_type must be None (host pools) or 2 (gpu), "
+                         f"got {dev_type!r}")
+    cdef int lo = NHOST if gpu else 0
+    cdef int hi = NPOOL if gpu else NHOST
     with nogil:
-        for i in range(NPOOL):
+        for i in range(lo, hi):
             p = &_pools[i]
             pthread_mutex_lock(&p.lock)
             p.limit = limit
@@ -345,16 +423,18 @@ def set_pool_limit(nbytes):
     return total
 
 
-def get_pool_limit():
-    """The host pools' limit in bytes (from MXC_CPU_MEM_POOL_LIMIT_MB or :func:`set_pool_limit`)."""
-    return _pools[0].limit
+def get_pool_limit(dev_type=None):
+    """The host pools' limit in bytes (from MXC_CPU_MEM_POOL_LIMIT_MB or :func:`set_pool_limit`);
+    with dev_type=2 the GPU pools' (MXC_GPU_MEM_POOL_LIMIT_MB)."""
+    return _pools[NHOST if dev_type == 2 else 0].limit
 
 
-def reset_peak(dev_type=None):
-    """Set ``peak`` to the current ``in_use`` (dev_type 1, 3, or None for both host pools)."""
+def reset_peak(dev_type=None, dev_id=None):
+    """Set ``peak`` to the current ``in_use`` (dev_type 1, 3, None for both host pools, 2 for
+    the GPU pools: ``dev_id`` or all)."""
     cdef Pool *p
-    for d in host_pools(dev_type):
-        p = pool_of(d)
+    for addr in pools_for(dev_type, dev_id):
+        p = <Pool*><size_t>addr
         with nogil:
             pthread_mutex_lock(&p.lock)
             p.peak = p.in_use
@@ -372,17 +452,17 @@ cdef Block* live_block(addr) except NULL:
     return &h.blk
 
 
-def _alloc(nbytes, int dev_type=1):
+def _alloc(nbytes, int dev_type=1, int dev_id=0):
     """Test hook: allocate a block, return its address (an int); free it with :func:`_free`."""
     if nbytes < 0:
         raise ValueError(f"storage: negative size {nbytes}")
-    host_pools(dev_type)
+    named_pool(dev_type, dev_id)
     if nbytes > MAX_REQUEST:
         raise MemoryError(f"storage: cannot allocate {nbytes} bytes")
     cdef size_t n = nbytes
     cdef Block *b
     with nogil:
-        b = storage_alloc(n, dev_type, 0)
+        b = storage_alloc(n, dev_type, dev_id)
     if b == NULL:
         raise MemoryError(f"storage: out of memory allocating {nbytes} bytes")
     return <uintptr_t>b

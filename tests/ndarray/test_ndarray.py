@@ -64,8 +64,9 @@ def test_creation_functions_take_mxnet_s_ignored_keywords():
     with pytest.raises(TypeError, match="zeros.*foo"):
         mx.nd.zeros((2,), foo=1)
     assert mx.context.num_gpus() >= 0
-    with pytest.raises(MXNetError, match="gpu"):
-        mx.nd.zeros((2,), ctx=mx.gpu(0))
+    if mx.context.num_gpus() == 0:
+        with pytest.raises(MXNetError, match="gpu"):
+            mx.nd.zeros((2,), ctx=mx.gpu(0))
 
 
 def test_copy_astype_reshape():
