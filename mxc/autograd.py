@@ -12,6 +12,8 @@ without autograd state), not the arrays themselves, so arrays and nodes form no 
 cycles and a graph is freed as soon as its last output is dropped. ``backward`` frees the graph it
 walked unless ``retain_graph=True``; walking a freed graph raises MXNetError.
 """
+import os
+
 from ._core import handle as _handle
 from ._core import modes as _modes
 from ._core import tape as _tape
@@ -214,6 +216,162 @@ def get_symbol(x):
         return n
 
     return Symbol([entry(x._ag, id(x))])
+
+
+# ---- prepared gradients: each node's backward traced once, replayed as kernel pushes ----------
+# The backward walk (tape.pyx) hands every node to _prepared_grad when it does not record. The
+# node's OpDef.grad is traced once per (operator, attributes, shapes, dtypes, which inputs need a
+# gradient, training flag) with the executor's graph-building F (mxc/executor/graph.py), steps no
+# needed gradient reads are dropped (the data gradient of a first layer: a whole GEMM), reshapes
+# of intermediates become views, and later calls push the remaining steps' kernels directly: no
+# attribute parsing or shape inference per backward operator. Results equal the eager walk's bit
+# for bit (same kernels, same attributes, same order). A gradient that cannot be traced (reads
+# values on the host, runs Python, draws random numbers, writes state) takes the eager walk.
+_GRAD_PLANS = {}
+_GRAD_PLANS_MAX = 4096
+_VIEW = None           # marks a step that is a reshape view instead of a kernel
+_graph = None          # mxc.executor.graph, imported on first use (it imports mxc.ndarray)
+
+
+class _GradPlan:
+    __slots__ = ("nvals", "ext", "consts", "steps", "results")
+
+    def __init__(self, nvals, ext, consts, steps, results):
+        self.nvals = nvals        # value slots of one replay
+        self.ext = ext            # slot of each (input view, output view, out-grad), in that order
+        self.consts = consts      # (slot, NDArray) made while tracing, only read
+        self.steps = steps        # (op or _VIEW, attrs, input slots, output slots, shapes, dtypes)
+        self.results = results    # slot of each input's gradient, or None
+
+
+def _hashable_attrs(attrs):
+    try:
+        key = tuple(attrs.items())
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
+    """A _GradPlan for this call of op.grad, or False when it cannot be prepared."""
+    global _graph
+    if _graph is None:
+        from .executor import graph as _graph_mod
+        _graph = _graph_mod
+    G = _graph
+    t = G.Trace(ctx)
+    ext = [t.new(a.shape, a._dtype, G.EXT) for a in ins + outs + ogs]
+    nin, nout = len(ins), len(outs)
+    try:
+        res = list(op.grad(t.F, attrs, ext[:nin], ext[nin:nin + nout], ext[nin + nout:]))
+    except Exception:       # noqa: BLE001 (untraceable, or an error the eager walk will raise)
+        return False
+    results = []
+    for k, r in enumerate(res):
+        if r is None or k >= nin or not needs[k]:
+            results.append(None)
+        elif isinstance(r, G.TVal) and r.t is t and t.kinds[r.vid] in (G.EXT, G.INT):
+            results.append(r.vid)
+        else:
+            return False       # a constant (it would be shared between calls) or a foreign value
+    needed = {v for v in results if v is not None}
+    kept = []
+    for st in reversed(t.steps):
+        sop, sattrs, sins, souts, _ = st
+        if any(o in needed for o in souts):
+            if sop.mutate or "random" in sop.resources:
+                return False
+            kept.append(st)
+            needed.update(sins)
+    kept.reverse()
+    # reshapes become views when their result is not a returned gradient, or is one whose
+    # storage is fresh (an intermediate) and no other returned gradient shares it
+    root = {}
+    res_count = {}
+    for op_, _, sins, souts, _ in kept:
+        if op_.name in G._RESHAPES:
+            root[souts[0]] = root.get(sins[0], sins[0])
+    for v in results:
+        if v is not None:
+            r = root.get(v, v)
+            res_count[r] = res_count.get(r, 0) + 1
+    steps = []
+    for op_, sattrs, sins, souts, _ in kept:
+        shapes = tuple(t.shapes[v] for v in souts)
+        dtypes = tuple(t.dtypes[v] for v in souts)
+        if op_.name in G._RESHAPES:
+            o = souts[0]
+            r = root[o]
+            is_result = o in results
+            if not is_result or (t.kinds[r] == G.INT and r not in results
+                                 and res_count.get(r, 0) == 1):
+                steps.append((_VIEW, None, sins, souts, shapes, dtypes))
+                continue
+        steps.append((op_, sattrs, sins, souts, shapes, dtypes))
+    consts = tuple((v, a) for v, a in t.const.items())
+    return _GradPlan(len(t.shapes), tuple(range(len(ext))), consts, tuple(steps), tuple(results))
+
+
+def _prepared_grad(node, ins, outs, ogs):
+    """Gradients of `node`'s inputs (None where no gradient is needed), or None: take the
+    eager walk."""
+    op = node.op
+    if type(op) is not _registry_OpDef() or op.grad is None:
+        return None
+    attrs = node.attrs
+    akey = _hashable_attrs(attrs) if attrs is not None else ()
+    if akey is None:
+        return None
+    arrs = ins + outs + ogs
+    ctx = arrs[0]._ctx
+    sig = []
+    for a in arrs:
+        if a._sparse or (a._ctx is not ctx and a._ctx != ctx):
+            return None
+        sig.append(a._shape)
+        sig.append(a._dtype)
+    needs = tuple(info is not None for info in node.in_info)
+    key = (op, akey, tuple(sig), needs, _M.training)
+    plan = _GRAD_PLANS.get(key)
+    if plan is None:
+        if len(_GRAD_PLANS) >= _GRAD_PLANS_MAX:
+            _GRAD_PLANS.clear()
+        plan = _trace_grad(op, attrs, list(ins), list(outs), list(ogs), needs, ctx)
+        _GRAD_PLANS[key] = plan
+    if plan is False:
+        return None
+    vals = [None] * plan.nvals
+    for k, a in enumerate(arrs):
+        vals[k] = a
+    for v, a in plan.consts:
+        vals[v] = a
+    empty, make_array = _handle.empty, _handle.make_array
+    for sop, sattrs, sins, souts, shapes, dtypes in plan.steps:
+        if sop is _VIEW:
+            src = vals[sins[0]]
+            vals[souts[0]] = make_array(NDArray, src._chunk, src._offset, shapes[0], dtypes[0], ctx)
+            continue
+        res = [empty(NDArray, s, d, ctx) for s, d in zip(shapes, dtypes)]
+        sop.forward(sattrs, [vals[i] for i in sins], res)
+        for v, a in zip(souts, res):
+            vals[v] = a
+    return [None if v is None else vals[v] for v in plan.results]
+
+
+_OPDEF = None
+
+
+def _registry_OpDef():
+    global _OPDEF
+    if _OPDEF is None:
+        from .ops.registry import OpDef
+        _OPDEF = OpDef
+    return _OPDEF
+
+
+if os.environ.get("MXC_PREPARED_GRAD", "1") != "0":     # 0: every node through OpDef.grad
+    _tape.set_grad_runner(_prepared_grad)
 
 
 # ---- custom functions ------------------------------------------------------------------------

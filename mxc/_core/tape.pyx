@@ -16,6 +16,18 @@ cdef object _M = _modes_mod._M
 cdef object _grad_hook = None
 
 
+# called as runner(node, in_views, out_views, out_grads) -> gradients or None, for every node of
+# a backward that does not record (mxc.autograd's prepared gradients); None: take OpDef.grad
+cdef object _grad_runner = None
+
+
+def set_grad_runner(runner):
+    """Install the prepared-gradient runner; returns the old one."""
+    global _grad_runner
+    prev, _grad_runner = _grad_runner, runner
+    return prev
+
+
 def set_grad_hook(hook):
     """Install `hook(node, grads)` for the backward passes that follow; returns the old one."""
     global _grad_hook
@@ -238,7 +250,11 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
                 outs = [_attached(outs[k], _out_info(node, k)) for k in range(n)]
             else:
                 ins = node.in_views
-            grads = list(gfn(F, node.attrs, ins, outs, ogs))
+            grads = None
+            if not create_graph and _grad_runner is not None and _grad_hook is None:
+                grads = _grad_runner(node, ins, outs, ogs)
+            if grads is None:
+                grads = list(gfn(F, node.attrs, ins, outs, ogs))
             if _grad_hook is not None:
                 _grad_hook(node, grads)
             for k in range(min(len(grads), len(node.in_info))):

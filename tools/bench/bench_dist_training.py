@@ -260,7 +260,7 @@ def main():
                     extra["MXC_KVSTORE_TRACE"] = prefix
                 rates[what] = run([([py, "-m", "mxc.tools.launch", "-n", "2", py] + common
                                     + ["--kvstore", "dist_sync"], extra)], env, args.cpu)
-                if extra:
+                if "MXC_KVSTORE_TRACE" in extra:
                     timeline(prefix, args.warmup, args.steps, args.timeline_all)
             print(json.dumps({"bench": "dist_training", "round": rnd, "run": names[what],
                               "model": "resnet18_v1 cifar 3x32x32",
