@@ -56,11 +56,23 @@ cdef class Chunk(Var):
         return f"<Chunk {self.nbytes} bytes @{self.dev_type}:{self.dev_id}>"
 
 
+cdef object _cuda = None
+
+
+cdef object cuda_module():
+    global _cuda
+    if _cuda is None:
+        from mxc._core import cuda
+        _cuda = cuda
+    return _cuda
+
+
 cdef Chunk alloc_chunk(size_t nbytes, int dev_type, int dev_id):
     """A chunk whose block is allocated lazily (chunk_ensure) from the pooled storage."""
     if dev_type == 2:
-        raise MXNetError("gpu: the CUDA backend is not part of this release of mxc yet")
+        cuda_module().ensure_device(dev_id)      # MXNetError naming the missing device
     cdef Chunk c = Chunk()
+    c.c.gpu = dev_id + 1 if dev_type == 2 else 0
     c.c.payload = NULL
     c.c.release_payload = _release_block      # storage_free(NULL) is a no-op
     c.c.data = NULL
@@ -154,6 +166,8 @@ cdef class NDArrayBase:
 
     def _numpy_view(self):
         """A numpy array sharing this array's memory (the caller waited first). Keeps it alive."""
+        if self._chunk.dev_type == 2:
+            raise MXNetError(f"{self._ctx}: a GPU array has no host view; use asnumpy()")
         cdef cnp.npy_intp dims[MXC_MAX_NDIM]
         cdef int i, nd = len(self._shape)
         for i in range(nd):
@@ -164,6 +178,8 @@ cdef class NDArrayBase:
 
     def asnumpy(self):
         """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
+        if self._chunk.dev_type == 2:
+            return cuda_module().to_numpy(self)
         wait_var(self._chunk.c)
         out = np.empty(self._shape, self._dtype)
         cdef size_t n = <size_t>self._size * self._itemsize
@@ -240,6 +256,8 @@ def from_numpy(type cls, src, ctx, dtype=None):
     # (np.ascontiguousarray would turn a 0-d array into shape (1,))
     cdef cnp.ndarray a = np.asarray(src, dtype=dtype, order="C")
     cdef NDArrayBase out = empty(cls, (<object>a).shape, a.dtype, ctx)
+    if out._chunk.dev_type == 2:
+        return cuda_module().from_numpy(out, a)
     cdef size_t n = a.nbytes
     cdef void *dst = out.data_ptr()
     cdef void *s = cnp.PyArray_DATA(a)
@@ -323,6 +341,14 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
     return 0
 
 
+cdef inline int _cpu_only(NDArrayBase a, bytes name) except -1:
+    """A CPU kernel must never get device memory."""
+    if a._chunk.dev_type == 2:
+        raise MXNetError(f"{name.decode()}: this operator has no GPU kernel in mxc yet (an "
+                         f"array is on {a._ctx}); run it on mx.cpu()")
+    return 0
+
+
 def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes name,
                 int nthreads=1, int req=1):
     """Queue `kernel` on the engine: it reads `inputs` and writes `outputs` (NDArrayBase lists).
@@ -340,10 +366,12 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
                 raise MemoryError()
         for i in range(nin):
             a = <NDArrayBase?>inputs[i]
+            _cpu_only(a, name)
             _set_tensor(p, i, a)
             vars[i] = a._chunk.c
         for i in range(nout):
             a = <NDArrayBase?>outputs[i]
+            _cpu_only(a, name)
             _set_tensor(p, nin + i, a)
             vars[nin + i] = a._chunk.c
         if iattr or fattr:
@@ -604,7 +632,7 @@ cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase
     """out = a OP b for arrays of one shape, dtype and device; None otherwise."""
     cdef uintptr_t addr = k.addr[a._dcode]
     cdef bint rec = False
-    if (addr == 0 or a._dcode != b._dcode
+    if (addr == 0 or a._dcode != b._dcode or a._chunk.dev_type == 2
             or not (a._shape is b._shape or a._shape == b._shape)
             or not (a._ctx is b._ctx or a._ctx == b._ctx)):
         return None
@@ -632,7 +660,7 @@ cdef inline bint _overlaps_shifted(NDArrayBase x, NDArrayBase out):
 cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, NDArrayBase out):
     cdef uintptr_t addr = k.addr[x._dcode]
     cdef bint rec = False
-    if addr == 0:
+    if addr == 0 or x._chunk.dev_type == 2:     # GPU arrays: the general path (ops/_gpu.py)
         return None
     if x._ag is not None:
         rec = _recording()

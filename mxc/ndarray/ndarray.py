@@ -368,19 +368,30 @@ class NDArray(NDArrayBase):
     # ---- DLPack --------------------------------------------------------------------------
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory, after pending writes finished."""
+        if self._ctx.device_typeid == 2:
+            from . import _dlpack_gpu
+            return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
 
     def to_dlpack_for_write(self):
         """A DLPack capsule for writing: waits for every pending read and write first."""
+        if self._ctx.device_typeid == 2:
+            from . import _dlpack_gpu
+            return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
 
     def __dlpack__(self, stream=None, **kwargs):
+        if self._ctx.device_typeid == 2:
+            from . import _dlpack_gpu
+            return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
+        if self._ctx.device_typeid == 2:
+            return (2, self._ctx.device_id)           # kDLCUDA
         return (1, 0)
 
     # ---- indexing -------------------------------------------------------------------------
@@ -502,6 +513,9 @@ def _release_readonly(arr, key):
 
 def from_dlpack(dlpack):
     """An NDArray sharing the memory of a DLPack capsule or an object with ``__dlpack__``."""
+    from . import _dlpack_gpu
+    if _dlpack_gpu.is_cuda_producer(dlpack):
+        return _dlpack_gpu.from_dlpack(dlpack, NDArray)
     if hasattr(dlpack, "__dlpack__"):
         a = np.from_dlpack(dlpack)
     else:
@@ -514,6 +528,8 @@ def from_dlpack(dlpack):
         try:
             a = np.from_dlpack(_Capsule())
         except Exception as e:
+            if _dlpack_gpu.cupy_available():        # a capsule of a CUDA tensor
+                return _dlpack_gpu.from_dlpack(dlpack, NDArray)
             raise MXNetError(f"from_dlpack: cannot import this tensor: {e}") from None
     if not a.flags.c_contiguous or a.dtype not in _h.DTYPE_CODE:
         return array(a, dtype=a.dtype)

@@ -203,6 +203,14 @@ def kernel_forward(family, kname, key=None, attrs=None, name=None):
     table = {}
 
     def forward(a, inputs, outputs):
+        if ((outputs and outputs[0]._ctx.device_typeid == 2)
+                or (inputs and inputs[0]._ctx.device_typeid == 2)):
+            # on a GPU (or a copy to or from one): its kernels read the attributes the CPU
+            # kernel would get (a CPU kernel never receives device memory: push_kernel refuses)
+            ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
+            from . import _gpu
+            return _gpu.forward(bname.decode(), a, inputs, outputs, family=family, kernel=kname,
+                                iattr=ia, fattr=fa)
         if not table:
             table.update(importlib.import_module(f"mxc.ops.cpu.{family}").KERNELS)
         k = key(a, inputs, outputs) if key is not None else inputs[0]._dcode
