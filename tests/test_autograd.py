@@ -94,6 +94,21 @@ def test_second_backward_through_freed_graph_is_a_clear_error():
         y.backward()
 
 
+def test_an_output_of_a_freed_graph_is_a_constant_in_a_new_one():
+    # MXNet: once backward freed a graph, its outputs start new graphs as constants
+    x = _x([1.0, 2.0])
+    w = _x([3.0, 4.0])
+    with autograd.record():
+        b = x + 1
+        (b * b).sum().backward()
+    with autograd.record():
+        b2 = b + 1                      # b's history is gone: a constant [3, 4]
+        z = (b2 * w).sum()
+    z.backward()
+    np.testing.assert_array_equal(w.grad.asnumpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [4.0, 6.0])   # from the first backward only
+
+
 def test_retain_graph_allows_two_backwards():
     x = _x([1.0, 2.0])
     x.attach_grad("add")

@@ -105,7 +105,14 @@ cdef Node _new_node(object op, object attrs, list inputs, list outputs):
     node.in_views = [None] * n
     for i in range(n):
         x = <NDArrayBase?>inputs[i]
-        node.in_info[i] = x._ag
+        info = x._ag
+        # an output of a graph an earlier backward freed is a constant here, as in MXNet (its
+        # history is gone; differentiating that freed graph itself still raises, in _topo)
+        if info is not None:
+            prev = (<AGInfo>info).node
+            if isinstance(prev, Node) and (<Node>prev).freed:
+                info = None
+        node.in_info[i] = info
         node.in_views[i] = detach(x)
     node.out_views = [detach(<NDArrayBase?>y) for y in outputs]
     node.freed = False
