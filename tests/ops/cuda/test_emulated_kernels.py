@@ -5,16 +5,13 @@ runs each kernel over an odd grid (grid-stride loops, vector bodies and their ta
 results are compared with numpy and MXNet's rules. Kernels built on __syncthreads, shared
 memory or warp shuffles (reductions, softmax rows, transpose2d, sort) are not emulated."""
 import ctypes
-import importlib.util
-import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+from ._emu import build, cuda_loader
+
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 
@@ -80,19 +77,9 @@ def _driver():
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("_mxc_cuda_loader",
-                                                  os.path.join(ROOT, "mxc", "ops", "cuda", "loader.py"))
-    L = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(L)
-    d = tmp_path_factory.mktemp("emu")
-    src = d / "kernels.cpp"
-    src.write_text(L.source("elemwise") + "\n" +
-                   L.source("broadcast").split("using namespace mxc;", 1)[1] + "\n" + _driver())
-    so = d / "kernels.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + os.path.join(ROOT, "csrc"),
-                    str(src), "-o", str(so)], check=True)
-    return ctypes.CDLL(str(so))
+    L = cuda_loader()
+    return build(tmp_path_factory, "kernels", L.source("elemwise") + "\n" +
+                 L.source("broadcast").split("using namespace mxc;", 1)[1] + "\n" + _driver())
 
 
 def _p(a):
@@ -188,10 +175,7 @@ def test_scalar_cast_clip_where(lib):
 
 
 def test_broadcast(lib):
-    spec = importlib.util.spec_from_file_location("_mxc_cuda_specs",
-                                                  os.path.join(ROOT, "mxc", "ops", "cuda", "specs.py"))
-    S = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(S)
+    S = cuda_loader()._specs()
     rng = np.random.RandomState(2)
     for ashape, bshape in [((4, 1, 3), (1, 5, 3)), ((2, 3, 4), (4,)), ((6, 1), (1, 7)),
                            ((3, 5), (3, 5))]:

@@ -2,16 +2,13 @@
 CUDA emulation header and called with the arguments specs.launch_spec builds, give bit for bit
 what mxc's CPU kernels give through mx.nd (both use csrc/kernels/hd_math.h's step functions)."""
 import ctypes
-import importlib.util
-import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+from ._emu import build, cuda_loader
+
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 # ---- optimizer updates: the GPU kernels' arithmetic against mxc's CPU kernels, bit for bit ----
@@ -37,18 +34,8 @@ _OPT_FN = {"mxc_adam_update<float>": "adam", "mxc_sgd_mom_update<float>": "sgd_m
 
 @pytest.fixture(scope="module")
 def optlib(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("_mxc_cuda_loader3",
-                                                  os.path.join(ROOT, "mxc", "ops", "cuda", "loader.py"))
-    L = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(L)
-    d = tmp_path_factory.mktemp("emuopt")
-    src = d / "opt.cpp"
-    src.write_text(L.source("optimizer_ops") + OPT_WRAPPERS)
-    so = d / "opt.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + os.path.join(ROOT, "csrc"),
-                    str(src), "-o", str(so)], check=True)
-    return ctypes.CDLL(str(so)), L._specs()
+    L = cuda_loader()
+    return build(tmp_path_factory, "opt", L.source("optimizer_ops") + OPT_WRAPPERS), L._specs()
 
 
 def _run_opt(lib, spec, inputs, outputs):

@@ -3,16 +3,13 @@ emulation header (emu/cuda_fp16.h), and the launch sequence that specs.launch_sp
 topk (prepare, every bitonic step, finish, with its workspace) runs through a CPU stand-in for
 the device launcher; the result must be numpy's stable order."""
 import ctypes
-import importlib.util
-import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+from ._emu import build, cuda_loader
+
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 # ---- sort: the spec's whole launch sequence (prepare, bitonic steps, finish) run on the CPU ----
@@ -38,18 +35,8 @@ _SORT_FN = {"mxc_sort_prepare<float>": "prepare", "mxc_bitonic_step": "step",
 
 @pytest.fixture(scope="module")
 def sortlib(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("_mxc_cuda_loader2",
-                                                  os.path.join(ROOT, "mxc", "ops", "cuda", "loader.py"))
-    L = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(L)
-    d = tmp_path_factory.mktemp("emusort")
-    src = d / "sort.cpp"
-    src.write_text(L.source("ordering") + SORT_WRAPPERS)
-    so = d / "sort.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + os.path.join(ROOT, "csrc"),
-                    str(src), "-o", str(so)], check=True)
-    return ctypes.CDLL(str(so)), L
+    L = cuda_loader()
+    return build(tmp_path_factory, "sort", L.source("ordering") + SORT_WRAPPERS), L
 
 
 def _run_spec(lib, spec, inputs, outputs):
