@@ -96,13 +96,15 @@ def extensions():
 
 class build_py(_build_py):
     """Also ships csrc/kernels/hd_math.h (arithmetic shared by the CPU and CUDA kernels) inside
-    the package, where mxc/ops/cuda/loader.py finds it in an installed mxc."""
+    the package, where mxc/ops/cuda/loader.py finds it in an installed mxc, and half.h (the
+    CPU's float16, which the kernel tests' CUDA emulation header uses for __half)."""
 
     def run(self):
         super().run()
         dst = os.path.join(self.build_lib, "mxc", "ops", "cuda", "include", "shared", "kernels")
         os.makedirs(dst, exist_ok=True)
-        shutil.copy(os.path.join(HERE, "csrc", "kernels", "hd_math.h"), dst)
+        for name in ("hd_math.h", "half.h"):
+            shutil.copy(os.path.join(HERE, "csrc", "kernels", name), dst)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_py": build_py})

@@ -1,25 +1,24 @@
-"""What the emulation tests share: the source tree's kernel loader (its `source()` gives the text
-NVRTC compiles) and g++ building that text against emu/cuda_fp16.h into a library to call."""
+"""What the emulation tests share: mxc's kernel loader (its `source()` gives the text NVRTC
+compiles) and g++ building that text against emu/cuda_fp16.h into a library to call. They use
+the mxc under test (installed or built in place), so its shipped .cu files and headers."""
 import ctypes
-import importlib.util
 import os
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-_LOADER = None
 
 
 def cuda_loader():
-    """mxc/ops/cuda/loader.py of this source tree (not an installed mxc: the .cu files and
-    csrc/ headers compiled here must be the ones under test)."""
-    global _LOADER
-    if _LOADER is None:
-        spec = importlib.util.spec_from_file_location(
-            "_mxc_cuda_loader", os.path.join(ROOT, "mxc", "ops", "cuda", "loader.py"))
-        _LOADER = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_LOADER)
-    return _LOADER
+    from mxc.ops.cuda import loader
+    return loader
+
+
+def shared_include():
+    """The directory holding kernels/hd_math.h: csrc/ in a source tree, a copy in the package."""
+    for d in cuda_loader()._shared_dirs():
+        if os.path.isfile(os.path.join(d, "kernels", "hd_math.h")):
+            return d
+    raise FileNotFoundError("kernels/hd_math.h is neither in csrc/ nor shipped with mxc")
 
 
 def build(tmp_path_factory, name, text):
@@ -28,6 +27,6 @@ def build(tmp_path_factory, name, text):
     src, so = d / (name + ".cpp"), d / (name + ".so")
     src.write_text(text)
     subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + os.path.join(ROOT, "csrc"),
+                    "-I" + os.path.join(HERE, "emu"), "-I" + shared_include(),
                     str(src), "-o", str(so)], check=True)
     return ctypes.CDLL(str(so))

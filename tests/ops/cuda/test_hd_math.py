@@ -1,13 +1,13 @@
 """csrc/kernels/hd_math.h (the arithmetic the CPU and GPU kernels share) compiles as plain C
 with gcc -Wall -Werror and gives numpy's / MXNet's values."""
-import os
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ._emu import shared_include
+
 
 PROG = r"""
 #include "kernels/hd_math.h"
@@ -35,7 +35,7 @@ def test_shared_math_in_c(tmp_path):
     src.write_text(PROG)
     exe = tmp_path / "t"
     subprocess.run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
-                    "-I" + os.path.join(ROOT, "csrc"), str(src), "-o", str(exe), "-lm"],
+                    "-I" + shared_include(), str(src), "-o", str(exe), "-lm"],
                    check=True)
     lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     mods = [float(x) for x in lines[:6]]

@@ -1,18 +1,12 @@
 """Launch specs (mxc/ops/cuda/specs.py) without a GPU: every kernel a spec names is one the
 family instantiates (so the offline compile check covers it), and the host-side index maths
 (broadcast strides, dim collapsing, reduction maps) address the same elements numpy does."""
-import importlib.util
-import os
 import struct
 
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_spec = importlib.util.spec_from_file_location("_mxc_cuda_specs",
-                                               os.path.join(ROOT, "mxc", "ops", "cuda", "specs.py"))
-S = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(S)
+from mxc.ops.cuda import specs as S
 
 
 class Arr:
