@@ -281,7 +281,11 @@ def test_matches_manual_executor_sgd_loop(rng):
 
 
 def test_fit_reaches_accuracy_and_logs(rng, caplog):
-    x, y = blobs(rng, n=150)
+    # blobs 4 noise sigmas from the class boundaries: 0.95 on 30 samples is then the model's
+    # doing, not the draw's (at noise 0.5 an unlucky draw put 2 of 30 across, Bayes-optimal)
+    x, y = blobs(rng, n=150, noise=0.35)
+    mx.random.seed(int(rng.integers(2**31)))      # Xavier's draws and the shuffle follow the seed
+    np.random.seed(int(rng.integers(2**31)))
     train = mx.io.NDArrayIter(x[:120], y[:120], batch_size=20, shuffle=True)
     val = mx.io.NDArrayIter(x[120:], y[120:], batch_size=10)
     mod = mx.mod.Module(mlp(16))
