@@ -36,7 +36,7 @@ from mxc._core.engine cimport (VarC, push_native_dev, engine_set_gpu_sync, wait_
                                ENGINE_MAX_DEVICES)
 from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_backend,
                                 STORAGE_MAX_GPUS)
-from mxc._core.handle cimport Chunk, NDArrayBase
+from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
 from mxc.base import MXNetError
 
 cnp.import_array()
@@ -68,18 +68,9 @@ cdef extern from *:
     static __thread void *mxc_cuda_tls_ctx = 0;
     static inline void *mxc_cuda_cur_ctx(void) { return mxc_cuda_tls_ctx; }
     static inline void mxc_cuda_set_ctx(void *c) { mxc_cuda_tls_ctx = c; }
-    static inline void *mxc_cu_load_ptr(void **p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-    static inline void mxc_cu_store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline int mxc_cu_cas_ptr(void **p, void *expected, void *desired) {
-        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
-                                           __ATOMIC_ACQUIRE);
-    }
     """
     void *mxc_cuda_cur_ctx() noexcept nogil
     void mxc_cuda_set_ctx(void *c) noexcept nogil
-    void *mxc_cu_load_ptr(void **p) noexcept nogil
-    void mxc_cu_store_ptr(void **p, void *v) noexcept nogil
-    int mxc_cu_cas_ptr(void **p, void *expected, void *desired) noexcept nogil
 
 # ---------------------------------------------------------------------------------------------
 # the driver API, as function pointers filled by dlsym
@@ -383,18 +374,6 @@ cdef void _be_free(int dev_type, int dev_id, void *ptr) noexcept nogil:
         D.cuMemFreeHost(ptr)
 
 
-cdef int cuda_chunk_ensure(VarC *v, size_t nbytes, int dev_type, int dev_id) noexcept nogil:
-    cdef Block *b
-    if mxc_cu_load_ptr(&v.data) != NULL:
-        return 0
-    b = storage_alloc(nbytes, dev_type, dev_id)
-    if b == NULL:
-        return -1
-    if not mxc_cu_cas_ptr(&v.payload, NULL, <void*>b):
-        storage_free(b)
-    mxc_cu_store_ptr(&v.data, (<Block*>mxc_cu_load_ptr(&v.payload)).ptr)
-    return 0
-
 # ---------------------------------------------------------------------------------------------
 # events and host synchronisation
 
@@ -511,7 +490,7 @@ cdef int _tref(TRef *r, NDArrayBase a) except -1:
 
 
 cdef inline char* _resolve(TRef *r, char *err, size_t n) noexcept nogil:
-    if cuda_chunk_ensure(r.var, r.nbytes, r.dev_type, r.dev_id) != 0:
+    if chunk_ensure(r.var, r.nbytes, r.dev_type, r.dev_id) != 0:
         snprintf(err, n, b"out of memory allocating %zu bytes on %s(%d)", r.nbytes,
                  <const char*>(b"gpu" if r.dev_type == 2 else b"cpu"), r.dev_id)
         return NULL
@@ -851,7 +830,7 @@ def mark_gpu_chunk(Chunk c):
 def data_address(NDArrayBase a):
     """The array's device (or host) address, allocating its block if needed (no wait)."""
     cdef Chunk c = a._chunk
-    if cuda_chunk_ensure(c.c, c.nbytes, c.dev_type, c.dev_id) != 0:
+    if chunk_ensure(c.c, c.nbytes, c.dev_type, c.dev_id) != 0:
         raise MemoryError(f"mxc: cannot allocate {c.nbytes} bytes on {a._ctx}")
     return <uintptr_t>c.c.data + a._offset
 

@@ -635,14 +635,7 @@ cdef void* _device_worker_main(void *arg) noexcept nogil:
         g_dq_head[d] = op.qnext
         if g_dq_head[d] == NULL:
             g_dq_tail[d] = NULL
-        _claim(op)
-        _unlock()
-        _execute(op)
-        _lock()
-        _complete(op)
-        _unlock()
-        _release(op)
-        _lock()
+        _run_taken(_claim(op))
     _unlock()
     return NULL
 

@@ -31,3 +31,6 @@ cdef class FastKernel:
     cdef int nthreads
     cdef public object op
     cdef public object attrs
+
+
+cdef int chunk_ensure(VarC *v, size_t nbytes, int dev_type, int dev_id) noexcept nogil
