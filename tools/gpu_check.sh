@@ -47,6 +47,11 @@ timeout 420 "$PY" -m pytest tests/gpu tests/_core/test_cuda_fake.py tests/_core/
 echo "tests rc=$?: $(tail -1 "$OUT/tests.log")" | tee -a "$OUT/summary.txt"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head -40 | tee -a "$OUT/summary.txt"
 grep -c "no GPU kernel" "$OUT/tests.log" | sed 's/^/skipped for a missing GPU kernel: /' | tee -a "$OUT/summary.txt"
+# the cuBLAS GEMM path (specs.gemm_plan) and the device-side index checks, on their own line: they
+# only ever ran in numpy before (tests/ops/cuda/test_gemm_mapping.py)
+timeout 180 "$PY" -m pytest tests/gpu/test_gemm_cublas.py -q -p no:cacheprovider -rs \
+    > "$OUT/gemm.log" 2>&1
+echo "cublas gemm rc=$?: $(tail -1 "$OUT/gemm.log")" | tee -a "$OUT/summary.txt"
 
 # 3. benchmarks (one JSON line per figure; mxc beside torch/cupy in the same run)
 timeout 240 "$PY" "$ROOT/tools/bench/bench_gpu.py" > "$OUT/bench_gpu.jsonl" 2>&1

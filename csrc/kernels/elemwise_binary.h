@@ -23,41 +23,9 @@
 #define MXC_ELEMWISE_BINARY_H
 #include "kernels/elemwise_common.h"
 
-/* MXNet's mod (mshadow_op::mod) for floating types, in double */
-static inline double mxc_mod_d(double a, double b) {
-  if (b == 0.0) return 0.0;
-  if (b < 0.0) {
-    if (a < 0.0) return -fmod(-a, -b);
-    double r = fmod(a, -b);
-    return r + (r != 0.0 ? b : 0.0);
-  }
-  if (a < 0.0) {
-    double r = fmod(-a, b);
-    return -r + (r != 0.0 ? b : 0.0);
-  }
-  return fmod(a, b);
-}
-
-/* integer div and mod without traps: x/0 = 0, x%0 = 0, INT_MIN/-1 wraps, INT_MIN%-1 = 0 */
-#define MXC_INT_DIVMOD_SIGNED(tag, T, UT)                                                      \
-  static inline T mxc_div_##tag(T a, T b) {                                                    \
-    if (b == 0) return 0;                                                                      \
-    if (b == -1) return (T)(0u - (UT)a);                                                       \
-    return (T)(a / b);                                                                         \
-  }                                                                                            \
-  static inline T mxc_mod_##tag(T a, T b) {                                                    \
-    if (b == 0 || b == -1) return 0;                                                           \
-    T r = (T)(a % b);                                                                          \
-    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);                                        \
-    return r;                                                                                  \
-  }
-#define MXC_INT_DIVMOD_UNSIGNED(tag, T)                                                        \
-  static inline T mxc_div_##tag(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); }               \
-  static inline T mxc_mod_##tag(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }
-MXC_INT_DIVMOD_UNSIGNED(u8, uint8_t)
-MXC_INT_DIVMOD_SIGNED(i8, int8_t, uint32_t)
-MXC_INT_DIVMOD_SIGNED(i32, int32_t, uint32_t)
-MXC_INT_DIVMOD_SIGNED(i64, int64_t, uint64_t)
+/* MXNet's mod for floating types (in double) and the trap-free integer div/mod are the ones
+ * the GPU kernels use too: kernels/hd_math.h (mxc_hd_mod, mxc_hd_div_<t>, mxc_hd_mod_<t>) */
+#include "kernels/hd_math.h"
 
 /* X(name, float expr, double expr, int expr, heavy, has rscalar); a, b are the operands
  * (float in the float expr, double in the double expr, DT in the int expr with U its unsigned
@@ -67,7 +35,7 @@ MXC_INT_DIVMOD_SIGNED(i64, int64_t, uint64_t)
   X(sub, a - b, a - b, (DT)((U)a - (U)b), 0, 1)                                                 \
   X(mul, a * b, a * b, (DT)((U)a * (U)b), 0, 0)                                                 \
   X(div, a / b, a / b, MXC_IDIV(a, b), 0, 1)                                              \
-  X(mod, (float)mxc_mod_d(a, b), mxc_mod_d(a, b), MXC_IMOD(a, b), 1, 1)                   \
+  X(mod, (float)mxc_hd_mod(a, b), mxc_hd_mod(a, b), MXC_IMOD(a, b), 1, 1)                   \
   X(power, powf(a, b), pow(a, b), MXC_ITO(a, powf((float)a, (float)b)), 1, 1)                \
   X(maximum, (a != a ? a : (a > b ? a : b)), (a != a ? a : (a > b ? a : b)), (a > b ? a : b),  \
     0, 0)                                                                                      \
@@ -95,11 +63,11 @@ MXC_INT_DIVMOD_SIGNED(i64, int64_t, uint64_t)
 /* tag-dependent helpers picked by the operand's C type (the expressions cannot name the tag:
  * macro arguments are expanded before they reach the per-dtype macro) */
 #define MXC_IDIV(a, b)                                                                         \
-  _Generic((a), uint8_t: mxc_div_u8, int8_t: mxc_div_i8, int32_t: mxc_div_i32,                 \
-           int64_t: mxc_div_i64)(a, b)
+  _Generic((a), uint8_t: mxc_hd_div_u8, int8_t: mxc_hd_div_i8, int32_t: mxc_hd_div_i32,        \
+           int64_t: mxc_hd_div_i64)(a, b)
 #define MXC_IMOD(a, b)                                                                         \
-  _Generic((a), uint8_t: mxc_mod_u8, int8_t: mxc_mod_i8, int32_t: mxc_mod_i32,                 \
-           int64_t: mxc_mod_i64)(a, b)
+  _Generic((a), uint8_t: mxc_hd_mod_u8, int8_t: mxc_hd_mod_i8, int32_t: mxc_hd_mod_i32,        \
+           int64_t: mxc_hd_mod_i64)(a, b)
 
 
 typedef void (*mxc_bloop)(const void *a, int64_t sa, const void *b, int64_t sb, void *y,

@@ -19,7 +19,7 @@
 #if defined(__CUDACC__)
 #define MXC_HD __host__ __device__ inline
 #else
-#define MXC_HD
+#define MXC_HD static inline
 #endif
 
 #if defined(__CUDACC_RTC__)

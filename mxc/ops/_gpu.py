@@ -10,8 +10,11 @@ outputs live on gpu(k).
   several launches in order whose ("ws", offset) arguments point into scratch memory; the kernel comes from ``mxc.ops.cuda.loader.kernel(family,
   name, device_id)`` (CuPy-compiled, cached) and is launched by its CUfunction ``.ptr`` from the
   device worker without the GIL. A spec with ``cublas`` set names a callable
-  ``run(cupy_inputs, cupy_outputs, attrs)`` that the device worker calls with CuPy views on the
-  engine's stream (GEMMs through cuBLAS).
+  ``run(cupy_inputs, cupy_outputs)`` that the device worker calls with CuPy views on the
+  engine's stream (GEMMs through cuBLAS). A spec with ``check`` set names a callable
+  ``check(cupy, cupy_inputs) -> message or None`` run the same way before the launches (index
+  bounds of take(mode='raise'), gather_nd, scatter_nd): a message fails the operation, so its
+  outputs carry the error to the next wait and the launches after it are skipped.
 - An operator without a GPU kernel raises MXNetError naming it, at the call.
 """
 from ..base import MXNetError
@@ -42,8 +45,10 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
                          f"copy them to one device first (as_in_context)")
     dev_type, dev = devs.pop()
     spec = _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr)
+    if spec.get("check") is not None:
+        _push_check(spec["check"], opname, inputs, outputs, dev)
     if spec.get("cublas"):
-        _push_cupy(spec["cublas"], opname, attrs, inputs, outputs, dev)
+        _push_cupy(spec["cublas"], opname, inputs, outputs, dev)
         return
     from .cuda import loader
     launches = spec.get("launches", [spec])
@@ -94,7 +99,7 @@ def cupy_view(a):
     return cupy.ndarray(a.shape, a.dtype, cupy.cuda.MemoryPointer(mem, 0))
 
 
-def _push_cupy(run, opname, attrs, inputs, outputs, dev):
+def _push_cupy(run, opname, inputs, outputs, dev):
     """Run a CuPy callable (cuBLAS) on gpu(dev)'s worker, on the engine's stream."""
     import cupy
     from .._core import cuda, engine
@@ -102,7 +107,25 @@ def _push_cupy(run, opname, attrs, inputs, outputs, dev):
 
     def op():
         with cupy.cuda.Device(dev), stream:
-            run([cupy_view(a) for a in inputs], [cupy_view(a) for a in outputs], attrs)
+            run([cupy_view(a) for a in inputs], [cupy_view(a) for a in outputs])
+
+    engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
+                device=dev)
+
+
+def _push_check(check, opname, inputs, outputs, dev):
+    """Run check(cupy, cupy_inputs) on gpu(dev)'s worker, on the engine's stream, as an
+    operation that writes the outputs: a message it returns becomes their error (and the
+    engine skips the launches queued after it on them)."""
+    import cupy
+    from .._core import cuda, engine
+    stream = cupy.cuda.ExternalStream(cuda.stream_handle(dev), dev)
+
+    def op():
+        with cupy.cuda.Device(dev), stream:
+            message = check(cupy, [cupy_view(a) for a in inputs])
+        if message:
+            raise MXNetError(message)
 
     engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
                 device=dev)

@@ -7,7 +7,8 @@ Figures: a chain of 1,000 small dependent adds then one synchronise (us/op; mxc 
 and, independent of the operator kernels, raw launches of one CuPy-compiled kernel through mxc's
 driver launcher); one op then a host read (us); add/mul/exp/relu on 16M float32 (GB/s = bytes
 read + written / time); sum over 16M float32 (GB/s); dot 4096x4096 float32 with and without TF32
-(TFLOP/s; mxc follows MXNET_CUDA_ALLOW_TENSOR_CORE, PyTorch allow_tf32); host<->device copies of
+(TFLOP/s; mxc's cuBLAS path uses TF32 when MXNET_CUDA_ALLOW_TENSOR_CORE and
+MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION are both 1, PyTorch allow_tf32); host<->device copies of
 64 MiB from pinned memory (GB/s). A figure mxc cannot produce yet (an operator without a GPU
 kernel) is printed with "error" instead of a value. Compare ratios within one run.
 """
@@ -182,6 +183,7 @@ def main():
 
         def mx_dot(tf32=tf32):
             os.environ["MXNET_CUDA_ALLOW_TENSOR_CORE"] = "1" if tf32 else "0"
+            os.environ["MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION"] = "1" if tf32 else "0"
             a = mx.nd.array(mat, ctx=g)
             return flops / timed(lambda: mx.nd.dot(a, a), mxsync, rep) / 1e12
         attempt(f"dot_4096_{tag}", "mxc", "TFLOP/s", mx_dot)

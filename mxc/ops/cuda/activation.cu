@@ -40,10 +40,13 @@ template <class A> MXC_DEV A leaky_fwd(int t, A x, A slope) {
     default: return x > (A)0 ? x : slope * x;
   }
 }
+// x: what decides the branch (the output y for leaky, elu, selu, rrelu; the input for gelu and
+// prelu), y: the output (elu, selu)
 template <class A> MXC_DEV A leaky_bwd(int t, A g, A x, A y, A slope) {
   switch (t) {
     case 1: return x > (A)0 ? g : g * (y + slope);
-    case 2: return x > (A)0 ? g * (A)kSeluLambda() : g * (y + (A)(kSeluLambda() * kSeluAlpha()));
+    // MXNet 1.9.1's selu' from the output: L * (A + y) for y <= 0 (as the CPU kernel)
+    case 2: return x > (A)0 ? g * (A)kSeluLambda() : g * ((A)kSeluLambda() * ((A)kSeluAlpha() + y));
     case 3: {
       const A cdf = (A)0.5 * ((A)1 + erf(x * (A)0.7071067811865476));
       const A pdf = exp((A)-0.5 * x * x) * (A)0.3989422804014327;

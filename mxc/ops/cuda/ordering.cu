@@ -72,3 +72,14 @@ __global__ void mxc_sort_finish(const T *x, const long long *index, T *values, T
     if (indices) indices[i] = from_double<To>((double)src);
   }
 }
+
+// topk's ret_typ='mask': 1 at the first k positions of each sorted row (the mask, in the data's
+// dtype, was zero-filled by the launch before)
+template <class T>
+__global__ void mxc_sort_mask(const long long *index, T *mask, i64 pre, i64 n, i64 post, i64 p,
+                              i64 k) {
+  MXC_LOOP(i, pre * post * k) {
+    const i64 c = i % post, j = (i / post) % k, o = i / (post * k);
+    mask[(o * n + index[(o * post + c) * p + j]) * post + c] = from_double<T>(1.0);
+  }
+}

@@ -30,3 +30,84 @@ def build(tmp_path_factory, name, text):
                     "-I" + os.path.join(HERE, "emu"), "-I" + shared_include(),
                     str(src), "-o", str(so)], check=True)
     return ctypes.CDLL(str(so))
+
+
+# ---- a CPU stand-in for the device launcher: any launch dict of specs.launch_spec -------------
+# g++ compiles a family's source plus one wrapper per name expression: the wrapper runs the
+# kernel over (grid, block) on one thread, unpacking its arguments from an array of pointers
+# by the parameter types the compiler deduces from the template instance, so the launch's
+# (kind, value) list is passed exactly as the device launcher packs it.
+_PACKED = r"""
+#include <utility>
+#include <type_traits>
+thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
+template <class F> static void mxc_emu_run(unsigned grid, unsigned block, F f) {
+  gridDim.x = grid; blockDim.x = block;
+  for (unsigned b = 0; b < grid; ++b) for (unsigned t = 0; t < block; ++t) {
+    blockIdx.x = b; threadIdx.x = t; f(); } }
+template <class... P, std::size_t... I>
+static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
+  f(*(typename std::remove_reference<P>::type *)a[I]...);
+}
+template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
+  mxc_emu_call(f, a, std::index_sequence_for<P...>{});
+}
+"""
+
+
+class Launcher:
+    """Runs launch dicts of one or more families' kernels on the CPU."""
+
+    def __init__(self, tmp_path_factory, tag, names_by_family):
+        L = cuda_loader()
+        srcs, wrappers, self.fn_of = [], [], {}
+        for i, (family, names) in enumerate(sorted(names_by_family.items())):
+            src = L.source(family)
+            # every family repeats "using namespace mxc;" after common.cuh: keep the first text
+            # whole, the others from that line on (their own helpers come after it)
+            srcs.append(src if i == 0 else src.split("using namespace mxc;", 1)[1])
+            for name in names:
+                cname = "k%d" % len(self.fn_of)
+                self.fn_of[(family, name)] = cname
+                wrappers.append('extern "C" void %s(unsigned g, unsigned b, void **a) { '
+                                'mxc_emu_run(g, b, [&] { mxc_emu_packed(%s, a); }); }'
+                                % (cname, name))
+        self.lib = build(tmp_path_factory, tag, "\n".join(srcs) + _PACKED + "\n".join(wrappers))
+
+    def run(self, launch, inputs, outputs, ws=None, grid=None, block=None):
+        keep, ptrs = [], []
+        for kind, v in launch["args"]:
+            if kind in ("in", "out"):
+                arr = (inputs if kind == "in" else outputs)[v]
+                val = ctypes.c_void_p(arr.ctypes.data)
+            elif kind == "ws":
+                val = ctypes.c_void_p(ws.ctypes.data + int(v))
+            elif kind == "ptr":
+                val = ctypes.c_void_p(int(v) or None)
+            elif kind == "bytes":
+                val = ctypes.create_string_buffer(bytes(v), len(v))
+            else:
+                val = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
+                       "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
+                       "f32": ctypes.c_float, "f64": ctypes.c_double}[kind](v)
+            keep.append(val)
+            ptrs.append(ctypes.cast(ctypes.pointer(val), ctypes.c_void_p)
+                        if kind != "bytes" else ctypes.cast(val, ctypes.c_void_p))
+        arr = (ctypes.c_void_p * max(1, len(ptrs)))(*ptrs)
+        fn = getattr(self.lib, self.fn_of[(launch["family"], launch["name"])])
+        fn(ctypes.c_uint(grid or launch["grid"][0]), ctypes.c_uint(block or launch["block"][0]),
+           arr)
+
+    def run_spec(self, spec, inputs, outputs, grid=None, block=None):
+        """Every launch of a spec in order, with a zeroed workspace of the spec's size (and the
+        spec's check first, with numpy: returns its message, or None after the launches)."""
+        import numpy as np
+        check = spec.get("check")
+        if check is not None:
+            msg = check(np, inputs)
+            if msg:
+                return msg
+        ws = np.zeros(max(8, int(spec.get("workspace", 0))), np.uint8)
+        for launch in spec.get("launches", [spec]):
+            self.run(launch, inputs, outputs, ws, grid, block)
+        return None

@@ -1,55 +1,23 @@
 """The optimizer update kernels of mxc/ops/cuda/optimizer_ops.cu, compiled by g++ against the
 CUDA emulation header and called with the arguments specs.launch_spec builds, give bit for bit
 what mxc's CPU kernels give through mx.nd (both use csrc/kernels/hd_math.h's step functions)."""
-import ctypes
 import shutil
 
 import numpy as np
 import pytest
 
-from ._emu import build, cuda_loader
+from ._emu import Launcher, cuda_loader
 
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 # ---- optimizer updates: the GPU kernels' arithmetic against mxc's CPU kernels, bit for bit ----
-OPT_WRAPPERS = r"""
-thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
-template <class F> static void run(F f) {
-  gridDim.x = 3; blockDim.x = 5;
-  for (unsigned b = 0; b < 3; ++b) for (unsigned t = 0; t < 5; ++t) {
-    blockIdx.x = b; threadIdx.x = t; f(); } }
-extern "C" void adam(const float *w, const float *g, float *m, float *v, float *o, i64 n,
-                     double lr, double b1, double b2, double eps, double wd, double rs, double cg) {
-  run([&] { mxc_adam_update<float>(w, g, m, v, o, n, lr, b1, b2, eps, wd, rs, cg); }); }
-extern "C" void sgd_mom(const float *w, const float *g, float *m, float *o, i64 n, double lr,
-                        double wd, double mo, double rs, double cg) {
-  run([&] { mxc_sgd_mom_update<float>(w, g, m, o, n, lr, wd, mo, rs, cg); }); }
-extern "C" void rmsprop(const float *w, const float *g, float *s, float *o, i64 n, double lr,
-                        double g1, double eps, double wd, double rs, double cg, double cw) {
-  run([&] { mxc_rmsprop_update<float>(w, g, s, o, n, lr, g1, eps, wd, rs, cg, cw); }); }
-"""
-_OPT_FN = {"mxc_adam_update<float>": "adam", "mxc_sgd_mom_update<float>": "sgd_mom",
-           "mxc_rmsprop_update<float>": "rmsprop"}
+_NAMES = ("mxc_adam_update<float>", "mxc_sgd_mom_update<float>", "mxc_rmsprop_update<float>")
 
 
 @pytest.fixture(scope="module")
 def optlib(tmp_path_factory):
     L = cuda_loader()
-    return build(tmp_path_factory, "opt", L.source("optimizer_ops") + OPT_WRAPPERS), L._specs()
-
-
-def _run_opt(lib, spec, inputs, outputs):
-    args = []
-    for kind, v in spec["args"]:
-        if kind == "in":
-            args.append(ctypes.c_void_p(inputs[v].ctypes.data))
-        elif kind == "out":
-            args.append(ctypes.c_void_p(outputs[v].ctypes.data))
-        elif kind == "i64":
-            args.append(ctypes.c_longlong(v))
-        else:
-            args.append(ctypes.c_double(v))
-    getattr(lib, _OPT_FN[spec["name"]])(*args)
+    return Launcher(tmp_path_factory, "opt", {"optimizer_ops": _NAMES}), L._specs()
 
 
 @pytest.mark.parametrize("op,kernel,states,kw,fnames", [
@@ -84,7 +52,7 @@ def test_optimizer_matches_cpu_kernel(optlib, op, kernel, states, kw, fnames):
     outs = [np.zeros_like(w)] + st            # states are updated in place
     spec = S.launch_spec(op, kw, [Arr(a) for a in ins], [Arr(a) for a in outs],
                          family="optimizer_ops", kernel=kernel, iattr=(1, -1), fattr=fattr)
-    _run_opt(lib, spec, ins, outs)
+    lib.run(spec, ins, outs, grid=3, block=5)
     np.testing.assert_array_equal(outs[0], ref_w)
     for s, r in zip(st, nd_st):
         np.testing.assert_array_equal(s, r.asnumpy())

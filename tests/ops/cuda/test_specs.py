@@ -62,6 +62,51 @@ CASES += [
      (3, 100, 1, 5, 3, 0), ()),
 ]
 
+# the launches added with the indexing, LeakyReLU, sampling, optimizer and slice-assignment
+# specs (their values are checked by test_emulated_gpu_ops.py)
+CASES += [
+    ("topk", {}, [Arr((3, 100), "float16")], [Arr((3, 100), "float16")], "ordering", "topk",
+     (3, 100, 1, 5, 2, 1), ()),
+    ("pick", {}, [Arr((4, 5)), Arr((4, 1), "int64")], [Arr((4, 1))], "gather", "take_along",
+     (4, 5, 1, 1, 0), ()),
+    ("_backward_pick", {}, [Arr((4, 1), "float16"), Arr((4, 1)), Arr((4, 5), "float16")],
+     [Arr((4, 5), "float16")], "gather", "put_along", (4, 5, 1, 1, 1), ()),
+    ("gather_nd", {}, [Arr((4, 5, 6), "int8"), Arr((2, 7), "int32")], [Arr((7, 6), "int8")],
+     "gather", "gather_nd", (2,), ()),
+    ("scatter_nd", {}, [Arr((7, 6)), Arr((2, 7), "int64")], [Arr((4, 5, 6))], "gather",
+     "scatter_nd", (2, 0, 0, 0), ()),
+    ("_backward_gather_nd", {}, [Arr((7, 6), "float16"), Arr((2, 7))], [Arr((4, 5, 6), "float16")],
+     "gather", "scatter_nd", (2, 1, 0, 0), ()),
+    ("_backward_Embedding", {}, [Arr((12, 8)), Arr((1, 12))], [Arr((50, 8))], "gather",
+     "scatter_nd", (1, 1, 0, 1), ()),
+    ("Embedding", {}, [Arr((50, 8)), Arr((3, 4))], [Arr((3, 4, 8))], "shape", "take", (0, 0), ()),
+    ("_slice_assign", {}, [Arr((6, 5)), Arr((3, 5))], [Arr((6, 5))], "shape", "slice_assign",
+     (0, 0, 2, 1), ()),
+    ("_slice_assign_scalar", {}, [Arr((6, 5), "int8")], [Arr((6, 5), "int8")], "shape",
+     "slice_assign_scalar", (0, 0, 2, 1, 3, 5), (7.0,)),
+    ("add_n", {}, [Arr((9,))] * 10, [Arr((9,))], "shape_extra", "add_n", (), ()),
+    ("LeakyReLU", {}, [Arr((4, 3, 2)), Arr((3,))], [Arr((4, 3, 2))], "activation",
+     "fwd:prelu", (4, 3, 2, 1, 3), ()),
+    ("_backward_LeakyReLU", {}, [Arr((4, 3, 2), "float16")] * 2 + [Arr((3,), "float16")],
+     [Arr((4, 3, 2), "float16"), Arr((3,), "float16")], "activation", "bwd:prelu",
+     (4, 3, 2, 1, 3), ()),
+    ("LeakyReLU", {}, [Arr((4,), "float64")], [Arr((4,), "float64")], "activation", "fwd:selu",
+     (), ()),
+    ("_sample_poisson", {}, [Arr((3,))], [Arr((3, 4), "float16")], "random", "poisson",
+     (7, 100), ()),
+    ("_random_gamma", {}, [], [Arr((9,))], "random", "gamma", (7, 100), (2.0, 1.0)),
+    ("softmax", {}, [Arr((4, 5), "float16"), Arr((4,), "int64")], [Arr((4, 5))], "softmax",
+     "softmax", (4, 5, 1, 0, 0, 1), (1.0,)),
+    ("_backward_softmax", {}, [Arr((4, 5))] * 2, [Arr((4, 5), "float16")], "softmax",
+     "softmax_bwd", (4, 5, 1, 0, 0, 0), (1.0,)),
+    ("mp_sgd_mom_update", {}, [Arr((9,), "float16"), Arr((9,), "float16"), Arr((9,)), Arr((9,))],
+     [Arr((9,), "float16"), Arr((9,)), Arr((9,))], "optimizer_ops", "opt:mp_msgd", (1, -1),
+     (0.1, 0.0, 0.9, 1.0, -1.0)),
+    ("_mp_adamw_update", {}, [Arr((9,), "float16")] * 2 + [Arr((9,))] * 4,
+     [Arr((9,), "float16")] + [Arr((9,))] * 3, "optimizer_ops", "opt:mp_adamw", (1,),
+     (0.1, 0.9, 0.99, 1e-8, 0.0, 1.0, -1.0)),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] + ":" + c[5] for c in CASES])
 def test_spec_names_an_instantiated_kernel(case):
@@ -76,7 +121,8 @@ def _check_launch(spec, ins, outs, workspace):
     assert spec["name"] in S.instantiations(spec["family"])
     assert all(g >= 1 for g in spec["grid"]) and spec["block"][0] % 32 == 0
     for kind, v in spec["args"]:
-        assert kind in ("in", "out", "ptr", "bytes", "i32", "i64", "u64", "f32", "f64", "ws")
+        assert kind in ("in", "out", "ptr", "bytes", "i32", "i64", "u8", "u16", "u32", "u64",
+                        "f32", "f64", "ws")
         if kind == "in":
             assert 0 <= v < len(ins)
         if kind == "out":
@@ -86,10 +132,25 @@ def _check_launch(spec, ins, outs, workspace):
 
 
 def test_unsupported_gives_none():
-    # take with mode="raise" checks indices on the host: no GPU launch, the caller says so
-    assert S.launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
-                         family="shape", kernel="take", iattr=(0, 2), fattr=()) is None
+    # no GPU kernel: the caller raises naming the operator and "gpu"
     assert S.launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
+    assert S.launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
+                         family="softmax", kernel="softmax_ce") is None
+    # integer GEMMs, and index maps past 8 dims
+    assert S.launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
+                         family="dot", kernel="gemm", iattr=(1, 1, 2, 2, 2, 0, 0, 0) + (4, 0, 2) * 4,
+                         fattr=(1.0, 0.0)) is None
+    assert S.launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
+                         kernel="transpose") is None
+
+
+def test_take_raise_carries_a_device_check():
+    spec = S.launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
+                         family="shape", kernel="take", iattr=(0, 2), fattr=())
+    (launch,) = spec["launches"]
+    assert launch["args"][-1] == ("i32", 0)            # taken with clip once checked
+    assert spec["check"](np, [np.zeros(4), np.array([0, 3], np.int32)]) is None
+    assert "index 4 is out of bounds" in spec["check"](np, [np.zeros(4), np.array([4, 0])])
 
 
 def _gather_offsets(shape, strides, out_shape):

@@ -23,6 +23,10 @@ extern thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
 
 struct __half {
   uint16_t bits;
+  // CUDA's __half converts explicitly to the float types (code a constant condition skips
+  // must still compile)
+  explicit operator float() const { return mxc_half_to_float(bits); }
+  explicit operator double() const { return mxc_half_to_float(bits); }
 };
 inline float __half2float(__half h) { return mxc_half_to_float(h.bits); }
 inline __half __float2half_rn(float f) { return __half{mxc_float_to_half(f)}; }
@@ -43,3 +47,20 @@ inline double erfinv(double y) {
 }
 inline float erfinvf(float y) { return (float)erfinv((double)y); }
 using std::isfinite;
+
+// atomics: the emulation runs one thread at a time, so a plain read-modify-write
+inline float atomicAdd(float *p, float v) { const float o = *p; *p = o + v; return o; }
+inline double atomicAdd(double *p, double v) { const double o = *p; *p = o + v; return o; }
+inline __half atomicAdd(__half *p, __half v) {
+  const __half o = *p;
+  *p = __float2half_rn(__half2float(o) + __half2float(v));
+  return o;
+}
+// sin/cos of pi*x (CUDA's sinpi family): libm's sin/cos of the rounded product
+inline double sinpi(double x) { return std::sin(3.141592653589793 * x); }
+inline double cospi(double x) { return std::cos(3.141592653589793 * x); }
+inline void sincospi(double x, double *s, double *c) { *s = sinpi(x); *c = cospi(x); }
+inline void sincospif(float x, float *s, float *c) {
+  *s = std::sin(3.14159265358979f * x);
+  *c = std::cos(3.14159265358979f * x);
+}
