@@ -101,6 +101,7 @@ static inline double mxc_pool_powp(double v, int p) {
 #define MXC_POOL_FLAT_DEFINE(T, A, SUF, LD, ST, LOWEST)                                            \
 static void mxc_pool_flat_fwd_##SUF(const T *x, T *y, const mxc_pool_geom *g, int nt) {            \
   const int64_t planes = g->n * g->c, ih = g->is[1], iw = g->is[2], oh = g->os[1], ow = g->os[2];   \
+  const int k33 = g->k[1] == 3 && g->k[2] == 3;                                                    \
   int64_t pl;                                                                                       \
   (void)nt;                                                                                         \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))         \
@@ -137,6 +138,16 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
         ws = w0 > 0 ? w0 : 0;                                                                       \
         if (g->type == MXC_POOL_MAX) {                                                              \
           A m = LOWEST;                                                                             \
+          if (k33 && h0 >= 0 && h1 == h0 + 3 && w0 >= 0 && w1 == w0 + 3) {                         \
+            /* a whole 3x3 window (the ResNet stem's): fixed trip counts unroll into max         \
+             * instructions, where the clipped loop mispredicts on random data */                 \
+            const T *xw = xb + h0 * iw + w0;                                                        \
+            for (h = 0; h < 3; h++)                                                                 \
+              for (q = 0; q < 3; q++) {                                                             \
+                const A v = LD(xw[h * iw + q]);                                                     \
+                m = v > m ? v : m;                                                                  \
+              }                                                                                     \
+          } else                                                                                    \
           for (h = hs; h < h1; h++)                                                                 \
             for (q = ws; q < w1; q++) {                                                             \
               const A v = LD(xb[h * iw + q]);                                                       \
@@ -223,6 +234,18 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
           const A yv = LD(yb[i * ow + j]);                                                          \
           int64_t e = -1; /* the first maximum: the last match scanning backwards, without       \
                            * branches (where the maximum lies is random) */                         \
+          if (kh == 3 && kw == 3 && h0 >= 0 && h1 == h0 + 3 && w0 >= 0 && w1 == w0 + 3) {          \
+            /* a whole 3x3 window (the ResNet stem's): one bit per match, the lowest is the first */ \
+            const T *r = xb + h0 * iw + w0;                                                         \
+            unsigned hit = 0;                                                                       \
+            for (h = 0; h < 3; h++)                                                                 \
+              for (q = 0; q < 3; q++)                                                               \
+                hit |= (unsigned)(LD(r[h * iw + q]) == yv) << (h * 3 + q);                          \
+            if (hit) {                                                                              \
+              const int b = __builtin_ctz(hit);                                                     \
+              e = (h0 + b / 3) * iw + w0 + b % 3;                                                   \
+            }                                                                                       \
+          } else                                                                                    \
           for (h = h1 - 1; h >= hs; h--)                                                            \
             for (q = w1 - 1; q >= ws; q--) {                                                        \
               const int64_t at = h * iw + q;                                                        \

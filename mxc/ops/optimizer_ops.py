@@ -16,6 +16,7 @@ kernel (FTML's epsilon is a double in MXNet and stays one). Arrays are dense: th
 effect.
 """
 import math
+import struct
 
 import numpy as np
 
@@ -26,8 +27,16 @@ _FLOATS = ("float16", "float32", "float64")
 _MAX_INPLACE = 64        # multi-tensor ops: weight i may be written in place for i < this
 
 
+_F32 = struct.Struct("f")
+
+
 def _f32(v):
-    return float(np.float32(v))
+    # the float32 rounding of v as a Python float; struct rounds as np.float32 does (to nearest
+    # even) and costs a third of it, which counts on the per-step update path
+    try:
+        return _F32.unpack(_F32.pack(v))[0]
+    except OverflowError:            # beyond float32's range: inf of the sign, as numpy gives
+        return float(np.float32(v))
 
 
 def _floats(op, name, v, n):
@@ -41,22 +50,33 @@ def _floats(op, name, v, n):
 # ---- shape and dtype inference -------------------------------------------------------------
 
 def _dt(d):
-    return np.dtype(d)
+    return d if isinstance(d, np.dtype) else np.dtype(d)
+
+
+_FLOAT32 = np.dtype(np.float32)
+_NAMED = {}      # (names...) -> frozenset of their dtypes: membership without dtype.name
+
+
+def _dtype_set(names):
+    got = _NAMED.get(names)
+    if got is None:
+        got = _NAMED[names] = frozenset(np.dtype(n) for n in names)
+    return got
 
 
 def _check(op, shapes, dtypes, names, fp32=(), weight_dtypes=_FLOATS, base=0):
     """Every input has the weight's shape; inputs not in fp32 have the weight's dtype, those in
     fp32 are float32. Returns the weight's (shape, dtype)."""
     ws, wd = tuple(shapes[base]), _dt(dtypes[base])
-    if wd.name not in weight_dtypes:
+    if wd not in _dtype_set(weight_dtypes):
         raise ValueError(f"{op}: {names[0]} has dtype {wd.name}; expected one of {weight_dtypes}")
-    for k, nm in enumerate(names):
+    for k in range(len(names)):
         s, d = tuple(shapes[base + k]), _dt(dtypes[base + k])
         if s != ws:
-            raise ValueError(f"{op}: {nm} has shape {s}, {names[0]} has shape {ws}")
-        want = np.dtype(np.float32) if k in fp32 else wd
+            raise ValueError(f"{op}: {names[k]} has shape {s}, {names[0]} has shape {ws}")
+        want = _FLOAT32 if k in fp32 else wd
         if d != want:
-            raise ValueError(f"{op}: {nm} has dtype {d.name}, expected {want.name}")
+            raise ValueError(f"{op}: {names[k]} has dtype {d.name}, expected {want.name}")
     return ws, wd
 
 
@@ -320,9 +340,9 @@ def _multi_infer(op, stride, fp32, extra, tuples):
         for t in tuples:
             _floats(op, t, attrs[t], n)
         out_s, out_d = [], []
+        names = _multi_names(stride, fp32)
         for i in range(n):
-            nm = tuple(f"{x}_{i}" for x in _multi_names(stride, fp32))
-            s, d = _check(op, shapes, dtypes, nm, fp32, _FLOATS, base=stride * i)
+            s, d = _check(op, shapes, dtypes, _Suffixed(names, i), fp32, _FLOATS, base=stride * i)
             out_s.append(s)
             out_d.append(d)
         if extra == "lrs_wds":
@@ -335,6 +355,20 @@ def _multi_infer(op, stride, fp32, extra, tuples):
                              f"{_dt(dtypes[-1]).name} {tuple(shapes[-1])}")
         return out_s, out_d
     return infer
+
+
+class _Suffixed:
+    """names[k] + "_i", made only when an error message asks for it (enumerate, [0])."""
+    __slots__ = ("names", "i")
+
+    def __init__(self, names, i):
+        self.names, self.i = names, i
+
+    def __getitem__(self, k):
+        return f"{self.names[k]}_{self.i}"
+
+    def __len__(self):
+        return len(self.names)
 
 
 def _multi_names(stride, fp32):

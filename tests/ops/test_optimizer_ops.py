@@ -667,3 +667,17 @@ def test_square_sum_axes_and_gradient(rng, kw):
         fm = np.sum(np.sum(xm * xm, axis=axes, keepdims=kw.get("keepdims", False)).reshape(hg.shape) * hg)
         num[idx] = (fp - fm) / (2 * eps)
     np.testing.assert_allclose(xa.grad.asnumpy(), num, rtol=1e-6, atol=1e-8)
+
+
+def test_f32_rounds_as_numpy_float32():
+    # the update ops' scalar attributes go through _f32 (struct-based); numpy is the reference
+    import warnings
+    from mxc.ops.optimizer_ops import _f32
+    vals = [0.1, 0.9, 1 / 3, 1e-8, 1e-46, 7e-46, 3.4e38, 3.4028235677973366e38, -3.5e38, 1e39,
+            0.0, -0.0, float("inf"), -float("inf"), 0.01 / 128]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for v in vals:
+            want = float(np.float32(v))
+            assert repr(_f32(v)) == repr(want), v
+    assert _f32(float("nan")) != _f32(float("nan"))
