@@ -17,8 +17,11 @@
 """
 from .base import MXNetError
 from .ops.custom import PROPS
+from .ops._python_op import (NDArrayOp, NumpyOp, OperatorArguments, PythonOp,  # noqa: F401
+                             get_operator_arguments)
 
-__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
+           "PythonOp", "NumpyOp", "NDArrayOp", "OperatorArguments", "get_operator_arguments"]
 
 
 class CustomOp:

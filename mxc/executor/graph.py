@@ -25,6 +25,7 @@ A plan is built once per (input shapes, dtypes, which inputs want gradients, tra
 What cannot be traced (a gradient that reads values on the host, Custom operators, operators
 without ``infer``) raises ``Untraceable``; callers fall back to evaluating node by node.
 """
+import math
 import os
 
 import numpy as np
@@ -89,7 +90,7 @@ class TVal:
     dtype = property(lambda self: self.t.dtypes[self.vid].type)
     _dtype = property(lambda self: self.t.dtypes[self.vid])
     ndim = property(lambda self: len(self.t.shapes[self.vid]))
-    size = property(lambda self: int(np.prod(self.t.shapes[self.vid], dtype=np.int64)))
+    size = property(lambda self: math.prod(self.t.shapes[self.vid]))
     context = property(lambda self: self.t.ctxs[self.vid])
     ctx = context
     stype = "default"
@@ -288,7 +289,8 @@ class Trace:
         return self.apply(op, attrs, inputs)[0]
 
     def nbytes(self, vid):
-        return int(np.prod(self.shapes[vid], dtype=np.int64)) * self.dtypes[vid].itemsize
+        # math.prod: np.prod costs microseconds per short tuple, and planning asks thousands
+        return math.prod(self.shapes[vid]) * self.dtypes[vid].itemsize
 
 
 # ---- the plan ------------------------------------------------------------------------------------
@@ -810,21 +812,33 @@ def _place(t, plan, values):
         nb = (nb + _ALIGN - 1) // _ALIGN * _ALIGN
         items.append((nb, lo, hi, members))
     items.sort(key=lambda x: (-x[0], x[1]))
-    placed = []         # (offset, size, lo, hi)
+    # placed groups as arrays (offset, end, lo, hi): the search below is a few vector operations
+    # per group instead of a Python loop over every placed group (an unrolled LSTM has ~1,000)
+    n_items = len(items)
+    p_off = np.zeros(n_items, np.int64)
+    p_end = np.zeros(n_items, np.int64)
+    p_lo = np.zeros(n_items, np.int64)
+    p_hi = np.zeros(n_items, np.int64)
     offset_of = {}
     total = 0
-    for nb, lo, hi, members in items:
-        busy = sorted((o, o + n) for o, n, l, h in placed if not (h < lo or l > hi))
+    for k, (nb, lo, hi, members) in enumerate(items):
+        live = (p_hi[:k] >= lo) & (p_lo[:k] <= hi)
+        b0, b1 = p_off[:k][live], p_end[:k][live]
         off = 0
-        best = None
-        for b0, b1 in busy:
-            if b0 - off >= nb and (best is None or b0 - off < best[1]):
-                best = (off, b0 - off)
-            off = max(off, b1)
-        if best is None:
-            best = (off, 0)
-        off = best[0]
-        placed.append((off, nb, lo, hi))
+        if b0.size:
+            order = np.lexsort((b1, b0))
+            b0, b1 = b0[order], b1[order]
+            # the gap before each busy range starts where every earlier range has ended;
+            # best fit: the smallest gap that holds nb, the lowest of equal ones
+            starts = np.concatenate(([0], np.maximum.accumulate(b1)[:-1]))
+            np.maximum(starts, 0, out=starts)
+            gaps = b0 - starts
+            fits = np.nonzero(gaps >= nb)[0]
+            if fits.size:
+                off = int(starts[fits[np.argmin(gaps[fits])]])
+            else:
+                off = max(int(b1.max()), 0)
+        p_off[k], p_end[k], p_lo[k], p_hi[k] = off, off + nb, lo, hi
         total = max(total, off + nb)
         for v in members:
             offset_of[v] = off

@@ -136,3 +136,13 @@ def shuffle(data, **kwargs):
 def randint(low, high, shape=_Null, dtype=_Null, ctx=None, out=None, **kwargs):
     """Integers drawn uniformly from [low, high)."""
     return _random_helper("_random_randint", None, [low, high], shape, dtype, ctx, out, kwargs)
+
+
+def __getattr__(name):
+    """The generated operators MXNet places in this namespace: ``_random_<dist>_like`` as
+    ``<dist>_like`` and the densities ``_random_pdf_<dist>`` as ``pdf_<dist>``."""
+    opname = f"_random_{name}"
+    if (name.endswith("_like") or name.startswith("pdf_")) and opname in _registry.names():
+        from .. import ndarray as _nd
+        return getattr(_nd, opname)
+    raise AttributeError(f"module 'mxc.ndarray.random' has no attribute {name!r}")

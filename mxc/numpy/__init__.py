@@ -13,6 +13,7 @@ from ._core import is_np_default_dtype  # noqa: F401
 
 # numpy's dtype objects and constants, as mxnet.numpy re-exports them
 bool_ = _onp.bool_
+bool = _onp.bool_           # noqa: A001  (mxnet.numpy exports numpy's bool, as numpy 2 does)
 int8, int16, int32, int64 = _onp.int8, _onp.int16, _onp.int32, _onp.int64
 uint8, uint16, uint32, uint64 = _onp.uint8, _onp.uint16, _onp.uint32, _onp.uint64
 float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64

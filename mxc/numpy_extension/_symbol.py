@@ -143,7 +143,36 @@ def _squeeze(a, axis=None):
 
 
 npx = _Ops("npx", _NPX, {"reshape": _npx_reshape})
+def _creation(op, **fixed):
+    """np.zeros / ones / full / identity as the legacy creation operators (float32 default,
+    MXNet's numpy default dtype)."""
+    def fn(*args, dtype=None, order="C", ctx=None, **kwargs):
+        if order != "C":
+            raise NotImplementedError(f"F.np: order={order!r} (only 'C')")
+        kwargs.update(fixed)
+        return np_sym(op(*args, dtype="float32" if dtype is None else dtype, **kwargs))
+    return fn
+
+
+def _zeros(shape, dtype=None, order="C", ctx=None):
+    return _creation(lambda **k: _sym().zeros(shape=shape, **k))(dtype=dtype, order=order)
+
+
+def _ones(shape, dtype=None, order="C", ctx=None):
+    return _creation(lambda **k: _sym().ones(shape=shape, **k))(dtype=dtype, order=order)
+
+
+def _full(shape, fill_value, dtype=None, order="C", ctx=None):
+    return _creation(lambda **k: _sym().full(shape=shape, val=fill_value, **k))(
+        dtype=dtype, order=order)
+
+
+def _identity(n, dtype=None, ctx=None):
+    return _creation(lambda **k: _sym().eye(n, **k))(dtype=dtype)
+
+
 np = _Ops("np", _NP, {
+    "zeros": _zeros, "ones": _ones, "full": _full, "identity": _identity,
     "sum": _reduce("sum"), "mean": _reduce("mean"), "max": _reduce("max"),
     "min": _reduce("min"), "prod": _reduce("prod"), "amax": _reduce("max"),
     "amin": _reduce("min"), "reshape": _np_reshape, "transpose": _transpose,

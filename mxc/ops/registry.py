@@ -28,6 +28,9 @@ What the symbol front and the executor need beyond that:
   dimensions (0, or a None shape) from known output shapes, MXNet's shape functions run
   backwards (a begin state ``zeros((0, H))`` learns its batch size from the FullyConnected that
   consumes it). Partial-shape helpers: mxc/ops/_partial_shape.py.
+- ``infer_partial(attrs, in_shapes) -> out_shapes``: output shapes with unknown dimensions (0)
+  where inputs have some (every input shape known in rank), as MXNet's shape functions leave
+  an unknown dimension unknown and compute the rest (slice of a (0, 20) array).
 - ``output_names`` / ``input_init``: output names and initializers of created input variables,
   as the symbol front shows them.
 - ``is_training()`` (mxc._core.modes): read by the forward of operators that behave differently
@@ -53,14 +56,14 @@ class OpDef:
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
-                 "output_names", "input_init", "infer_input_dtypes")
+                 "output_names", "input_init", "infer_input_dtypes", "infer_partial")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
                  infer_inputs=None, infer_back=None, open_params=False, input_names=None,
                  num_visible_outputs=None, output_names=None, input_init=None,
-                 infer_input_dtypes=None):
+                 infer_input_dtypes=None, infer_partial=None):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -101,6 +104,7 @@ class OpDef:
         # front gives inputs whose dtype is unknown (BatchNorm's float32 gamma and statistics
         # beside float16 data); None: the first known float dtype, as MXNet's ElemwiseType
         self.infer_input_dtypes = infer_input_dtypes
+        self.infer_partial = infer_partial
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call

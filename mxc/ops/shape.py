@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .elemwise import sum_to
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from .params import Param
 from ._partial_shape import complete, fill_unknown
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
@@ -458,8 +458,28 @@ def _slice_attrs(a, i, o):
 
 
 def _slice_infer(a, s, d):
+    if any(x < 0 for x in s[0]):        # numpy shape semantics' unknown dimensions stay unknown
+        return _slice_infer_partial(a, s), [d[0]]
     _, _, lens = slice_plan("slice", s[0], a["begin"], a["end"], a["step"])
     return [tuple(lens)], [d[0]]
+
+
+def _slice_infer_partial(a, s):
+    # an unknown dimension (0, or -1 with numpy shape semantics) stays as it is; the others
+    # are sliced as usual
+    shape = s[0]
+    _, _, lens = slice_plan("slice", tuple(max(d, 1) for d in shape), a["begin"], a["end"],
+                            a["step"])
+    return [tuple(n if d > 0 else d for n, d in zip(lens, shape))]
+
+
+def _slice_axis_infer_partial(a, s):
+    shape = tuple(s[0])
+    ax = a["axis"] % len(shape)
+    if shape[ax] <= 0:
+        return [shape]
+    n = len(range(shape[ax])[slice(a["begin"], a["end"])])
+    return [shape[:ax] + (n,) + shape[ax + 1:]]
 
 
 _SLICE_PARAMS = (Param("begin", "shape_opt", required=True), Param("end", "shape_opt", required=True),
@@ -471,6 +491,7 @@ def _slice_grad(F, a, i, o, g):
 
 
 register(OpDef("slice", aliases=("crop",), params=_SLICE_PARAMS, infer=_slice_infer,
+               infer_partial=_slice_infer_partial,
                forward=kernel_forward("shape", "slice", attrs=_slice_attrs), grad=_slice_grad,
                doc="Slice with begin/end/step per axis (None keeps numpy's default)."))
 
@@ -521,19 +542,55 @@ def _slice_axis_composite(F, a, x):
 
 register(OpDef("slice_axis", params=(Param("axis", int, required=True), Param("begin", int, required=True),
                                      Param("end", int, None, optional=True)),
-               composite=_slice_axis_composite, doc="Slice along one axis."))
+               composite=_slice_axis_composite, infer_partial=_slice_axis_infer_partial,
+               infer=lambda a, s, d: (_slice_axis_infer_partial(a, s), [d[0]]),
+               doc="Slice along one axis."))
 
 
 # ---- tile / repeat / flip ----------------------------------------------------------------------------
 def _tile_composite(F, a, x):
+    from ..util import is_np_shape
     reps = tuple(a["reps"])
+    if any(r < 0 for r in reps) or (0 in reps and not is_np_shape()):
+        # without numpy shape semantics a 0 means "unknown", as in MXNet
+        raise OperatorInputError(f"tile: reps {reps} must be positive"
+                                 + ("" if is_np_shape() else " (0 needs mx.np_shape())"))
     nd = max(x.ndim, len(reps))
     shp = (1,) * (nd - x.ndim) + x.shape
     reps = (1,) * (nd - len(reps)) + reps
-    inter = tuple(v for pair in zip((1,) * nd, shp) for v in pair)         # (1, d0, 1, d1, ...)
-    target = tuple(v for pair in zip(reps, shp) for v in pair)             # (r0, d0, r1, d1, ...)
-    y = F.broadcast_to(x.reshape(inter), shape=target)
-    return y.reshape(tuple(r * d for r, d in zip(reps, shp)))
+    out_shape = tuple(r * d for r, d in zip(reps, shp))
+    if 0 in out_shape:          # nothing to copy, and reshape would read 0 as "keep"
+        ctx = getattr(x, "context", None)
+        return F._zeros(shape=out_shape, dtype=x.dtype, **({"ctx": ctx} if ctx else {}))
+    # the result is x viewed as (1, d0, 1, d1, ...) broadcast to (r0, d0, r1, d1, ...); size-1
+    # entries go, and neighbours of the same kind (both repeats or both data) merge, so the
+    # view stays within the 8 dimensions arrays have for every rank up to 4 and most beyond
+    inter, target = [], []
+    for r, d in zip(reps, shp):
+        for size, rep in ((1, r), (d, d)):
+            if rep == 1:
+                continue
+            kind = size == 1
+            if target and (inter[-1] == 1) == kind:
+                inter[-1] *= size
+                target[-1] *= rep
+            else:
+                inter.append(size)
+                target.append(rep)
+    if len(target) <= 8:
+        y = F.broadcast_to(x.reshape(tuple(inter) or (1,)), shape=tuple(target) or (1,))
+        return y.reshape(out_shape)
+    # too many alternations for one view: tile one axis at a time, each as a 3-d broadcast
+    y = x.reshape(shp)
+    for k in range(nd):
+        if reps[k] == 1:
+            continue
+        cur = y.shape
+        pre = int(np.prod(cur[:k], dtype=np.int64))
+        post = int(np.prod(cur[k:], dtype=np.int64))
+        y = F.broadcast_to(y.reshape((pre, 1, post)), shape=(pre, reps[k], post))
+        y = y.reshape(cur[:k] + (cur[k] * reps[k],) + cur[k + 1:])
+    return y.reshape(out_shape)
 
 
 register(OpDef("tile", params=(Param("reps", "shape", required=True),), composite=_tile_composite,

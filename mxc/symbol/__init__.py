@@ -52,6 +52,8 @@ def _random_fn(dist, rname, sname, pnames):
         if params and isinstance(params[0], Symbol):
             if shape is not None:
                 kw["shape"] = shape
+            if dist == "exponential":       # the sampler takes the rate, 1 / scale
+                params = [1.0 / params[0]] + params[1:]
             return globals()[sname](*params, **kw)
         kw["shape"] = 1 if shape is None else shape
         rparams = [p.name for p in _registry.get(rname).params]
@@ -80,4 +82,21 @@ for _n in ("multinomial", "shuffle"):
         if _opname in _registry.names():
             setattr(random, _n, globals()[_opname])
             break
+def _randn(*shape, **kwargs):
+    """Normal samples of `shape` (loc, scale, dtype as keywords), as mx.sym.random.randn."""
+    loc, scale = kwargs.pop("loc", 0), kwargs.pop("scale", 1)
+    data = kwargs.pop("data", None)
+    if data is not None:        # samples shaped like `data` (MXNet's test passes data=)
+        dtype = kwargs.pop("dtype", None)
+        if dtype is not None:
+            data = globals()["cast"](data, dtype=dtype)
+        return random.normal_like(data, loc=loc, scale=scale, **kwargs)
+    return random.normal(loc, scale, shape=shape, **kwargs)
+
+
+random.randn = _randn
+for _opname in _registry.names():       # MXNet's generated random.<dist>_like and pdf_<dist>
+    if _opname.startswith("_random_") and (_opname.endswith("_like")
+                                           or _opname.startswith("_random_pdf_")):
+        setattr(random, _opname[len("_random_"):], globals()[_opname])
 del _n, _dist, _p, _opname

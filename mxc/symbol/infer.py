@@ -87,6 +87,28 @@ def _err(node, e, in_shapes, in_dtypes):
                       f"Input shapes: [{seen}]; dtypes: {list(in_dtypes)}")
 
 
+def _forward_partial(node, in_s, S):
+    """Output dimensions an operator can tell while some input dimensions are unknown (0);
+    merged into what is known of the outputs. Whether anything was learnt."""
+    try:
+        outs = node.op.infer_partial(node.parsed, list(in_s))
+    except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError):
+        return False
+    learnt = False
+    for i, o in enumerate(outs or ()):
+        if o is None:
+            continue
+        o = tuple(int(x) for x in o)
+        cur = S.get((id(node), i))
+        if cur is not None and (_complete(cur) or len(cur) != len(o)):
+            continue
+        merged = o if cur is None else tuple(c or x for c, x in zip(cur, o))
+        if merged != cur:
+            S[(id(node), i)] = merged
+            learnt = True
+    return learnt
+
+
 def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=False):
     """Shapes and dtypes of every node output: two dicts keyed by (id(node), index).
 
@@ -201,6 +223,9 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                             S[k] = f
                             changed = True
                 in_s = [S.get(k) for k in keys]
+                if op.infer_partial is not None and all(s is not None for s in in_s) \
+                        and not all(_complete(s) for s in in_s):
+                    changed |= _forward_partial(node, in_s, S)
             if all(_complete(s) for s in in_s) and all(d is not None for d in in_d):
                 sig = (tuple(in_s), tuple(in_d))
                 if (id(node), sig) in done:

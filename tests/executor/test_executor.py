@@ -193,3 +193,19 @@ def test_monitor_sees_backward_outputs_named_as_mxnet():
     # LinearRegressionOutput: (y - label) * grad_scale / outputs per sample
     np.testing.assert_allclose(seen["out_backward_output0"], (y - [[0.01, 0.99]]) / 2, rtol=1e-6)
     np.testing.assert_allclose(seen["act_backward_output"].sum(axis=0), seen["fc_backward_output2"])
+
+
+def test_backward_accepts_an_empty_head_gradient_of_another_empty_shape():
+    # MXNet's own index_array test hands a (0, 0, 2) head gradient to a (0, 0, 0, 0, 2) output:
+    # both hold nothing, so it is accepted; a non-empty mismatch stays an error
+    with mx.np_shape():
+        sym = mx.sym.contrib.index_array(mx.sym.var("data"), axes=(2, 1))
+        x = mx.nd.array(np.ones((0, 0, 0, 0)))
+        g = mx.nd.array(np.ones((0, 0, 0, 0)))
+        ex = sym.bind(mx.cpu(), args={"data": x}, args_grad={"data": g})
+        ex.forward(is_train=True)
+        assert ex.outputs[0].shape == (0, 0, 0, 0, 2)
+        ex.backward([mx.nd.array(np.ones((0, 0, 2)))])
+        assert g.shape == (0, 0, 0, 0)
+        with pytest.raises(ValueError, match="head gradient shape"):
+            ex.backward([mx.nd.array(np.ones((1, 2)))])

@@ -213,3 +213,12 @@ def test_gradients_numerically(rng, fn):
     y.backward()
     want = _numgrad(lambda v: fn(np.array(v, dtype="float64")).item(), a)
     onp.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_np_bool_is_numpys_bool_dtype():
+    # mxnet.numpy exports numpy's bool; MXNet's own tests create arrays with dtype=np.bool
+    import mxc.numpy as mnp
+    assert mnp.bool is onp.bool_
+    a = mnp.empty((2, 2), dtype=mnp.bool)
+    assert a.dtype == onp.bool_
+    onp.testing.assert_array_equal(mnp.zeros((3,), dtype=mnp.bool).asnumpy(), onp.zeros(3, bool))

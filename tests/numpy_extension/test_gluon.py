@@ -209,3 +209,27 @@ def test_user_block_inside_sequential_hybridized(np_mode, rng):
     sym = net._cached_graph[1]
     ops = {n["op"] for n in json.loads(sym.tojson())["nodes"]}
     assert "broadcast_add" in ops and "FullyConnected" in ops    # np-style + in the user block
+
+
+@pytest.mark.parametrize("dtype", [None, "int32", "float64"])
+def test_creation_functions_inside_a_hybridized_block(dtype):
+    # F.np.zeros / ones / full / identity while tracing equal numpy's arrays (float32 default)
+    class Make(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return (x, F.np.zeros((2, 3), dtype=dtype), F.np.ones((2, 3), dtype),
+                    F.np.full((2, 3), 7, dtype=dtype), F.np.identity(3, dtype=dtype))
+
+    util.set_np()
+    try:
+        for hybrid in (False, True):
+            blk = Make()
+            if hybrid:
+                blk.hybridize()
+            got = blk(mx.np.ones((1,)))[1:]
+            want = onp.dtype("float32" if dtype is None else dtype)
+            refs = [onp.zeros((2, 3)), onp.ones((2, 3)), onp.full((2, 3), 7), onp.identity(3)]
+            for g, r in zip(got, refs):
+                assert isinstance(g, np_ndarray) and g.dtype == want
+                onp.testing.assert_array_equal(g.asnumpy(), r.astype(want))
+    finally:
+        util.reset_np()

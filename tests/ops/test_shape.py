@@ -189,3 +189,42 @@ def test_arange_integer_dtypes_truncate_start_and_step(dtype):
         want = np.arange(*cfg, dtype=dtype)
         got = mx.nd.arange(*cfg, dtype=dtype).asnumpy()
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,reps", [
+    ((7, 9, 10, 7, 8), (2, 3, 2, 2, 2)),        # (1, d, 1, d, ...) would need 10 dimensions
+    ((2, 2, 2, 2, 2), (2, 2, 2, 2, 2)),         # 10 alternating repeat/data axes: axis by axis
+    ((2, 1, 3), (1, 4, 1)), ((3,), (2, 2, 2)), ((), (3,)), ((2, 3), ()),
+])
+def test_tile_high_rank_matches_numpy(shape, reps):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    check_forward("tile", [x], {"reps": reps}, np.tile(x, reps))
+
+
+def test_tile_high_rank_gradient():
+    # each input element receives the sum of the head over its copies
+    rng = np.random.default_rng(8)
+    shape, reps = (2, 3, 2, 2, 2), (2, 1, 2, 3, 2)
+    x = mx.nd.array(rng.standard_normal(shape))
+    head = rng.standard_normal(tuple(r * d for r, d in zip(reps, shape)))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.tile(x, reps=reps)
+    y.backward(mx.nd.array(head))
+    split = head.reshape(tuple(v for r, d in zip(reps, shape) for v in (r, d)))
+    expected = split.sum(axis=tuple(range(0, 2 * len(shape), 2)))
+    np.testing.assert_allclose(x.grad.asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tile_reps_checks_and_empty_results():
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    with pytest.raises(MXNetError, match="reps"):
+        mx.nd.tile(x, reps=(1, -2))
+    with pytest.raises(MXNetError, match="np_shape"):
+        mx.nd.tile(x, reps=(1, 0))              # a 0 means "unknown" without numpy shapes
+    with mx.np_shape():
+        a = np.zeros((2, 3, 0, 4), dtype=np.int32)
+        got = mx.nd.tile(mx.nd.array(a, dtype=a.dtype), reps=(2, 4, 6))
+        assert got.shape == np.tile(a, (2, 4, 6)).shape and got.dtype == np.int32
+        assert mx.nd.tile(x, reps=(0, 2)).shape == np.tile(x.asnumpy(), (0, 2)).shape

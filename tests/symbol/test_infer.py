@@ -1,4 +1,7 @@
 """Shape inference over symbol graphs: partial shapes completed from outputs (infer_back)."""
+import numpy as np
+import pytest
+
 import mxc as mx
 
 
@@ -66,3 +69,43 @@ def test_creation_shapes_with_minus_one_inferred_through_transpose():
     t = mx.sym.transpose(mx.sym.var("x"), axes=(1, 2, 0))
     y = mx.sym.elemwise_add(t, mx.sym.var("y"))
     assert y.infer_shape_partial(y=(3, 4, 2))[0] == [(2, 3, 4), (3, 4, 2)]
+
+
+def _numpy_sliced(shape, begin, end, step):
+    # the reference: numpy's slicing of an array of that shape (unknown dimensions as 1)
+    step = step or (None,) * len(begin)
+    idx = tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
+    return np.empty([max(d, 1) for d in shape])[idx].shape
+
+
+@pytest.mark.parametrize("begin,end,step", [
+    ((None, None), (None, 10), ()), ((None, None), (None, 10), (None, 2)),
+    ((None, 3), (5, 10), ()), ((2, 3), (None, 10), (3, 3)), ((1, -2), (None, 1), (1, -3)),
+])
+def test_slice_of_an_unknown_dimension_keeps_it_unknown(begin, end, step):
+    ref = _numpy_sliced((0, 20), begin, end, step)
+    out = mx.sym.slice(mx.sym.var("data", shape=(0, 20)), begin=begin, end=end, step=step)
+    assert out.infer_shape_partial()[1] == [(0, ref[1])]
+    with mx.np_shape():
+        out = mx.sym.slice(mx.sym.var("data", shape=(-1, 20)), begin=begin, end=end, step=step)
+        assert out.infer_shape_partial()[1] == [(-1, ref[1])]
+
+
+def test_slice_axis_of_an_unknown_dimension():
+    data = mx.sym.var("data", shape=(10, 0))
+    assert mx.sym.slice_axis(data, axis=0, begin=2, end=-3).infer_shape_partial()[1] == [(5, 0)]
+    assert mx.sym.slice_axis(data, axis=1, begin=0, end=5).infer_shape_partial()[1] == [(10, 0)]
+    with mx.np_shape():
+        data = mx.sym.var("data", shape=(10, -1))
+        assert mx.sym.slice_axis(data, axis=0, begin=0, end=5).infer_shape_partial()[1] == [(5, -1)]
+        out = mx.sym.slice_axis(data, axis=1, begin=0, end=5)
+        assert out.infer_shape_partial()[1] == [(10, -1)]
+
+
+def test_partial_slice_feeds_the_next_operator():
+    # the known dimension found by the slice reaches a consumer's partial inference
+    data = mx.sym.var("data", shape=(0, 20))
+    out = mx.sym.slice_axis(mx.sym.slice(data, begin=(None, 2), end=(None, 12)), axis=1,
+                            begin=1, end=None)
+    assert out.infer_shape_partial()[1] == [(0, 9)]
+    assert out.infer_shape(data=(4, 20))[1] == [(4, 9)]

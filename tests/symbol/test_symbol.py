@@ -161,3 +161,23 @@ def test_creation_ops_take_a_name():
     s = mx.sym.arange(0, 5, name="steps")
     assert s.list_outputs() == ["steps_output"]
     assert s.name == "steps"
+
+
+def test_sym_random_exponential_with_symbol_scale_draws_at_that_scale():
+    # the sampler takes the rate: a Symbol scale must be inverted as a number scale is
+    mx.random.seed(3)
+    s = mx.sym.random.exponential(mx.sym.var("scale"), shape=(40000,))
+    got = s.eval(scale=mx.nd.array([0.125, 2.0]))[0].asnumpy()
+    np.testing.assert_allclose(got.mean(axis=1), [0.125, 2.0], rtol=0.03)
+    num = mx.sym.random.exponential(scale=0.125, shape=(40000,)).eval()[0].asnumpy()
+    np.testing.assert_allclose(num.mean(), 0.125, rtol=0.03)
+
+
+def test_sym_random_randn_and_like_samplers():
+    mx.random.seed(4)
+    out = mx.sym.random.randn(300, 200, loc=1.0, scale=2.0).eval()[0].asnumpy()
+    assert out.shape == (300, 200)
+    assert abs(out.mean() - 1.0) < 0.05 and abs(out.std() - 2.0) < 0.05
+    like = mx.sym.random.randn(data=mx.sym.ones((4, 5)), dtype="float16").eval()[0]
+    assert like.shape == (4, 5) and like.dtype == np.float16
+    assert mx.sym.random.uniform_like(mx.sym.ones((3, 2)), low=2, high=3).eval()[0].shape == (3, 2)
