@@ -202,7 +202,7 @@ def _check_nd(tensor, what):
                          % (what, tensor.stype))
 
 
-def _submit(kind, name, header, priority, reads, writes, stage, run, finish=None):
+def _submit(kind, name, header, priority, reads, writes, stage, run, finish=None, sums=None):
     """One collective as two engine operations (as the distributed KVStore's): *stage* reads
     the inputs and marks the request ready for the communication thread, which runs ``run``
     once every rank has it ready; *finish* waits for that (GIL released) and writes results."""
@@ -210,7 +210,7 @@ def _submit(kind, name, header, priority, reads, writes, stage, run, finish=None
     comm = _comm()
     comm.check()
     rname = comm.next_name("hvd." + kind, name)
-    req = mod.Request(rname, header, priority, run)
+    req = mod.Request(rname, header, priority, run, sums=sums)
     var = engine.Var()
     comm.submit(req)
 
@@ -247,10 +247,8 @@ def _allreduce_into(tensor, out, average, name, priority, prescale_factor, posts
         src = _flat(tensor)
         if prescale_factor != 1.0:
             send = (src * prescale_factor).astype(src.dtype, copy=False)
-        elif out is tensor:
-            send = src.copy()          # MPI may not reduce a buffer into itself
         else:
-            send = src
+            send = src       # (the communication layer copies where MPI needs it: in place)
         box["send"], box["recv"] = send, _flat(out)
 
     def run(c):
@@ -267,7 +265,8 @@ def _allreduce_into(tensor, out, average, name, priority, prescale_factor, posts
                 np.multiply(recv, recv.dtype.type(scale), out=recv)
 
     reads = [] if out is tensor else [tensor._chunk]
-    _submit("allreduce", name, header, priority, reads, [out._chunk], stage, run, finish)
+    _submit("allreduce", name, header, priority, reads, [out._chunk], stage, run, finish,
+            sums=box)
     return out
 
 

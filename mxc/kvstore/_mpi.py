@@ -3,10 +3,19 @@
 Every MPI call of the store runs on one daemon thread, the *communication thread*; the
 Python and engine threads hand it requests and wait on events. mpi4py releases the GIL in
 MPI calls, and the thread polls non-blocking operations with short sleeps, so compute
-(engine workers, the main thread) runs while data moves. While it waits for the other ranks
-the pause between polls doubles from 0.2 ms up to ``MXC_KVSTORE_POLL_MAX_US`` (default 4000
-us; any local request wakes it at once): a rank with one core then spends ~1% of it polling
-instead of ~10%, at the price of up to that much latency for a message from another rank.
+(engine workers, the main thread) runs while data moves. While a request of its rank waits
+for the other ranks the pause between polls doubles from 0.2 ms up to
+``MXC_KVSTORE_POLL_MAX_US`` (default 4000 us; any local request wakes it at once): a rank with
+one core then spends ~1% of it polling instead of ~10%, at the price of up to that much
+latency for a message from another rank. With nothing of its own waiting, the thread only
+looks every 50 ms (for a rank that ended).
+
+Sums. Plain sums (``Request.sums``) that the ranks agreed on together run as one: when every
+rank is on this host, through an MPI-3 shared-memory window (``_ShmSum``: each rank sums its
+slice straight from the others' part of the window; about half the CPU of MPICH's allreduce,
+which copies every byte several times; ``MXC_KVSTORE_SHM=0`` turns it off,
+``MXC_KVSTORE_SHM_BYTES`` sizes it, default 64 MiB per rank); otherwise as concurrent
+MPI_Iallreduce calls. Each request completes as soon as its own values are summed.
 
 Agreement. Requests are named ``(kind, key, n)`` (the n-th push of ``key``...) so that the
 same request has the same name on every rank. Each rank reports the names it has *ready*
@@ -57,6 +66,9 @@ _DEFAULT_TIMEOUT = 300.0
 _POLL_MIN = 0.0002     # seconds between polls of MPI right after activity, doubling up to
 _POLL_MAX = max(_POLL_MIN, float(os.environ.get("MXC_KVSTORE_POLL_MAX_US", "4000")) * 1e-6)
 _CHUNK_BYTES = int(os.environ.get("MXC_KVSTORE_CHUNK_BYTES", str(64 << 20)))
+# Sums over ranks that all run on one host go through an MPI-3 shared-memory window of this
+# many bytes per rank (two halves, used alternately); MXC_KVSTORE_SHM=0 uses MPI_Iallreduce.
+_SHM_BYTES = int(os.environ.get("MXC_KVSTORE_SHM_BYTES", str(64 << 20)))
 
 
 def timeout():
@@ -100,10 +112,15 @@ class Request(object):
     """One collective: ``run(comm)`` executes it on the communication thread once every
     rank has it ready. ``done`` is set when it finished or failed (``error`` holds why)."""
     __slots__ = ("name", "header", "priority", "run", "done", "error", "t_ready", "peer",
-                 "value")
+                 "value", "sums")
 
-    def __init__(self, name, header, priority, run, peer=None):
+    def __init__(self, name, header, priority, run, peer=None, sums=None):
         self.name, self.header, self.priority, self.run = name, header, priority, run
+        # A plain sum: the dict its stage fills with flat numpy "send" and "recv" arrays. Such
+        # requests agreed in one go are reduced together (one pass over a shared window or
+        # concurrent MPI collectives) instead of one after the other; whether a request is
+        # one must follow from its header, which every rank has the same.
+        self.sums = sums
         self.done = threading.Event()
         self.error = None
         self.t_ready = None
@@ -132,6 +149,8 @@ class _Comm(object):
         self.ctl = world.Dup()
         self.data = world.Dup()
         self.asy = world.Dup()              # dist_async requests and answers
+        self._node = self._same_host(world)  # all ranks on this host: their communicator
+        self._shm = None                    # the _ShmSum over it, made at the first sum
         self._cv = threading.Condition()
         self._new = []                      # ready requests not yet reported
         self._pending = {}                  # name -> Request (submitted, not finished)
@@ -146,6 +165,8 @@ class _Comm(object):
         self._first = {}
         self._prio = {}
         self._t0 = {}
+        self._full = []                     # names every rank reported, not yet decided
+        self._t_check = 0.0                 # when missing/late ranks were last looked for
         self._where = {}                    # rank -> name it most recently reported
         # dist_async: outgoing point-to-point messages, their pending sends, the handlers of
         # the stores rank 0 serves (store id -> fn), and when each rank was last heard from
@@ -163,6 +184,27 @@ class _Comm(object):
         self._thread = threading.Thread(target=self._main, name="mxc-kvstore-comm", daemon=True)
         self._thread.start()
         atexit.register(self._at_exit)
+
+    def _same_host(self, world):
+        """A communicator of the ranks when they all share this host and the shared-memory
+        sum is on (MXC_KVSTORE_SHM, default 1), else None. Every rank decides the same: a
+        rank that lacks room in /dev/shm vetoes through an allreduce of the flags."""
+        MPI = self.MPI
+        if self.size < 2:
+            return None
+        node = world.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        want = os.environ.get("MXC_KVSTORE_SHM", "1") not in ("0", "false", "no", "off")
+        want = want and node.Get_size() == self.size and _SHM_BYTES >= 4096
+        if want and os.path.isdir("/dev/shm"):
+            # MPICH backs the window with a file in /dev/shm: a full tmpfs would fault (SIGBUS)
+            # when pages are first touched instead of failing the allocation
+            st = os.statvfs("/dev/shm")
+            want = st.f_bavail * st.f_frsize > 2 * node.Get_size() * _SHM_BYTES
+        ok = world.allreduce(1 if want else 0, op=MPI.MIN)
+        if ok:
+            return node
+        node.Free()
+        return None
 
     # ---- called from other threads ---------------------------------------------------------
     def next_name(self, kind, key):
@@ -345,7 +387,7 @@ class _Comm(object):
                         and not self._serving()):
                     return
                 if (not self._new and not self._aout and not self._asends
-                        and (self.rank != 0 and not self._pending)):
+                        and not self._waiting_locked()):
                     self._cv.wait(0.05)
                 new, self._new = self._new, []
                 aout, self._aout = self._aout, []
@@ -368,6 +410,7 @@ class _Comm(object):
                     else:
                         self._peer_gone[src] = msg[1]
                         self._where[src] = ("bye", msg[1])
+                        self._t_check = 0.0
                         for r in range(1, self.size):
                             if r != src and r not in self._peer_gone:
                                 self._send(r, ("bye", src, msg[1]))
@@ -401,6 +444,18 @@ class _Comm(object):
                         self._cv.wait(idle)
                 idle = min(idle * 2, _POLL_MAX)
 
+    def _waiting_locked(self):
+        """Whether to poll MPI now: a request of this rank is ready (or sent) and waits for
+        other ranks, or rank 0 serves dist_async requests. Otherwise nothing the others send
+        can complete anything here yet, and the loop wakes every 50 ms (or at once for a
+        local request) to notice a rank that ended, instead of polling every few ms."""
+        if self.rank == 0 and (self._handlers or self._serve_at_exit):
+            return True
+        for r in self._pending.values():
+            if r.t_ready is not None:
+                return True
+        return False
+
     def _send(self, dest, obj):
         tag = _TAG_READY if self.rank != 0 else _TAG_DECIDE
         self._sends.append(self.ctl.isend(obj, dest=dest, tag=tag))
@@ -413,18 +468,18 @@ class _Comm(object):
                 self._first[name] = next(self._order)
                 self._t0[name] = now
             seen[rank] = header
+            if len(seen) == self.size:
+                self._full.append(name)
             self._prio[name] = max(self._prio.get(name, prio), prio)
             self._where[rank] = name
 
     def _decide(self):
         size = self.size
-        agreed = []
-        for name, seen in self._seen.items():
-            if len(seen) == size:
-                headers = set(seen.values())
-                if len(headers) > 1:
-                    self._abort(self._mismatch(name, seen))
-                agreed.append(name)
+        agreed, self._full = self._full, []
+        for name in agreed:
+            seen = self._seen[name]
+            if len(set(seen.values())) > 1:
+                self._abort(self._mismatch(name, seen))
         if agreed:
             agreed.sort(key=lambda n: (-self._prio[n], self._first[n]))
             for name in agreed:
@@ -436,6 +491,10 @@ class _Comm(object):
             return
         if not self._seen:
             return
+        now = time.monotonic()
+        if now - self._t_check < 0.1:      # (a rank's bye resets _t_check)
+            return
+        self._t_check = now
         oldest = min(self._seen, key=lambda n: self._t0[n])
         missing = [r for r in range(size) if r not in self._seen[oldest]]
         gone = [r for r in missing if r in self._peer_gone]
@@ -494,9 +553,13 @@ class _Comm(object):
 
     def _watch_coordinator(self):
         now = time.monotonic()
+        if now - self._t_check < 0.1:      # a bound of seconds: no need to look every poll
+            return
+        self._t_check = now
+        limit = timeout()
         with self._cv:
             late = [r for r in self._pending.values() if r.t_ready is not None and
-                    now - r.t_ready > timeout() + (10 if r.peer is None else 5)]
+                    now - r.t_ready > limit + (10 if r.peer is None else 5)]
         if not late:
             return
         req = min(late, key=lambda r: r.t_ready)
@@ -510,42 +573,106 @@ class _Comm(object):
                                     req.peer))
 
     def _execute(self, names):
+        reqs = []
         for name in names:
             with self._cv:
                 req = self._pending.get(name)
             if req is None:
                 raise MXNetError("distributed KVStore: rank %d was told to run %s, which it "
                                  "never submitted" % (self.rank, describe(name)))
-            try:
-                self.note("run", name)
-                req.run(self)
-                self.note("ran", name)
-            except MXNetError as exc:
-                req.error = str(exc)
-                with self._cv:
-                    self._pending.pop(name, None)
-                req.done.set()
-                raise
-            except Exception as exc:
-                req.error = "%s on rank %d: %s: %s" % (describe(name), self.rank,
-                                                       type(exc).__name__, exc)
-                with self._cv:
-                    self._pending.pop(name, None)
-                req.done.set()
+            reqs.append(req)
+        i = 0
+        while i < len(reqs):
+            req = reqs[i]
+            if req.sums is None:
+                self._run_one(req)
+                i += 1
                 continue
+            # consecutive plain sums of one dtype (the header's) run as one
+            j = i + 1
+            while (j < len(reqs) and reqs[j].sums is not None
+                   and reqs[j].header[1] == req.header[1]):
+                j += 1
+            self._run_sums(reqs[i:j])
+            i = j
+
+    def _run_sums(self, group):
+        for req in group:
+            self.note("run", req.name)
+        what = describe(group[0].name) + (" (and %d more)" % (len(group) - 1)
+                                          if len(group) > 1 else "")
+
+        def done(i):       # each request is done once its last chunk is: its update can run
+            req = group[i]
+            self.note("ran", req.name)
+            with self._cv:
+                self._pending.pop(req.name, None)
+            req.done.set()
+
+        pairs = []
+        for req in group:
+            if "send" in req.sums and "recv" in req.sums:
+                pairs.append((req.sums["send"], req.sums["recv"]))
+            else:
+                # its stage failed after marking it ready (horovod's stage does): take part
+                # with zeros so that the other ranks' sums still complete
+                size = 1
+                for d in req.header[0]:
+                    size *= d
+                zeros = np.zeros(size, np.dtype(req.header[1]))
+                pairs.append((zeros, zeros))
+        try:
+            self.allreduce_many(pairs, what, done)
+        except Exception as exc:
+            msg = str(exc) if isinstance(exc, MXNetError) else "%s on rank %d: %s: %s" % (
+                what, self.rank, type(exc).__name__, exc)
+            for req in group:
+                if not req.done.is_set():
+                    req.error = msg
+                    with self._cv:
+                        self._pending.pop(req.name, None)
+                    req.done.set()
+            raise MXNetError(msg) from None
+
+    def _run_one(self, req):
+        name = req.name
+        try:
+            self.note("run", name)
+            req.run(self)
+            self.note("ran", name)
+        except MXNetError as exc:
+            req.error = str(exc)
             with self._cv:
                 self._pending.pop(name, None)
             req.done.set()
+            raise
+        except Exception as exc:
+            req.error = "%s on rank %d: %s: %s" % (describe(name), self.rank,
+                                                   type(exc).__name__, exc)
+            with self._cv:
+                self._pending.pop(name, None)
+            req.done.set()
+            return
+        with self._cv:
+            self._pending.pop(name, None)
+        req.done.set()
 
     # ---- collectives (communication thread only) -----------------------------------------
-    def wait_all(self, reqs, what):
-        deadline = time.monotonic() + timeout()
+    def wait_all(self, reqs, what, max_pause=_POLL_MIN, spin=0.0):
+        """Poll ``reqs`` (MPICH progresses nonblocking collectives only inside such calls)
+        until all completed: in a row for 50 polls or ``spin`` seconds, whichever is longer,
+        then with pauses growing to ``max_pause``."""
+        now = time.monotonic()
+        deadline = now + timeout()
+        spin_until = now + spin
         MPI = self.MPI
         spins = 0
+        pause = min(0.0001, max_pause)
         while not MPI.Request.Testall(reqs):
             spins += 1
-            if spins > 50:
-                time.sleep(0.0002)
+            if spins > 50 and (not spin or time.monotonic() > spin_until):
+                time.sleep(pause)
+                pause = min(pause * 2, max_pause)
             if time.monotonic() > deadline:
                 raise MXNetError("distributed KVStore: %s stalled for MXC_KVSTORE_TIMEOUT=%gs "
                                  "on rank %d (a rank died or hangs inside the collective)"
@@ -553,16 +680,38 @@ class _Comm(object):
 
     def allreduce(self, send, recv, what):
         """Sum ``send`` (flat numpy) over ranks into ``recv``, in chunks."""
-        n = send.size
-        step = max(1, _CHUNK_BYTES // max(1, send.itemsize))
-        SUM = self.MPI.SUM
+        self.allreduce_many([(send, recv)], what)
+
+    def allreduce_many(self, pairs, what, done=None):
+        """Sum each ``send`` over ranks into its ``recv`` (flat numpy arrays, one dtype; a
+        ``recv`` may be its ``send``): through the shared-memory window when every rank is
+        on this host, else as concurrent MPI_Iallreduce calls in chunks. ``done(i)``, when
+        given, is called as soon as pair ``i`` is complete."""
         if self.size == 1:
-            if recv is not send:
-                np.copyto(recv, send)
+            for i, (send, recv) in enumerate(pairs):
+                if recv is not send:
+                    np.copyto(recv, send)
+                if done is not None:
+                    done(i)
             return
-        for i in range(0, n, step):
-            self.wait_all([self.data.Iallreduce(send[i:i + step], recv[i:i + step], SUM)],
-                          what)
+        if self._node is not None and pairs[0][0].dtype.kind in "fiuc":
+            if self._shm is None:
+                self._shm = _ShmSum(self, self._node, _SHM_BYTES)
+            self._shm.sum(pairs, what, done)
+            return
+        SUM = self.MPI.SUM
+        reqs, keep = [], []
+        for send, recv in pairs:
+            if recv is send or np.shares_memory(send, recv):
+                send = send.copy()       # MPI may not reduce a buffer into itself
+                keep.append(send)
+            step = max(1, _CHUNK_BYTES // max(1, send.itemsize))
+            for i in range(0, send.size, step):
+                reqs.append(self.data.Iallreduce(send[i:i + step], recv[i:i + step], SUM))
+        self.wait_all(reqs, what)
+        if done is not None:
+            for i in range(len(pairs)):
+                done(i)
 
     def bcast(self, buf, what):
         if self.size == 1:
@@ -642,6 +791,113 @@ class _Comm(object):
                     time.sleep(0.001)
             except Exception:
                 pass
+
+
+class _ShmSum(object):
+    """Sums over ranks that share one host, through an MPI-3 shared-memory window: every rank
+    reads the others' values straight from their part of the window instead of MPI copying
+    each byte through its own buffers several times (MPICH's allreduce of ResNet-18's 45 MB
+    of gradients cost 40-45 ms of CPU per rank here, this 20-23 ms).
+
+    The values stream through the window in chunks of half a rank's part; chunks alternate
+    between the two halves. Per chunk, with the chunk cut into one slice per rank: (1) each
+    rank copies its values outside its own slice into its part of the window; barrier;
+    (2) each rank sums its slice (its own values plus the others' copies) into its receive
+    arrays and its part of the window; barrier; (3) each rank copies the other slices' sums
+    from the other parts. Two barriers per chunk suffice with alternating halves: a rank
+    writes a half again (step 1, two chunks on) only after the barrier of step 1 of the
+    chunk in between, which every rank reaches after its step 3 of the previous reader.
+    Each slice is summed by one rank only, so every rank receives identical values."""
+
+    def __init__(self, comm, node, nbytes):
+        MPI = comm.MPI
+        self.comm = comm
+        self.node = node
+        self.n = node.Get_size()
+        self.me = node.Get_rank()
+        self.half = nbytes // 2 // 64 * 64
+        self.win = MPI.Win.Allocate_shared(2 * self.half, 1, comm=node)
+        self.win.Lock_all(MPI.MODE_NOCHECK)     # a passive epoch: Win.Sync() is then legal
+        self.parts = []
+        for q in range(self.n):
+            buf, _ = self.win.Shared_query(q)
+            self.parts.append(np.frombuffer(buf, np.uint8, 2 * self.half))
+        self.flip = 0
+
+    def sum(self, pairs, what, done=None):
+        dtype = pairs[0][0].dtype
+        cap = self.half // dtype.itemsize
+        pieces, filled, ending = [], 0, []
+        for i, (send, recv) in enumerate(pairs):
+            if send.dtype != dtype or recv.dtype != dtype or send.size != recv.size:
+                raise MXNetError("%s: internal error: a fused sum needs one dtype and equal "
+                                 "sizes, got %s/%s and %s/%s" % (what, send.dtype, send.size,
+                                                                 recv.dtype, recv.size))
+            off, size = 0, send.size
+            while True:
+                take = min(size - off, cap - filled)
+                pieces.append((send[off:off + take], recv[off:off + take], filled))
+                filled += take
+                off += take
+                if off == size:
+                    ending.append(i)
+                if filled == cap:
+                    self._chunk(pieces, filled, dtype, what)
+                    self._done(done, ending)
+                    pieces, filled, ending = [], 0, []
+                if off == size:
+                    break
+        if pieces:
+            self._chunk(pieces, filled, dtype, what)
+            self._done(done, ending)
+
+    @staticmethod
+    def _done(done, ending):
+        if done is not None:
+            for i in ending:
+                done(i)
+
+    def _sync(self, what):
+        self.win.Sync()
+        # Ranks reach these barriers together but for small skews (each copies or sums the
+        # same amount): polls in a row for 0.5 ms catch that without a sleep's wake-up
+        # latency; a rank late by more (still computing on the core this thread shares)
+        # is then polled at most every millisecond.
+        self.comm.wait_all([self.node.Ibarrier()], what, 0.001, 0.0005)
+        self.win.Sync()
+
+    def _chunk(self, pieces, m, dtype, what):
+        n, me = self.n, self.me
+        base = self.flip * self.half
+        self.flip ^= 1
+        nbytes = m * dtype.itemsize
+        parts = [p[base:base + nbytes].view(dtype) for p in self.parts]
+        bounds = [m * q // n for q in range(n + 1)]
+        lo, hi = bounds[me], bounds[me + 1]
+        mine = parts[me]
+        for send, _, at in pieces:            # (1) publish what the other slices need
+            end = at + send.size
+            for a, b in ((at, min(end, lo)), (max(at, hi), end)):
+                if a < b:
+                    mine[a:b] = send[a - at:b - at]
+        self._sync(what)
+        others = [parts[q] for q in range(n) if q != me]
+        for send, recv, at in pieces:         # (2) sum this rank's slice
+            a, b = max(at, lo), min(at + send.size, hi)
+            if a >= b:
+                continue
+            out = mine[a:b]
+            np.add(send[a - at:b - at], others[0][a:b], out=out)
+            for o in others[1:]:
+                np.add(out, o[a:b], out=out)
+            recv[a - at:b - at] = out
+        self._sync(what)
+        for _, recv, at in pieces:            # (3) collect the other slices' sums
+            end = at + recv.size
+            for q in range(n):
+                a, b = max(at, bounds[q]), min(end, bounds[q + 1])
+                if q != me and a < b:
+                    recv[a - at:b - at] = parts[q][a:b]
 
 
 _EXC = [None]

@@ -16,7 +16,9 @@ GIL released, until the communication thread has reduced into it). Later operati
 the result wait for *finish* like for any operator, while operations independent of it (the
 backward of the remaining layers) run: the allreduce proceeds on the communication thread.
 *finish* runs at the lowest priority so that an engine worker only blocks on it when nothing
-else is ready. Large arrays are reduced in chunks of ``MXC_KVSTORE_CHUNK_BYTES`` (64 MiB).
+else is ready. The communication thread sums the pushes that became ready together as one
+(through a shared-memory window when all ranks share the host, see ``_mpi``); over MPI, large
+arrays are reduced in chunks of ``MXC_KVSTORE_CHUNK_BYTES`` (64 MiB).
 
 dist_async. Rank 0 holds the one copy of the weights, and its communication thread serves
 them (rank 0 is also a worker; there are no server processes): a push sends the worker's
@@ -65,8 +67,16 @@ def _flat(arr):
     return arr._numpy_view().reshape(-1)
 
 
+_DTYPE_NAMES = {}
+
+
 def _header(arr):
-    return (tuple(arr.shape), np.dtype(arr.dtype).name)
+    # (numpy's dtype.name is computed in Python: cached, as every push of a step asks for it)
+    dt = arr.dtype
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = np.dtype(dt).name
+    return (tuple(arr.shape), name)
 
 
 def _dense(arr):
@@ -98,7 +108,9 @@ class _Reducer(object):
         header = h0 + (("2bit", float(t)) if t is not None else ())
         name = comm.next_name(kind, key)
         box = {}
-        size = int(np.prod(h0[0], dtype=np.int64))
+        size = 1
+        for d in h0[0]:
+            size *= d
 
         def run(c):
             if t is None:
@@ -110,7 +122,7 @@ class _Reducer(object):
             for p in parts[1:]:
                 dequantize_2bit(p, size, t, out=out, accumulate=True)
 
-        req = _mpi.Request(name, header, priority, run)
+        req = _mpi.Request(name, header, priority, run, sums=box if t is None else None)
 
         def stage():
             views = [_flat(v) for v in vals]

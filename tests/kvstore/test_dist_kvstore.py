@@ -24,8 +24,9 @@ needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason="mpi4py/mpiexec not installe
                                                     "extra): distributed KVStore tests skipped")
 
 
-def _mpirun(n, script, *args, timeout_env=None, limit=60):
+def _mpirun(n, script, *args, timeout_env=None, limit=60, extra_env=None):
     env = dict(os.environ)
+    env.update(extra_env or {})
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("DMLC_NUM_WORKER", None)
     if timeout_env is not None:
@@ -73,6 +74,19 @@ def test_sums_updates_keys_compression_horovod(n):
     assert rc == 0, out
     assert sorted(l for l in out.splitlines() if l.startswith("OK")) == \
         ["OK rank %d" % r for r in range(n)], out
+
+
+@needs_mpi
+@pytest.mark.parametrize("n,path,env", [
+    (2, "shm", {"MXC_KVSTORE_SHM_BYTES": "8192"}),     # 1 KiB chunks: keys straddle them
+    (3, "shm", {"MXC_KVSTORE_SHM_BYTES": "8192"}),     # three slices of odd sizes
+    (2, "mpi", {"MXC_KVSTORE_SHM": "0"}),              # concurrent MPI_Iallreduce calls
+])
+def test_fused_sums_of_many_keys(n, path, env):
+    rc, out, _ = _mpirun(n, "fused_sums.py", path, extra_env=env)
+    assert rc == 0, out
+    assert sorted(l for l in out.splitlines() if l.startswith("OK")) == \
+        ["OK rank %d %s" % (r, path) for r in range(n)], out
 
 
 @needs_mpi
