@@ -668,7 +668,7 @@ class _Comm(object):
         MPI = self.MPI
         spins = 0
         pause = min(0.0001, max_pause)
-        while not MPI.Request.Testall(reqs):
+        while not self._testall(reqs, what):
             spins += 1
             if spins > 50 and (not spin or time.monotonic() > spin_until):
                 time.sleep(pause)
@@ -677,6 +677,19 @@ class _Comm(object):
                 raise MXNetError("distributed KVStore: %s stalled for MXC_KVSTORE_TIMEOUT=%gs "
                                  "on rank %d (a rank died or hangs inside the collective)"
                                  % (what, timeout(), self.rank))
+
+    def _testall(self, reqs, what):
+        """MPI_Testall, whose failure names the real MPI error: mpi4py's own message for
+        MPI_ERR_IN_STATUS only says to look in the statuses."""
+        MPI = self.MPI
+        statuses = [MPI.Status() for _ in reqs]
+        try:
+            return MPI.Request.Testall(reqs, statuses)
+        except MPI.Exception as exc:
+            errs = sorted({MPI.Get_error_string(st.Get_error()) for st in statuses
+                           if st.Get_error() != MPI.SUCCESS})
+            raise MXNetError("distributed KVStore: %s failed on rank %d: %s"
+                             % (what, self.rank, "; ".join(errs) or str(exc))) from None
 
     def allreduce(self, send, recv, what):
         """Sum ``send`` (flat numpy) over ranks into ``recv``, in chunks."""
