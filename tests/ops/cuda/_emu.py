@@ -99,15 +99,21 @@ class Launcher:
            arr)
 
     def run_spec(self, spec, inputs, outputs, grid=None, block=None):
-        """Every launch of a spec in order, with a zeroed workspace of the spec's size (and the
-        spec's check first, with numpy: returns its message, or None after the launches)."""
-        import numpy as np
-        check = spec.get("check")
-        if check is not None:
-            msg = check(np, inputs)
-            if msg:
-                return msg
-        ws = np.zeros(max(8, int(spec.get("workspace", 0))), np.uint8)
-        for launch in spec.get("launches", [spec]):
-            self.run(launch, inputs, outputs, ws, grid, block)
-        return None
+        return run_spec(spec, inputs, outputs,
+                        lambda launch, ws: self.run(launch, inputs, outputs, ws, grid, block))
+
+
+def run_spec(spec, inputs, outputs, run_launch):
+    """Every launch of a spec in order through ``run_launch(launch, workspace)``, with a zeroed
+    workspace of the spec's size (and the spec's check first, with numpy: returns its message,
+    or None after the launches), as the device worker runs them."""
+    import numpy as np
+    check = spec.get("check")
+    if check is not None:
+        msg = check(np, inputs)
+        if msg:
+            return msg
+    ws = np.zeros(max(8, int(spec.get("workspace", 0))), np.uint8)
+    for launch in spec.get("launches", [spec]):
+        run_launch(launch, ws)
+    return None

@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from ._emu import Launcher, cuda_loader
+from ._emu import Launcher, cuda_loader, run_spec
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 
@@ -58,17 +58,11 @@ def emu(tmp_path_factory):
 
     class Both:
         def run_spec(self, spec, ins, outs, **kw):
-            # each launch goes to the library that holds its kernel; check first, as the device
-            check = spec.get("check")
-            if check is not None:
-                msg = check(np, ins)
-                if msg:
-                    return msg
-            ws = np.zeros(max(8, int(spec.get("workspace", 0))), np.uint8)
-            for launch in spec.get("launches", [spec]):
+            # each launch goes to the library that holds its kernel
+            def run_launch(launch, ws):
                 lib = next(L for L in libs if (launch["family"], launch["name"]) in L.fn_of)
                 lib.run(launch, ins, outs, ws, **kw)
-            return None
+            return run_spec(spec, ins, outs, run_launch)
     return Both()
 
 
