@@ -1,14 +1,16 @@
 """Training throughput: samples/s of full SGD-with-momentum steps on synthetic data.
 
 Models: MLP 784-512-512-10 (batch 128), LeNet on 1x28x28 (batch 64), ResNet-18 v1 from the model
-zoo on 3x32x32 with 10 classes (batch 32). Implementations, one after another in one run:
+zoo on 3x32x32 with 10 classes (batch 32). Implementations, one after another in one run, each
+in a process of its own (in one process the library that ran first leaves its thread pools
+behind, and they slowed the second by up to 25%), the order reversed on every --repeat:
   mxc-hybrid (Gluon, hybridize(static_alloc, static_shape)), mxc-imperative (Gluon, not
   hybridized), torch-eager (the same architectures written in PyTorch), and with --peer-python
   MXNet 1.9.1's Gluon hybridized (this same script run under MXNet's interpreter: the Gluon code
   below is written once against the MXNet API and runs on both).
-One JSON line per (model, implementation): best of --rounds timings of --steps steps each.
+One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each.
 
-    python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--peer-python PY]
+    python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
 """
 import argparse
 import json
@@ -134,21 +136,39 @@ def time_steps(step, sync, steps, rounds, warmup=3):
     return best / steps
 
 
-def run_local(models, impls, steps, rounds):
+def run_one(model, impl, steps, rounds):
+    """One (model, implementation) in this process; prints its JSON line."""
+    if impl == "torch-eager":
+        import torch
+        torch.set_num_threads(os.cpu_count() or 1)
+        step, sync = torch_step_fn(model)
+    else:
+        import mxc as mx
+        step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
+    emit(model, impl, BATCH[model] / time_steps(step, sync, steps[model], rounds))
+
+
+def run_local(models, impls, args):
+    """Each (model, implementation) in a fresh interpreter, so no thread pool carries over."""
+    if "torch-eager" in impls:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            impls = [i for i in impls if i != "torch-eager"]
     for model in models:
-        for impl in impls:
-            if impl == "torch-eager":
-                try:
-                    import torch
-                except ImportError:
-                    continue
-                torch.set_num_threads(os.cpu_count() or 1)
-                step, sync = torch_step_fn(model)
-            else:
-                import mxc as mx
-                step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
-            per_step = time_steps(step, sync, steps[model], rounds)
-            emit(model, impl, BATCH[model] / per_step)
+        for r in range(args.repeat):
+            for impl in (impls if r % 2 == 0 else impls[::-1]):
+                run_child(["--only", f"{model}:{impl}", "--rounds", str(args.rounds),
+                           "--scale", str(args.scale)], sys.executable, impl)
+
+
+def run_child(argv, python, what):
+    proc = subprocess.run([python, os.path.abspath(__file__)] + argv, capture_output=True,
+                          text=True)
+    sys.stdout.write(proc.stdout)
+    sys.stdout.flush()
+    if proc.returncode != 0:
+        print(json.dumps({"figure": what, "error": proc.stderr[-500:]}), flush=True)
 
 
 def run_as_peer(models, steps, rounds):
@@ -172,24 +192,25 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies the steps per round")
     ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
     ap.add_argument("--as-peer", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of every implementation, in reversed order every other time")
+    ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     models = args.models.split(",")
     steps = {m: max(2, int(n * args.scale)) for m, n in
              {"mlp": 40, "lenet": 20, "resnet18": 8}.items()}
+    if args.only:
+        model, impl = args.only.split(":")
+        run_one(model, impl, steps, args.rounds)
+        return
     if args.as_peer:
         run_as_peer(models, steps, args.rounds)
         return
-    peer = None
     if args.peer_python:
         # the peer runs first and alone, so the two do not share the 2 cores
-        peer = subprocess.run([args.peer_python, os.path.abspath(__file__), "--as-peer",
-                               "--models", args.models, "--rounds", str(args.rounds),
-                               "--scale", str(args.scale)], capture_output=True, text=True)
-        sys.stdout.write(peer.stdout)
-        if peer.returncode != 0:
-            print(json.dumps({"figure": "peer", "error": peer.stderr[-500:]}))
-    run_local(models, args.impls.split(","), steps, args.rounds)
-
+        run_child(["--as-peer", "--models", args.models, "--rounds", str(args.rounds),
+                   "--scale", str(args.scale)], args.peer_python, "peer")
+    run_local(models, args.impls.split(","), args)
 
 if __name__ == "__main__":
     main()
