@@ -275,14 +275,16 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
             results.append(r.vid)
         else:
             return False       # a constant (it would be shared between calls) or a foreign value
+    from .ops.registry import skip_unneeded_outputs
     needed = {v for v in results if v is not None}
     kept = []
     for st in reversed(t.steps):
-        sop, sattrs, sins, souts, _ = st
+        sop, sattrs, sins, souts, label = st
         if any(o in needed for o in souts):
             if sop.mutate or "random" in sop.resources:
                 return False
-            kept.append(st)
+            kept.append((sop, skip_unneeded_outputs(sop, sattrs, souts, needed), sins, souts,
+                         label))
             needed.update(sins)
     kept.reverse()
     # reshapes become views when their result is not a returned gradient, or is one whose

@@ -529,15 +529,15 @@ static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
   case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
     mxc_conv_forward_##SUF(a, w, o0, g, col, b, nt, n0, n1);                                       \
     break;                                                                                         \
-  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX, o1 = dW */                                        \
-    mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
+  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX (NULL: not wanted), o1 = dW */                    \
+    if (o0) mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                 \
     mxc_conv_bwd_weight_##SUF(a, a2, o1, g, col, nt, n0, n1);                                      \
     break;                                                                                         \
   case MXC_DECONV_FWD: /* a = conv-sense Y (the deconvolution's input), o0 = conv-sense X */       \
     mxc_conv_bwd_data_##SUF(a, w, o0, g, col, nt, n0, n1);                                         \
     break;                                                                                         \
-  default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */                 \
-    mxc_conv_forward_##SUF(a, w, o0, g, col, NULL, nt, n0, n1);                                    \
+  default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y); o0 may be NULL */ \
+    if (o0) mxc_conv_forward_##SUF(a, w, o0, g, col, NULL, nt, n0, n1);                            \
     mxc_conv_bwd_weight_##SUF(a2, a, o1, g, col, nt, n0, n1);                                      \
     break;                                                                                         \
   }                                                                                                \
@@ -596,14 +596,15 @@ static void mxc_conv_exec_f32x(int mode, const mxc_conv_geom *g, const float *a,
         return;
       break;
     case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX, o1 = dW */
-      if (mxc_wino_conv(a, w, 1, NULL, o0, 0, n, co, ci, oh, ow, ih, iw, 2 - ph, 2 - pw, nt) != 0)
+      if (o0 && mxc_wino_conv(a, w, 1, NULL, o0, 0, n, co, ci, oh, ow, ih, iw, 2 - ph, 2 - pw,
+                              nt) != 0)
         mxc_conv_bwd_data_f32(a, w, o0, g, col, nt, 0, n);
       if (mxc_wino_wgrad(a, a2, o1, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
         mxc_conv_bwd_weight_f32(a, a2, o1, g, col, nt, 0, n);
       if (o2) mxc_conv_bias_grad_f32(a, o2, n, co, g->osz, nt);
       return;
     default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */
-      if (mxc_wino_conv(a, w, 0, NULL, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
+      if (o0 && mxc_wino_conv(a, w, 0, NULL, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
         mxc_conv_forward_f32(a, w, o0, g, col, NULL, nt, 0, n);
       if (mxc_wino_wgrad(a2, a, o1, n, ci, co, ih, iw, oh, ow, ph, pw, nt) != 0)
         mxc_conv_bwd_weight_f32(a2, a, o1, g, col, nt, 0, n);
@@ -636,6 +637,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   const mxc_tensor *cx, *cy;      /* convolution-sense X and Y tensors */
   const mxc_tensor *ta = &call->in[0], *ta2 = NULL, *tw, *tb = NULL;
   const mxc_tensor *to0 = &call->out[0], *to1 = NULL, *to2 = NULL;
+  /* iattr[MXC_CONV_NIATTR], when given to a backward: nonzero = the data gradient (out[0]) is
+   * not wanted (a network's first layer), so neither its GEMM nor its col2im runs */
+  int skip0 = 0;
   int dt = ta->dtype, nt = call->nthreads, rc = 0, i;
   size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
   void *col = NULL;
@@ -648,6 +652,7 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   } else {
     ta2 = &call->in[1];
     tw = &call->in[2];
+    skip0 = call->niattr > MXC_CONV_NIATTR && call->iattr[MXC_CONV_NIATTR] != 0;
     to1 = &call->out[1];
     if (call->nout > 2) to2 = &call->out[2];
   }
@@ -684,26 +689,27 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   if (dt == MXC_FLOAT32) {
     mxc_conv_exec_f32x(mode, &g, (const float *)ta->data, ta2 ? (const float *)ta2->data : NULL,
                       (const float *)tw->data, tb ? (const float *)tb->data : NULL,
-                      (float *)to0->data, to1 ? (float *)to1->data : NULL,
+                      skip0 ? NULL : (float *)to0->data, to1 ? (float *)to1->data : NULL,
                       to2 ? (float *)to2->data : NULL, (float *)col, nt);
   } else if (dt == MXC_FLOAT64) {
     mxc_conv_exec_f64(mode, &g, (const double *)ta->data, ta2 ? (const double *)ta2->data : NULL,
                       (const double *)tw->data, tb ? (const double *)tb->data : NULL,
-                      (double *)to0->data, to1 ? (double *)to1->data : NULL,
+                      skip0 ? NULL : (double *)to0->data, to1 ? (double *)to1->data : NULL,
                       to2 ? (double *)to2->data : NULL, (double *)col, nt);
   } else {
     /* float16: everything through float32 copies */
     float *fa = mxc_conv_h2f(ta), *fa2 = ta2 ? mxc_conv_h2f(ta2) : NULL, *fw = mxc_conv_h2f(tw);
     float *fb = tb ? mxc_conv_h2f(tb) : NULL;
-    float *f0 = (float *)malloc(sizeof(float) * (size_t)to0->size);
+    float *f0 = skip0 ? NULL : (float *)malloc(sizeof(float) * (size_t)to0->size);
     float *f1 = to1 ? (float *)malloc(sizeof(float) * (size_t)to1->size) : NULL;
     float *f2 = to2 ? (float *)malloc(sizeof(float) * (size_t)(to2->size > 0 ? to2->size : 1)) : NULL;
-    if (!fa || (ta2 && !fa2) || !fw || (tb && !fb) || !f0 || (to1 && !f1) || (to2 && !f2)) {
+    if (!fa || (ta2 && !fa2) || !fw || (tb && !fb) || (!skip0 && !f0) || (to1 && !f1) ||
+        (to2 && !f2)) {
       snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for float16 buffers", name);
       rc = -1;
     } else {
       mxc_conv_exec_f32x(mode, &g, fa, fa2, fw, fb, f0, f1, f2, (float *)col, nt);
-      mxc_conv_f2h(f0, to0);
+      if (f0) mxc_conv_f2h(f0, to0);
       if (to1) mxc_conv_f2h(f1, to1);
       if (to2) mxc_conv_f2h(f2, to2);
     }

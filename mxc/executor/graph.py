@@ -637,10 +637,10 @@ def _prune(plan):
     layer); steps that update state in place (BatchNorm's moving statistics) stay."""
     needed = {g for g in plan.grads if g is not None}
     keep = []
-    for st in reversed(plan.bwd):
-        op, _, ins, outs, _ = st
+    for op, attrs, ins, outs, label in reversed(plan.bwd):
         if op.mutate or any(o in needed for o in outs):
-            keep.append(st)
+            keep.append((op, registry.skip_unneeded_outputs(op, attrs, outs, needed), ins, outs,
+                         label))
             needed.update(ins)
     keep.reverse()
     plan.bwd = keep

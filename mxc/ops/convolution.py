@@ -145,10 +145,15 @@ def _conv_infer_inputs(a, shapes):
     return shapes
 
 
+def _skip_flag(a):
+    """The backward kernels' optional last attribute: 1 = leave the data gradient unwritten."""
+    return (1,) if 0 in a.get("_skip_outputs", ()) else ()
+
+
 def _kattrs(op):
     def attrs(a, inputs, outputs):
         nsp, k, st, dl, pd = geometry(op, a)
-        return _kernel_iattr(nsp, k, st, dl, pd, a["num_group"]), ()
+        return _kernel_iattr(nsp, k, st, dl, pd, a["num_group"]) + _skip_flag(a), ()
     return attrs
 
 
@@ -195,7 +200,7 @@ register(OpDef("_backward_Convolution", inputs=("out_grad", "data", "weight", "b
                params=_CONV_PARAMS, infer=_bconv_infer,
                num_outputs=lambda a: 2 if a["no_bias"] else 3,
                forward=_bconv_forward("conv:backward", "_backward_Convolution"),
-               resources=("temp_space",),
+               resources=("temp_space",), skippable=(0,),
                doc="Gradients of Convolution's data, weight (and bias) from out_grad."))
 
 
@@ -282,7 +287,7 @@ def _dkattrs(op, data_index):
     def attrs(a, inputs, outputs):
         nsp, k, st, dl, pd = geometry(op, a)
         _, pads = deconv_out_shape(op, a, inputs[data_index].shape)
-        return _kernel_iattr(nsp, k, st, dl, tuple(pads), a["num_group"]), ()
+        return _kernel_iattr(nsp, k, st, dl, tuple(pads), a["num_group"]) + _skip_flag(a), ()
     return attrs
 
 
@@ -322,5 +327,5 @@ register(OpDef("_backward_Deconvolution", inputs=("out_grad", "data", "weight", 
                input_names=_backward_inputs,
                params=_DECONV_PARAMS, infer=_bdeconv_infer,
                num_outputs=lambda a: 2 if a["no_bias"] else 3,
-               forward=_bdeconv_forward(), resources=("temp_space",),
+               forward=_bdeconv_forward(), resources=("temp_space",), skippable=(0,),
                doc="Gradients of Deconvolution's data, weight (and bias) from out_grad."))

@@ -56,14 +56,14 @@ class OpDef:
                  "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
-                 "output_names", "input_init", "infer_input_dtypes", "infer_partial")
+                 "output_names", "input_init", "infer_input_dtypes", "infer_partial", "skippable")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
                  infer_inputs=None, infer_back=None, open_params=False, input_names=None,
                  num_visible_outputs=None, output_names=None, input_init=None,
-                 infer_input_dtypes=None, infer_partial=None):
+                 infer_input_dtypes=None, infer_partial=None, skippable=()):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -79,6 +79,9 @@ class OpDef:
         if self.aux and tuple(self.inputs[len(self.inputs) - len(self.aux):]) != self.aux:
             raise TypeError(f"{name}: aux states {self.aux} must be the last inputs")
         self.mutate = tuple(mutate)         # input indices written in place by the forward
+        # output indices the forward leaves unwritten when attrs["_skip_outputs"] names them
+        # (a backward's data gradient that no one reads: see skip_unneeded_outputs)
+        self.skippable = tuple(skippable)
         self.resources = tuple(resources)
         for r in self.resources:
             if r not in ("random", "temp_space"):
@@ -194,6 +197,16 @@ def _dtype_name(key):
     if isinstance(key, tuple):
         return "(" + ", ".join(CODE_DTYPE[k].name for k in key) + ")"
     return CODE_DTYPE[key].name
+
+
+def skip_unneeded_outputs(op, attrs, outs, needed):
+    """attrs for one planned step of `op` with output value ids `outs`: where outputs that
+    `op` may skip are in no one's `needed` set, a copy naming them in "_skip_outputs" (so a
+    first layer's backward does not compute the data gradient nothing reads); else attrs."""
+    if not op.skippable:
+        return attrs
+    skip = tuple(k for k in op.skippable if k < len(outs) and outs[k] not in needed)
+    return dict(attrs, _skip_outputs=skip) if skip else attrs
 
 
 def kernel_forward(family, kname, key=None, attrs=None, name=None):

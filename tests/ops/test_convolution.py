@@ -401,3 +401,58 @@ def test_small_output_sample_blocks(shape, nf, k, s, p, g, dtype, rng):
     got = mx.nd._backward_Convolution(mx.nd.array(dy.astype(dtype), dtype=dtype), *xs, **kw)
     for a, e in zip(got, ref_conv_grads(x, w, dy, (s, s), (p, p), g)):
         np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+# ---- a first layer's backward skips the data gradient (attrs["_skip_outputs"]) -----------------
+@pytest.mark.parametrize("op,shape,k,dtype", [
+    ("Convolution", (3, 2, 9, 9), 3, np.float32),      # 3x3 stride 1: the Winograd path
+    ("Convolution", (3, 2, 9, 9), 5, np.float32),      # im2col
+    ("Convolution", (2, 3, 8, 8), 3, np.float64),
+    ("Convolution", (2, 3, 8, 8), 3, np.float16),
+    ("Deconvolution", (2, 4, 6, 6), 3, np.float32),
+    ("Deconvolution", (2, 4, 6, 6), 4, np.float64)])
+def test_backward_leaves_a_skipped_data_gradient_unwritten(op, shape, k, dtype, rng):
+    nf = 3
+    wshape = (nf, shape[1], k, k) if op == "Convolution" else (shape[1], nf, k, k)
+    xs = [mx.nd.array(rng.standard_normal(s).astype(dtype), dtype=dtype)
+          for s in (shape, wshape, (nf,))]
+    kw = dict(kernel=(k, k), num_filter=nf, no_bias=False)
+    y = getattr(mx.nd, op)(*xs, **kw)
+    dy = mx.nd.array(rng.standard_normal(y.shape).astype(dtype), dtype=dtype)
+    full = [a.asnumpy() for a in getattr(mx.nd, "_backward_" + op)(dy, *xs, **kw)]
+    bop = registry.get("_backward_" + op)
+    attrs = dict(bop.parse({k_: str(v) for k_, v in kw.items()}), _skip_outputs=(0,))
+    outs = [mx.nd.full(a.shape, 7.0, dtype=dtype) for a in full]
+    bop.forward(attrs, [dy] + xs, outs)
+    np.testing.assert_array_equal(outs[0].asnumpy(), np.full(full[0].shape, 7.0, dtype))
+    for got, want in zip(outs[1:], full[1:]):
+        np.testing.assert_array_equal(got.asnumpy(), want)      # the same kernels: bit for bit
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_first_layer_weight_gradients_do_not_depend_on_the_skip(hybrid, rng):
+    """Autograd's prepared backward and the executor skip the data gradient of a layer whose
+    input needs none; the weight gradients equal those of a run where the input needs one."""
+    x = mx.nd.array(rng.standard_normal((2, 3, 9, 9)))
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(4, 3, in_channels=3), mx.gluon.nn.Conv2D(2, 3, in_channels=4))
+    net.initialize(mx.init.Xavier())
+    if hybrid:
+        net.hybridize()
+    grads = []
+    for data_grad in (False, True):
+        xx = x.copy()
+        if data_grad:
+            xx.attach_grad()
+        with mx.autograd.record():
+            loss = (net(xx) * net(xx)).sum()
+        loss.backward()
+        grads.append([p.grad().asnumpy() for p in net.collect_params().values()])
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(xx.grad.asnumpy()).sum() > 0
+    plans = [p for key, p in mx.autograd._GRAD_PLANS.items()
+             if key[0].name == "Convolution" and p and not hybrid]
+    if not hybrid:
+        assert any(st[1].get("_skip_outputs") == (0,) for p in plans for st in p.steps
+                   if st[0] is not None and st[0] is not mx.autograd._VIEW)
