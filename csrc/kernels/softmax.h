@@ -422,6 +422,73 @@ MXC_SM_OUT_BWD(f16, uint16_t, float)
 MXC_SM_OUT_BWD(f32, float, float)
 MXC_SM_OUT_BWD(f64, double, double)
 
+/* ---- per-row softmax cross-entropy (Gluon's SoftmaxCrossEntropyLoss in one op) ---------------
+ * softmax_ce_rows: in x (N, K), label (N values, x's dtype); out loss (N):
+ *   loss[i] = -log_softmax(x[i])[k_i]
+ * softmax_ce_rows_bwd: in g (N), x, label; out dx (N, K): dx[i, j] = g[i] (softmax(x[i])_j - [j = k_i]).
+ * k_i is the label truncated to an integer and clipped to [0, K) (pick's default mode 'clip';
+ * NaN reads as 0). */
+#define MXC_SM_ROW_CLASS(lv, K) (!((lv) > 0) ? (int64_t)0 : (lv) >= (K) ? (K) - 1 : (int64_t)(lv))
+
+#define MXC_SM_CE_ROWS(tag, T, CT)                                                              \
+  static inline CT mxc_sm_row_lse_##tag(const T *xr, int64_t K, CT *mxp) {                     \
+    CT mx = (CT)-INFINITY, sum = 0;                                                             \
+    int64_t j;                                                                                  \
+    for (j = 0; j < K; j++) {                                                                   \
+      const CT v = (CT)MXC_SM_LD_##tag(xr[j]);                                                  \
+      mx = v > mx ? v : mx;                                                                     \
+    }                                                                                           \
+    for (j = 0; j < K; j++) sum += MXC_SM_EXP_##CT((CT)MXC_SM_LD_##tag(xr[j]) - mx);            \
+    *mxp = mx;                                                                                  \
+    return MXC_SM_LOG_##CT(sum);                                                                \
+  }                                                                                             \
+  static int mxc_sm_ce_rows_##tag(mxc_opcall *call) {                                           \
+    const T *x = (const T *)call->in[0].data, *lab = (const T *)call->in[1].data;               \
+    T *out = (T *)call->out[0].data;                                                            \
+    const int64_t N = call->in[0].shape[0], K = call->in[0].shape[1];                           \
+    const int nt = call->nthreads;                                                              \
+    int64_t i;                                                                                  \
+    (void)nt;                                                                                   \
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (N * K >= 32768))           \
+    for (i = 0; i < N; i++) {                                                                   \
+      const T *xr = x + i * K;                                                                  \
+      const CT lv = (CT)MXC_SM_LD_##tag(lab[i]);                                                \
+      CT mx;                                                                                    \
+      const CT lse = mxc_sm_row_lse_##tag(xr, K, &mx);                                          \
+      const int64_t k = MXC_SM_ROW_CLASS(lv, K);                                                \
+      out[i] = MXC_SM_ST_##tag(-(((CT)MXC_SM_LD_##tag(xr[k]) - mx) - lse));                     \
+    }                                                                                           \
+    return 0;                                                                                   \
+  }                                                                                             \
+  static int mxc_sm_ce_rows_bwd_##tag(mxc_opcall *call) {                                       \
+    const T *g = (const T *)call->in[0].data, *x = (const T *)call->in[1].data;                 \
+    const T *lab = (const T *)call->in[2].data;                                                 \
+    T *dx = (T *)call->out[0].data;                                                             \
+    const int64_t N = call->in[1].shape[0], K = call->in[1].shape[1];                           \
+    const int nt = call->nthreads;                                                              \
+    int64_t i;                                                                                  \
+    (void)nt;                                                                                   \
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (N * K >= 32768))           \
+    for (i = 0; i < N; i++) {                                                                   \
+      const T *xr = x + i * K;                                                                  \
+      T *dr = dx + i * K;                                                                       \
+      const CT gi = (CT)MXC_SM_LD_##tag(g[i]);                                                  \
+      const int64_t k = MXC_SM_ROW_CLASS((CT)MXC_SM_LD_##tag(lab[i]), K);                       \
+      CT mx;                                                                                    \
+      const CT lse = mxc_sm_row_lse_##tag(xr, K, &mx);                                          \
+      int64_t j;                                                                                \
+      for (j = 0; j < K; j++) {                                                                 \
+        const CT p = MXC_SM_EXP_##CT((CT)MXC_SM_LD_##tag(xr[j]) - mx - lse);                    \
+        dr[j] = MXC_SM_ST_##tag(gi * (j == k ? p - (CT)1 : p));                                 \
+      }                                                                                         \
+    }                                                                                           \
+    return 0;                                                                                   \
+  }
+
+MXC_SM_CE_ROWS(f16, uint16_t, float)
+MXC_SM_CE_ROWS(f32, float, float)
+MXC_SM_CE_ROWS(f64, double, double)
+
 MXC_VEC_END
 
 #define MXC_SM_E2(a, ca, b, cb)                                                                 \
@@ -443,6 +510,12 @@ static const mxc_kentry mxc_softmax_table[] = {
   {"softmax_ce", MXC_FLOAT16, -1, mxc_sm_ce_f16},
   {"softmax_ce", MXC_FLOAT32, -1, mxc_sm_ce_f32},
   {"softmax_ce", MXC_FLOAT64, -1, mxc_sm_ce_f64},
+  {"softmax_ce_rows", MXC_FLOAT16, -1, mxc_sm_ce_rows_f16},
+  {"softmax_ce_rows", MXC_FLOAT32, -1, mxc_sm_ce_rows_f32},
+  {"softmax_ce_rows", MXC_FLOAT64, -1, mxc_sm_ce_rows_f64},
+  {"softmax_ce_rows_bwd", MXC_FLOAT16, -1, mxc_sm_ce_rows_bwd_f16},
+  {"softmax_ce_rows_bwd", MXC_FLOAT32, -1, mxc_sm_ce_rows_bwd_f32},
+  {"softmax_ce_rows_bwd", MXC_FLOAT64, -1, mxc_sm_ce_rows_bwd_f64},
   {NULL, 0, 0, NULL}
 };
 #endif

@@ -135,6 +135,14 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if (self._sparse_label and not self._from_logits and sample_weight is None
+                and isinstance(pred, NDArray) and isinstance(label, NDArray)
+                and self._batch_axis == 0 and pred.ndim == 2 and self._axis in (-1, 1)
+                and label.size == pred.shape[0] and label.dtype == pred.dtype
+                and pred.stype == "default"):
+            # imperative and the common case: one operator and one backward (the mean over
+            # the size-1 class axis is the identity); a hybridized loss keeps MXNet's graph
+            return _apply_weighting(F, F._softmax_ce_rows(pred, label), self._weight)
         if not self._from_logits:
             pred = F.log_softmax(pred, self._axis)
         if self._sparse_label:

@@ -176,3 +176,34 @@ def test_errors_and_repr():
     assert repr(gluon.loss.L1Loss(batch_axis=1)) == 'L1Loss(batch_axis=1, w=None)'
     assert gluon.loss.SigmoidBCELoss is gluon.loss.SigmoidBinaryCrossEntropyLoss
     assert gluon.loss.SoftmaxCELoss is gluon.loss.SoftmaxCrossEntropyLoss
+
+
+@pytest.mark.parametrize("weight", [None, 2.0])
+def test_softmax_ce_fused_imperative_equals_the_hybridized_graph(weight, rng):
+    """Imperatively the common case runs as one operator (_softmax_ce_rows); hybridized it keeps
+    MXNet's log_softmax/pick/mean graph. Both give the same loss and gradient."""
+    pred = rng.standard_normal((8, 5)).astype(np.float32)
+    label = np.array([0, 4, 1, 2, 3, 9, -1, 2], np.float32)
+    head = rng.uniform(0.5, 1.5, 8).astype(np.float32)
+    res = []
+    for hybrid in (False, True):
+        loss = gluon.loss.SoftmaxCrossEntropyLoss(weight=weight)
+        if hybrid:
+            loss.hybridize()
+        x = mx.nd.array(pred)
+        x.attach_grad()
+        with autograd.record():
+            y = loss(x, mx.nd.array(label))
+        if not hybrid:
+            assert "_softmax_ce_rows" in autograd.get_symbol(y).tojson()
+        y.backward(mx.nd.array(head))
+        res.append((y.asnumpy(), x.grad.asnumpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6, atol=1e-6)
+    # a label of another dtype: MXNet's graph, imperatively too
+    loss = gluon.loss.SoftmaxCrossEntropyLoss()
+    x = mx.nd.array(pred)
+    x.attach_grad()
+    with autograd.record():
+        y = loss(x, mx.nd.array(label, dtype="int32"))
+    assert "_softmax_ce_rows" not in autograd.get_symbol(y).tojson()

@@ -161,3 +161,39 @@ def test_lrn_large_parallel(rng):
     "L2Normalization", "LRN"}))
 def test_golden(name):
     check_golden(name)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_softmax_ce_rows(dtype, rng):
+    """Gluon's fused SoftmaxCrossEntropyLoss: -log_softmax per row at the clipped label, and
+    out_grad * (softmax - onehot)."""
+    x = rng.standard_normal((6, 5)).astype(dtype)
+    lab = np.array([0, 4, 2, 7, -1, 3.7], dtype)           # 7 and -1 clip, 3.7 truncates
+    k = np.clip(np.trunc(lab.astype(np.float64)).astype(int), 0, 4)
+    x64 = x.astype(np.float64)
+    logp = x64 - x64.max(1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(1, keepdims=True))
+    tol = 2e-3 if dtype == np.float16 else 1e-6
+    got = mx.nd._softmax_ce_rows(mx.nd.array(x, dtype=dtype), mx.nd.array(lab, dtype=dtype))
+    assert got.shape == (6,) and got.dtype == dtype
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), -logp[np.arange(6), k],
+                               rtol=tol, atol=tol)
+    g = rng.standard_normal(6).astype(dtype)
+    dx = mx.nd._backward_softmax_ce_rows(mx.nd.array(g, dtype=dtype), mx.nd.array(x, dtype=dtype),
+                                         mx.nd.array(lab, dtype=dtype))
+    want = np.exp(logp)
+    want[np.arange(6), k] -= 1
+    want *= g.astype(np.float64)[:, None]
+    np.testing.assert_allclose(dx.asnumpy().astype(np.float64), want, rtol=tol, atol=tol)
+    if dtype == np.float64:
+        check_grad("_softmax_ce_rows", [rng.standard_normal((3, 4)), np.array([1., 0., 3.])], {},
+                   rng, wrt=[0])
+
+
+def test_softmax_ce_rows_errors():
+    with pytest.raises(ValueError, match="_softmax_ce_rows.*2-D"):
+        mx.nd._softmax_ce_rows(mx.nd.ones((2, 3, 4)), mx.nd.ones((2,)))
+    with pytest.raises(ValueError, match="_softmax_ce_rows.*one class per row"):
+        mx.nd._softmax_ce_rows(mx.nd.ones((2, 3)), mx.nd.ones((3,)))
+    with pytest.raises(ValueError, match="_softmax_ce_rows.*dtype"):
+        mx.nd._softmax_ce_rows(mx.nd.ones((2, 3)), mx.nd.ones((2,), dtype="float64"))

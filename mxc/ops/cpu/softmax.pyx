@@ -4,7 +4,8 @@ for the attribute layout).
 - ``softmax``: key (input code, output code) over float16/32/64; softmax, log_softmax and
   softmin along the middle axis of an (outer, M, inner) view, with an optional length input.
 - ``softmax_bwd``: key (forward output code, input-gradient code).
-- ``softmax_output_bwd``, ``softmax_ce``: key = the data's dtype code.
+- ``softmax_output_bwd``, ``softmax_ce``, ``softmax_ce_rows``, ``softmax_ce_rows_bwd``: key =
+  the data's (or the head gradient's) dtype code.
 """
 from mxc.ops.cpu._table cimport mxc_kentry, build_table
 
