@@ -2,6 +2,7 @@
 norm, argmax, argmin. Kernels: mxc/ops/cpu/reduce.pyx ("reduce:<name>"); the kernel always writes
 the keepdims shape, which the front end views as the requested one (no copy)."""
 
+from .._core.handle import make_array
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
@@ -46,18 +47,32 @@ def _infer(name):
     return infer
 
 
+_PLANS = {}     # (op, axis, exclude, input shape) -> (kernel mask, keepdims shape)
+
+
 def _forward(name, fattr=None):
     fwd = kernel_forward("reduce", "reduce:" + name,
                          attrs=lambda a, i, o: (a["_mask"], fattr(a) if fattr else ()))
 
     def forward(attrs, inputs, outputs):
+        # the mask and keepdims shape are looked up once per (axes, shape): a bias gradient's
+        # sum runs every training step
         x = inputs[0]
-        axes = reduce_axes(name, x.ndim, attrs["axis"], attrs.get("exclude", False))
-        a = dict(attrs, _mask=tuple(1 if i in axes else 0 for i in range(x.ndim)))
-        keep = reduced_shape(x.shape, axes, True)
+        axis, exclude = attrs["axis"], attrs.get("exclude", False)
+        key = (name, axis, exclude, x.shape)
+        plan = _PLANS.get(key)
+        if plan is None:
+            axes = reduce_axes(name, x.ndim, axis, exclude)
+            plan = (tuple(1 if i in axes else 0 for i in range(x.ndim)),
+                    reduced_shape(x.shape, axes, True))
+            if len(_PLANS) > 4096:
+                _PLANS.clear()
+            _PLANS[key] = plan
+        mask, keep = plan
         out = outputs[0]
-        view = out if out.shape == keep else out.reshape(keep)
-        fwd(a, [x], [view])
+        view = out if out.shape == keep else make_array(type(out), out._chunk, out._offset, keep,
+                                                        out._dtype, out._ctx)
+        fwd(dict(attrs, _mask=mask), [x], [view])
     return forward
 
 
