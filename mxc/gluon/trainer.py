@@ -151,6 +151,8 @@ class Trainer:
             idx = self._param2idx[p.name]
             if p._stype != "default":
                 self._kvstore.init(idx, arrays[0])
+            elif self._update_on_kvstore and len(arrays) == 1:
+                self._kvstore._broadcast_shared(idx, arrays[0])
             else:
                 self._kvstore.broadcast(idx, arrays[0], arrays)
         return waiting

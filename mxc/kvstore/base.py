@@ -22,6 +22,12 @@ class KVStoreBase(object):
         """Initialize ``key`` with ``value`` (rank 0's) and pull it into ``out``."""
         raise NotImplementedError()
 
+    def _broadcast_shared(self, key, arr):
+        """``broadcast(key, arr, [arr])`` for a Trainer that updates on the store (one dense
+        array per key): a store may then keep ``arr`` itself as the key's value, so that the
+        update writes the weight in place and the pull after it copies nothing."""
+        self.broadcast(key, arr, [arr])
+
     def pushpull(self, key, value, out=None, priority=0):
         """Push ``value`` (summed over a list) and pull the result into ``out``
         (into ``value`` itself when ``out`` is None)."""

@@ -206,6 +206,7 @@ class DistKVStore(KVStore):
         self._comm = _mpi.get_comm()
         self._red = _Reducer(self._comm)
         self._recv = {}
+        self._shared = set()      # keys whose stored value is the caller's array
         self._async = "async" in kvtype
         self._server = _AsyncServer(self._comm) if self._async else None
 
@@ -240,6 +241,22 @@ class DistKVStore(KVStore):
             self._red.bcast(k, buf, buf, priority=0)
             self._store[k] = buf.tostype(v.stype) if _is_sparse(v) else buf
 
+    def _broadcast_shared(self, key, arr):
+        """dist_sync: the weight array itself becomes the stored value (rank 0's value is
+        broadcast into it). The updater then writes it in place, and the Trainer's pull after
+        each push copies nothing: for ResNet-18 that is 62 engine operations and 45 MB of
+        copying per step, on a core that each rank shares with its compute. A change the
+        script makes to the weight between steps (clipping it, say) is then kept, where
+        MXNet's separate copy in the store overwrote it at the next pull."""
+        if self._async or _is_sparse(arr):
+            return super(DistKVStore, self)._broadcast_shared(key, arr)
+        ((key, _),), kind = _pairs(key, arr, "init")
+        self._use_kind(kind)
+        self._check_new_key(key)
+        self._red.bcast(key, arr, arr, priority=0)
+        self._store[key] = arr
+        self._shared.add(key)
+
     def _push_one(self, key, vals, priority=0):
         stored = self._store[key]
         for v in vals:
@@ -273,7 +290,9 @@ class DistKVStore(KVStore):
             self._store[key] = recv.tostype(stored.stype)
         else:
             self._store[key] = recv
-            if stored is not recv and stored.dtype == recv.dtype:
+            if key in self._shared:
+                self._shared.discard(key)     # a Trainer's weight: never a receive buffer
+            elif stored is not recv and stored.dtype == recv.dtype:
                 self._recv[key] = stored      # two buffers per key alternate
 
     def push(self, key, value, priority=0):
