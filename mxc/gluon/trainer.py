@@ -283,6 +283,7 @@ class Trainer:
     def _allreduce_grads(self):
         if not self._kvstore:
             return
+        updates = []
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
@@ -293,9 +294,11 @@ class Trainer:
                     dst = p.list_data() if self._update_on_kvstore else p.list_grad()
                     self._kvstore.pull(i, dst, priority=-i, ignore_sparse=self._distributed)
             elif self._update_on_kvstore:
-                self._kvstore.pushpull(i, grads, out=p.list_data(), priority=-i)
+                updates.append((i, grads, p.list_data(), -i))
             else:
                 self._kvstore.pushpull(i, grads, priority=-i)
+        if updates:
+            self._kvstore._pushpull_updates(updates)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer (after ``allreduce_grads``)."""

@@ -28,6 +28,12 @@ class KVStoreBase(object):
         update writes the weight in place and the pull after it copies nothing."""
         self.broadcast(key, arr, [arr])
 
+    def _pushpull_updates(self, items):
+        """``pushpull(key, grads, out=weights, priority=p)`` for each (key, grads, weights, p)
+        of a Trainer step that updates on the store; a store may update the keys together."""
+        for key, grads, outs, priority in items:
+            self.pushpull(key, grads, out=outs, priority=priority)
+
     def pushpull(self, key, value, out=None, priority=0):
         """Push ``value`` (summed over a list) and pull the result into ``out``
         (into ``value`` itself when ``out`` is None)."""

@@ -285,7 +285,7 @@ class DistKVStore(KVStore):
         self._red.reduce("push", key, vals, recv, priority)
         if self._updater is not None:
             grad = recv.tostype(stored.stype) if _is_sparse(stored) else recv
-            self._updater(key, grad, stored)
+            self._apply_update(key, grad, stored)
         elif _is_sparse(stored):
             self._store[key] = recv.tostype(stored.stype)
         else:

@@ -118,6 +118,7 @@ class KVStore(KVStoreBase):
         self._str_order = {}        # str key -> init order (MXNet processes str keys in it)
         self._key_kind = None
         self._updater = None
+        self._deferred = None       # (key, grad, stored) held for one updater call
         self._updater_func = None
         self._str_updater_func = None
         self._compression = None    # 2bit threshold on 'device'-type stores
@@ -189,11 +190,38 @@ class KVStore(KVStoreBase):
                                  "shape %s" % (key, v.shape, stored.shape))
         merged = self._reduce(key, vals, stored.context)
         if self._updater is not None:
-            self._updater(key, _on(stored.context, merged), stored)
+            self._apply_update(key, _on(stored.context, merged), stored)
         else:
             if merged is vals[0]:            # a single value: keep a copy, not the caller's array
                 merged = merged.copy()
             self._store[key] = merged
+
+    def _apply_update(self, key, grad, stored):
+        if self._deferred is not None:
+            self._deferred.append((key, grad, stored))
+        else:
+            self._updater(key, grad, stored)
+
+    def _pushpull_updates(self, items):
+        """The pushes of a Trainer step reach the optimizer as one updater call, which updates
+        the keys of one dtype together (``aggregate_num`` per fused operator, as the Trainer's
+        own updates): for ResNet-18's 62 keys about 16 operators instead of 62, on the main
+        thread. A user's updater (``_set_updater``) keeps one call per key."""
+        from ..optimizer.updater import Updater
+        if not isinstance(self._updater, Updater):
+            return super(KVStore, self)._pushpull_updates(items)
+        self._deferred = []
+        try:
+            for key, grads, outs, priority in items:
+                self.push(key, grads, priority=priority)
+            held = self._deferred
+        finally:
+            self._deferred = None
+        if held:
+            keys, grads, stored = zip(*held)
+            self._updater(list(keys), list(grads), list(stored))
+        for key, grads, outs, priority in items:
+            self.pull(key, out=outs, priority=priority)
 
     def _reduce(self, key, vals, ctx):
         if self._compression is not None and not any(_is_sparse(v) for v in vals):

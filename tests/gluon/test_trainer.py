@@ -131,6 +131,48 @@ def test_multi_context_gradients_are_summed(rng):
         np.testing.assert_allclose(p.data(ctx).asnumpy(), expect, rtol=1e-5, atol=1e-7)
 
 
+def test_update_on_kvstore_updates_keys_together(rng):
+    """A Trainer that updates on the store hands all keys of a step to one updater call: six
+    float32 keys take two fused updates (aggregate_num 4) instead of six, and the weights equal
+    one context training on the summed gradients."""
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    shapes = [(3,), (2, 3), (4,), (5,), (1, 2), (3, 3)]
+    coefs = [[rng.uniform(-1, 1, s).astype(np.float32) for s in shapes] for _ in ctxs]
+
+    def make(ctx, kvstore, **kw):
+        ps = [gluon.Parameter("p%d" % i, shape=s) for i, s in enumerate(shapes)]
+        for q in ps:
+            q.initialize(init="ones", ctx=ctx)
+        return ps, gluon.Trainer(ps, "sgd", {"learning_rate": 0.1, "momentum": 0.9},
+                                 kvstore=kvstore, **kw)
+
+    ps, tr = make(ctxs, "device", update_on_kvstore=True)
+    ref, rtr = make(mx.cpu(0), None)
+    calls = []
+    for step in range(3):
+        with autograd.record():
+            losses = [sum((q.data(ctx) * mx.nd.array(c[i], ctx=ctx)).sum()
+                          for i, q in enumerate(ps)) for ctx, c in zip(ctxs, coefs)]
+        autograd.backward(losses)
+        with autograd.record():
+            rloss = sum((q.data() * mx.nd.array(coefs[0][i] + coefs[1][i])).sum()
+                        for i, q in enumerate(ref))
+        rloss.backward()
+        if step == 1:
+            opt = tr._kvstore._updater.optimizer
+            real = opt.update_multi_precision
+            opt.update_multi_precision = lambda *a: (calls.append(a[0]), real(*a))
+        tr.step(2)
+        rtr.step(2)
+        if step == 1:
+            del opt.update_multi_precision
+    assert tr._update_on_kvstore
+    assert [list(c) for c in calls] == [[0, 1, 2, 3], [4, 5]]
+    for q, r in zip(ps, ref):
+        for ctx in ctxs:
+            np.testing.assert_allclose(q.data(ctx).asnumpy(), r.data().asnumpy(), rtol=1e-6)
+
+
 def test_save_and_load_states_resume(tmp_path, rng):
     x = mx.nd.array(rng.uniform(-1, 1, (4, 3)))
     t = mx.nd.array(rng.uniform(-1, 1, (4, 3)))
