@@ -547,6 +547,7 @@ class _Launcher(object):
         self.wake = threading.Event()
         self.lock = threading.Lock()
         self.tmpdir = None
+        self.t_start = time.time()           # MPI leftovers newer than this are this job's
         self.out_lock = threading.Lock()
 
     # -- output ------------------------------------------------------------------------------
@@ -788,6 +789,8 @@ class _Launcher(object):
                 self._force_stop(launcher)
         if launcher == "local":
             self._sweep()
+        if launcher in ("local", "mpi"):
+            sweep_mpi_shm(self.t_start)
         for t in self.pumps:
             t.join(timeout=5.0)
         if self.signalled is not None:
@@ -815,6 +818,59 @@ class _Launcher(object):
         if launcher == "local":
             self._sweep()
         self._signal_all(signal.SIGKILL)
+
+
+def sweep_mpi_shm(since, shm_dir="/dev/shm"):
+    """Remove the shared-memory files of MPICH (``mpich_shm_*``) that ranks of a job which
+    started at ``since`` (time.time()) left behind; return their names. MPICH removes them
+    in MPI_Finalize, so a rank that was killed or aborted leaves its files, and /dev/shm is
+    memory: 855 MB of them had piled up on a test machine. Only files of this user, changed
+    since the job started and mapped by none of this user's processes are removed (another
+    user's process cannot map them), so a job still running keeps its files."""
+    prefix = "mpich_shm_"
+    try:
+        names = [n for n in os.listdir(shm_dir) if n.startswith(prefix)]
+    except OSError:
+        return []
+    uid = os.getuid()
+    cands = []
+    for n in names:
+        try:
+            st = os.stat(os.path.join(shm_dir, n))
+        except OSError:
+            continue
+        if st.st_uid == uid and max(st.st_mtime, st.st_ctime) >= since - 1.0:
+            cands.append(n)
+    if not cands:
+        return []
+    mapped = set()
+    needle = os.path.join(shm_dir, prefix).encode()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []               # cannot tell what is in use: remove nothing
+    for pid in pids:
+        try:
+            with open("/proc/%s/maps" % pid, "rb") as f:
+                maps = f.read()
+        except OSError:
+            continue
+        at = maps.find(needle)
+        while at >= 0:
+            end = maps.find(b"\n", at)
+            mapped.add(os.path.basename(maps[at:end if end >= 0 else None].split(b" ")[0])
+                       .decode("utf-8", "replace"))
+            at = maps.find(needle, at + 1)
+    removed = []
+    for n in cands:
+        if n in mapped:
+            continue
+        try:
+            os.unlink(os.path.join(shm_dir, n))
+            removed.append(n)
+        except OSError:
+            pass
+    return removed
 
 
 def main(argv=None):

@@ -12,6 +12,7 @@ import pytest
 
 from mxc.base import MXNetError
 from mxc.kvstore.compression import dequantize_2bit, packed_size, quantize_2bit
+from mxc.tools.launch import sweep_mpi_shm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -33,8 +34,12 @@ def _mpirun(n, script, *args, timeout_env=None, limit=60, extra_env=None):
         env["MXC_KVSTORE_TIMEOUT"] = str(timeout_env)
     cmd = ["mpiexec", "-n", str(n), sys.executable, os.path.join(SCRIPTS, script)] + list(args)
     t = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=limit, cwd=ROOT)
+    started = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=limit, cwd=ROOT)
+    finally:
+        sweep_mpi_shm(started)       # what the fault tests' killed ranks left in /dev/shm
     return p.returncode, p.stdout.decode("utf-8", "replace"), time.monotonic() - t
 
 

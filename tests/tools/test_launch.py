@@ -231,12 +231,34 @@ def test_killed_rank_takes_the_job_down(tmp_path):
     """)
     tag = uuid.uuid4().hex
     t0 = time.monotonic()
+    started = time.time()
     r = _launch(["-n", "4", "--kill-timeout", "2", "--env", "MXC_TEST_TAG=" + tag,
                  sys.executable, script])
     took = time.monotonic() - t0
     assert r.returncode == 128 + 9, (r.returncode, r.stderr.decode())
     assert took < 30, took
     _assert_none_left(tag)
+    # the killed rank never reached MPI_Finalize: the launcher removed the shared-memory
+    # files MPICH left (a second sweep finds none of this job's)
+    assert launch.sweep_mpi_shm(started) == []
+
+
+def test_sweep_mpi_shm_removes_only_unmapped_files_of_the_job(tmp_path):
+    import mmap
+    old = tmp_path / "mpich_shm_old_0"
+    old.write_bytes(b"\0" * 4096)
+    time.sleep(1.2)
+    since = time.time()
+    for name in ("mpich_shm_left_0", "mpich_shm_used_0", "other_file"):
+        (tmp_path / name).write_bytes(b"\0" * 4096)
+    with open(tmp_path / "mpich_shm_used_0", "r+b") as f:
+        m = mmap.mmap(f.fileno(), 4096)         # a live job's file: mapped by a process
+    try:
+        assert launch.sweep_mpi_shm(since, str(tmp_path)) == ["mpich_shm_left_0"]
+    finally:
+        m.close()
+    assert sorted(os.listdir(tmp_path)) == ["mpich_shm_old_0", "mpich_shm_used_0", "other_file"]
+    assert launch.sweep_mpi_shm(since, str(tmp_path / "missing")) == []
 
 
 @needs_mpi
