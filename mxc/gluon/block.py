@@ -883,7 +883,11 @@ class HybridBlock(Block):
 
     def forward(self, x, *args):
         """Run on NDArrays (through the cached graph when hybridized) or on Symbols."""
-        has_sym, has_nd, ctxs, first_ctx = _gather_type_ctx_info([x] + list(args))
+        if not args and isinstance(x, NDArray):      # the common call: one array
+            has_sym, has_nd, first_ctx = False, True, x.context
+            ctxs = (first_ctx,)
+        else:
+            has_sym, has_nd, ctxs, first_ctx = _gather_type_ctx_info([x] + list(args))
         if has_sym and has_nd:
             raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types "
                              "for the input. Please check the type of the args.\n")

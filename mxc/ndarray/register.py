@@ -14,15 +14,16 @@ from ..ops import registry
 from .ndarray import NDArray, _nd
 
 
-def invoke(op, inputs, kwargs, out=None):
-    """Run operator `op` on NDArray `inputs`; returns one NDArray or a list."""
+def invoke(op, inputs, kwargs, out=None, attrs=None):
+    """Run operator `op` on NDArray `inputs`; returns one NDArray or a list. `attrs`: the
+    parameters already parsed from `kwargs` (which then only holds ctx and name)."""
     ctx = kwargs.pop("ctx", None) if kwargs else None
     if kwargs:
         kwargs.pop("name", None)
     for x in inputs:
         if not isinstance(x, NDArray):
             raise TypeError(f"{op.name}: inputs must be NDArrays, got {type(x).__name__}")
-    return run(op, inputs, op.parse(kwargs), out, ctx)
+    return run(op, inputs, op.parse(kwargs) if attrs is None else attrs, out, ctx)
 
 
 def run(op, inputs, attrs, out=None, ctx=None):
@@ -182,8 +183,8 @@ def make_function(op, name):
             return invoke(op, given, kwargs, out)
         # inputs that depend on parameters (no_bias, use_sequence_length): None or left out
         # means absent, as in MXNet's generated functions
-        wanted = op.input_names(op.parse({k: v for k, v in kwargs.items()
-                                          if k not in ("ctx", "name")}))
+        attrs = op.parse({k: v for k, v in kwargs.items() if k not in ("ctx", "name")})
+        wanted = op.input_names(attrs)
         by_name = dict(zip(input_names, given))
         for n in wanted:
             if by_name.get(n) is None:
@@ -193,7 +194,7 @@ def make_function(op, name):
         if extra:
             raise ValueError(f"{name}: input(s) {extra} given but not used with these parameters "
                             f"(it takes {list(wanted)})")
-        return invoke(op, [by_name[n] for n in wanted], kwargs, out)
+        return invoke(op, [by_name[n] for n in wanted], kwargs, out, attrs)
 
     if fn is None:
         def fn(*args, out=None, **kwargs):
