@@ -11,10 +11,10 @@ With ``no_bias`` the operators take two inputs (data, weight), as MXNet's ListAr
 
 import numpy as _np
 
+from .dot import FLOATS
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
-_REAL = ("float16", "float32", "float64")
 _LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
 _DEFAULT_LAYOUT = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -39,8 +39,30 @@ _DECONV_PARAMS = (_common_params() +
                   _tail_params(512, True))
 
 
+_GEOMETRY = {}
+
+
 def geometry(op, a):
-    """(nsp, kernel, stride, dilate, pad) with MXNet's defaults; raises on inconsistent params."""
+    """(nsp, kernel, stride, dilate, pad) with MXNet's defaults; raises on inconsistent params.
+    Remembered per parameter values: inference and the kernel's attributes ask for it at
+    every call."""
+    key = (op, a["kernel"], a["stride"], a["dilate"], a["pad"], a["layout"], a["num_filter"],
+           a["num_group"])
+    try:
+        return _GEOMETRY[key]
+    except (KeyError, TypeError):
+        pass
+    res = _geometry(op, a)
+    try:
+        if len(_GEOMETRY) >= 1024:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = res
+    except TypeError:
+        pass
+    return res
+
+
+def _geometry(op, a):
     k = tuple(a["kernel"])
     nsp = len(k)
     if not 1 <= nsp <= 3:
@@ -86,7 +108,7 @@ def _check_inputs(op, a, shapes, dtypes):
                          f"got {len(shapes)}")
     if dtypes is not None:
         d0 = dtypes[0]
-        if _np.dtype(d0).name not in _REAL:
+        if _np.dtype(d0) not in FLOATS:
             raise ValueError(f"{op}: data type {d0} is not supported (float16/32/64 only)")
         for nm, d in zip(("weight", "bias"), dtypes[1:]):
             if _np.dtype(d) != _np.dtype(d0):

@@ -15,7 +15,7 @@ import numpy as np
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
-__all__ = ["FLOAT_DTYPES", "check_float", "push_gemm", "prod"]
+__all__ = ["FLOAT_DTYPES", "FLOATS", "check_float", "push_gemm", "prod"]
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
 
@@ -27,19 +27,19 @@ def prod(shape):
     return n
 
 
-_FLOATS = frozenset(np.dtype(n) for n in FLOAT_DTYPES)
+# the dtype objects themselves: membership is a hash lookup (numpy's dtype.name costs ~4 us)
+FLOATS = frozenset(np.dtype(n) for n in FLOAT_DTYPES)
 
 
 def check_float(op, dtypes):
     """All inputs share one float dtype (MXNet's ElemwiseType and REAL type switch). Runs in
-    every imperative call of the GEMM operators: dtype objects are compared, not their names
-    (numpy's dtype.name costs ~4 us)."""
+    every imperative call of the GEMM operators: dtype objects are compared, not their names."""
     d0 = np.dtype(dtypes[0])
     for d in dtypes[1:]:
         if d is not d0 and np.dtype(d) != d0:
             raise ValueError(f"{op}: inputs must share one dtype, got "
                              f"{', '.join(np.dtype(x).name for x in dtypes)}")
-    if d0 not in _FLOATS:
+    if d0 not in FLOATS:
         raise ValueError(f"{op}: only float16, float32 and float64 are supported, got {d0.name}")
     return d0
 

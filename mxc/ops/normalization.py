@@ -27,10 +27,10 @@ BatchNorm follows MXNet 1.9.1's CPU implementation exactly where it matters to u
 """
 import numpy as np
 
+from .dot import FLOATS
 from .params import Param
 from .registry import OpDef, register, kernel_forward, is_training
 
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 _F32 = np.dtype(np.float32)
 
 
@@ -42,7 +42,7 @@ def _f32(v):
 
 def _check_float(op, dtype):
     dtype = np.dtype(dtype)
-    if dtype not in _FLOATS:
+    if dtype not in FLOATS:
         raise ValueError(f"{op}: data must be float16, float32 or float64, got {dtype}")
     return dtype
 

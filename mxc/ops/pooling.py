@@ -9,10 +9,10 @@ import math
 
 import numpy as _np
 
+from .dot import FLOATS
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
-_REAL = ("float16", "float32", "float64")
 _TYPES = {"max": 0, "avg": 1, "sum": 2, "lp": 3}
 _FIRST = {3: "NCW", 4: "NCHW", 5: "NCDHW"}
 _LAST = {3: "NWC", 4: "NHWC", 5: "NDHWC"}
@@ -97,7 +97,7 @@ def plan(op, a, dshape):
 def _infer(a, shapes, dtypes):
     if len(shapes) != 1:
         raise ValueError(f"Pooling: expected 1 input, got {len(shapes)}")
-    if _np.dtype(dtypes[0]).name not in _REAL:
+    if _np.dtype(dtypes[0]) not in FLOATS:
         raise ValueError(f"Pooling: data type {dtypes[0]} is not supported (float16/32/64 only)")
     out = plan("Pooling", a, tuple(shapes[0]))[0]
     return [out], [dtypes[0]]

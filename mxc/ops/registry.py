@@ -53,7 +53,7 @@ _DEFS = []       # each OpDef once, in registration order
 
 class OpDef:
     __slots__ = ("name", "aliases", "inputs", "params", "infer", "forward", "composite", "grad",
-                 "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults",
+                 "num_outputs", "variadic", "inplace", "doc", "_param_names", "_defaults", "_parsed",
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
                  "output_names", "input_init", "infer_input_dtypes", "infer_partial", "skippable")
@@ -110,6 +110,7 @@ class OpDef:
         self.infer_partial = infer_partial
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
+        self._parsed = {}         # parse() results by the call's keyword items (see parse)
         # fast=(family, kernel name, kind): an elementwise kernel the C fast path may call
         # directly (kind 1 unary, 2 binary on equal shapes, 3 array-scalar); see handle.pyx
         self.fast = fast
@@ -128,7 +129,20 @@ class OpDef:
             out = parse_attrs(self.name, self.params, known)
             out.update((k, v if isinstance(v, str) else str(v)) for k, v in extra.items())
             return out
-        return parse_attrs(self.name, self.params, kwargs)
+        # A training loop calls each layer's operator with the same keywords every step:
+        # typing them again costs 10-40 us a call (Convolution's ten parameters). The result
+        # is shared like the defaults above: callers read attrs, never write them.
+        key = tuple(kwargs.items())
+        try:
+            hit = self._parsed.get(key)
+        except TypeError:          # an unhashable value (a list): typed every time
+            return parse_attrs(self.name, self.params, kwargs)
+        if hit is None:
+            hit = parse_attrs(self.name, self.params, kwargs)
+            if len(self._parsed) >= 512:
+                self._parsed.clear()
+            self._parsed[key] = hit
+        return hit
 
     def fast_kernel(self):
         """The FastKernel (addresses by dtype) for this op's fast path, built on first use."""

@@ -7,10 +7,10 @@ variant is one kernel over an (outer, M, inner) view of the data, M the normalis
 import numpy as np
 
 from ..base import MXNetError
+from .dot import FLOATS
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
-FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 _INTS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
