@@ -548,7 +548,9 @@ cdef inline void _run_taken(OpBlock *op) noexcept nogil:
 cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogil:
     """Lock held. Block until: kind 0 -> v has no pending op; 1 -> nothing is pending;
     2 -> pending is under the back-pressure limit; 3 -> every op pushed before the current
-    exit/fork drain began is done. Runs ready ops meanwhile (the waiter helps).
+    exit/fork drain began is done. Runs ready ops meanwhile (the waiter helps), except that an
+    interruptible waiter (a Python thread, which takes Ctrl-C) leaves Python operations to the
+    workers when there are any: Ctrl-C must stop the wait, not the user's operation.
     Returns -1 when nothing can ever make progress (no workers, and the only running ops are
     the ones this thread itself is inside)."""
     global g_nsleepers
@@ -565,7 +567,8 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
             done = g_pending < g_max_pending
         if done:
             return 0
-        if g_heap_n > 0:
+        if g_heap_n > 0 and not (interruptible and g_nstarted > 0 and not g_inline
+                                 and g_heap[0].fn == _py_exec):
             _run_taken(_take())
             continue
         if g_inline and g_running <= mxc_engine_depth():

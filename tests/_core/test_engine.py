@@ -536,3 +536,33 @@ def test_ctrl_c_interrupts_a_wait():
     assert lines[0].startswith("interrupted after"), r.stdout
     assert float(lines[0].split()[2]) < 2.0, r.stdout      # long before the 4 s op ends
     assert lines[1] == "wait_for_all interrupted" and lines[2] == "done 0", r.stdout
+
+
+def test_ctrl_c_never_lands_in_a_python_operation_the_waiter_could_run():
+    """The only worker is busy, so the awaited Python operation is still queued when the wait
+    begins: the waiting thread must leave it to the worker (it used to run it itself, and
+    Ctrl-C then raised inside the user's operation, which failed with KeyboardInterrupt)."""
+    code = (
+        "import os, signal, threading, time\n"
+        "import mxc\n"
+        "from mxc._core import engine\n"
+        "u, v = engine.Var(), engine.Var()\n"
+        "engine.push(lambda: time.sleep(0.6), mutable_vars=[u], name='busy')\n"
+        "engine.push(lambda: time.sleep(1.5), mutable_vars=[v], name='slow')\n"
+        "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "t = time.time()\n"
+        "try:\n"
+        "    v.wait()\n"
+        "    print('not interrupted')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after %.2f s' % (time.time() - t))\n"
+        "v.wait()\n"
+        "print('done', engine.pending())\n")
+    env = dict(os.environ, MXNET_CPU_WORKER_NTHREADS="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0].startswith("interrupted after"), r.stdout
+    assert float(lines[0].split()[2]) < 1.0, r.stdout
+    assert lines[1] == "done 0", r.stdout
