@@ -47,18 +47,13 @@ def geometry(op, a):
     Remembered per parameter values: inference and the kernel's attributes ask for it at
     every call."""
     key = (op, a["kernel"], a["stride"], a["dilate"], a["pad"], a["layout"], a["num_filter"],
-           a["num_group"])
-    try:
-        return _GEOMETRY[key]
-    except (KeyError, TypeError):
-        pass
-    res = _geometry(op, a)
-    try:
+           a["num_group"])          # parsed values: shapes are tuples, all hashable
+    res = _GEOMETRY.get(key)
+    if res is None:
+        res = _geometry(op, a)
         if len(_GEOMETRY) >= 1024:
             _GEOMETRY.clear()
         _GEOMETRY[key] = res
-    except TypeError:
-        pass
     return res
 
 

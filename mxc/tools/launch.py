@@ -855,12 +855,11 @@ def sweep_mpi_shm(since, shm_dir="/dev/shm"):
                 maps = f.read()
         except OSError:
             continue
-        at = maps.find(needle)
-        while at >= 0:
-            end = maps.find(b"\n", at)
-            mapped.add(os.path.basename(maps[at:end if end >= 0 else None].split(b" ")[0])
-                       .decode("utf-8", "replace"))
-            at = maps.find(needle, at + 1)
+        for line in maps.splitlines():
+            at = line.find(needle)       # the path is the line's last field
+            if at >= 0:
+                name = os.path.basename(line[at:].split(b" ")[0])     # drop " (deleted)"
+                mapped.add(name.decode("utf-8", "replace"))
     removed = []
     for n in cands:
         if n in mapped:

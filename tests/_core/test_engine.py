@@ -507,22 +507,28 @@ def test_latency_figures():
     assert single < 30.0
 
 
+# pushes `slow` on v (after the setup lines), sends SIGINT 0.2 s into v.wait() and prints how
+# long the wait took, or that it was not interrupted
+_INTERRUPTED_WAIT = (
+    "import os, signal, threading, time\n"
+    "import mxc\n"
+    "from mxc._core import engine\n"
+    "v = engine.Var()\n"
+    "{setup}"
+    "engine.push(lambda: time.sleep({slow}), mutable_vars=[v], name='slow')\n"
+    "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+    "t = time.time()\n"
+    "try:\n"
+    "    v.wait()\n"
+    "    print('not interrupted')\n"
+    "except KeyboardInterrupt:\n"
+    "    print('interrupted after %.2f s' % (time.time() - t))\n")
+
+
 def test_ctrl_c_interrupts_a_wait():
     """Waits take Ctrl-C (MXNet's could only be killed): KeyboardInterrupt reaches the waiting
     thread while the operation keeps running, and a later wait finds it done."""
-    code = (
-        "import os, signal, threading, time\n"
-        "import mxc\n"
-        "from mxc._core import engine\n"
-        "v = engine.Var()\n"
-        "engine.push(lambda: time.sleep(4.0), mutable_vars=[v], name='slow')\n"
-        "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "t = time.time()\n"
-        "try:\n"
-        "    v.wait()\n"
-        "    print('not interrupted')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted after %.2f s' % (time.time() - t))\n"
+    code = _INTERRUPTED_WAIT.format(setup="", slow=4.0) + (
         "threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
         "try:\n"
         "    engine.wait_for_all()\n"
@@ -542,25 +548,10 @@ def test_ctrl_c_never_lands_in_a_python_operation_the_waiter_could_run():
     """The only worker is busy, so the awaited Python operation is still queued when the wait
     begins: the waiting thread must leave it to the worker (it used to run it itself, and
     Ctrl-C then raised inside the user's operation, which failed with KeyboardInterrupt)."""
-    code = (
-        "import os, signal, threading, time\n"
-        "import mxc\n"
-        "from mxc._core import engine\n"
-        "u, v = engine.Var(), engine.Var()\n"
-        "engine.push(lambda: time.sleep(0.6), mutable_vars=[u], name='busy')\n"
-        "engine.push(lambda: time.sleep(1.5), mutable_vars=[v], name='slow')\n"
-        "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "t = time.time()\n"
-        "try:\n"
-        "    v.wait()\n"
-        "    print('not interrupted')\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted after %.2f s' % (time.time() - t))\n"
-        "v.wait()\n"
-        "print('done', engine.pending())\n")
-    env = dict(os.environ, MXNET_CPU_WORKER_NTHREADS="1")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env=env)
+    code = _INTERRUPTED_WAIT.format(
+        setup="engine.push(lambda: time.sleep(0.6), mutable_vars=[engine.Var()], name='busy')\n",
+        slow=1.5) + "v.wait()\nprint('done', engine.pending())\n"
+    r = run_child(code, {"MXNET_CPU_WORKER_NTHREADS": "1"})
     assert r.returncode == 0, r.stderr
     lines = r.stdout.split("\n")
     assert lines[0].startswith("interrupted after"), r.stdout
