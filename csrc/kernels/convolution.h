@@ -20,7 +20,8 @@
  * with Y/dY packed to and from a [Co/G, nb * O] scratch (the forward's bias is the scratch's
  * starting value, so Y is written once); with few output channels per group those blocks use
  * the transposed products (mxc_conv_geom.tt). A 1x1x1 kernel with stride 1 and no padding needs
- * no column matrix (X is it). 1-D and 2-D problems take im2col/col2im loops without the depth
+ * no column matrix (X is it). Inputs with fewer positions than the kernel has taps (one group)
+ * take one dense product over all samples instead (convolution_dense.h). 1-D and 2-D problems take im2col/col2im loops without the depth
  * axis (mxc_conv_geom.flat). im2col/col2im use OpenMP threads (rows / channels); the GEMMs run
  * on OpenBLAS's own threads. float16 is computed in float32.
  */
@@ -29,6 +30,7 @@
 #include "kernels/common.h"
 #include "mxc/blas.h"
 #include "kernels/convolution_winograd.h"
+#include "kernels/convolution_dense.h"
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
 /* Outputs of at most this many positions per sample take several samples per GEMM (see nb) */
@@ -57,6 +59,7 @@ typedef struct {
   int direct;                    /* 1x1x1 kernel, stride 1, pad 0: col(X) == X */
   int flat;                      /* no depth (1-D and 2-D problems): output row t is oh */
   int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
+  int dense;                     /* inputs smaller than the kernel: convolution_dense.h */
 } mxc_conv_geom;
 
 /* Output columns o in [lo, hi) read input column w0 + o * s inside [0, iw); the rest read
@@ -129,6 +132,8 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
    * transpose (M = cog 50 or 64, K 500, N 4096: LeNet's second convolution): blocks then compute
    * Y^T = col^T W^T and dW^T = col dY^T, transposed back while unpacking */
   g->tt = g->nb > 1 && g->cog <= MXC_CONV_TT_MAX_CO && g->rows >= MXC_CONV_TT_MIN_ROWS;
+  g->dense = g->g == 1 && g->isz < g->ksz && g->n >= MXC_CONV_DENSE_MIN_N &&
+             g->co * g->osz * g->ci * g->isz <= MXC_CONV_DENSE_LIMIT;
   return 0;
 }
 
@@ -521,10 +526,51 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
+/* mxc_conv_part for g->dense: col holds Wd (then dWd) followed by the tap table */              \
+static void mxc_conv_dense_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,   \
+                                      const T *w, const T *b, T *o0, T *o1, T *col, int nt,        \
+                                      int64_t n0, int64_t n1) {                                    \
+  const int64_t m = g->co * g->osz, kk = g->ci * g->isz, n = n1 - n0;                             \
+  int32_t *tap = (int32_t *)(col + m * kk);                                                        \
+  /* sample offsets of the convolution-sense X-shaped (xa) and Y-shaped (ya) operands */          \
+  const int64_t xo = n0 * kk, yo = n0 * m;                                                         \
+  mxc_conv_dense_taps(tap, g->od, g->id, g->k, g->s, g->d, g->p);                                  \
+  switch (mode) {                                                                                  \
+  case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
+    mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);            \
+    mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, g->co, g->osz, kk, b, nt);               \
+    return;                                                                                        \
+  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX (or NULL), o1 = dW */                             \
+    if (o0) {                                                                                      \
+      mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);          \
+      mxc_conv_dense_bwd_data_##SUF(a + yo, col, o0 + xo, n, m, kk);                               \
+    }                                                                                              \
+    mxc_conv_dense_bwd_weight_##SUF(a + yo, a2 + xo, col, n, m, kk);                               \
+    mxc_conv_dense_reduce_##SUF(col, o1, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);           \
+    return;                                                                                        \
+  case MXC_DECONV_FWD: /* a = conv-sense Y, o0 = conv-sense X */                                   \
+    mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);            \
+    mxc_conv_dense_bwd_data_##SUF(a + yo, col, o0 + xo, n, m, kk);                                 \
+    return;                                                                                        \
+  default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */                 \
+    if (o0) {                                                                                      \
+      mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);          \
+      mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, g->co, g->osz, kk, NULL, nt);          \
+    }                                                                                              \
+    mxc_conv_dense_bwd_weight_##SUF(a2 + yo, a + xo, col, n, m, kk);                               \
+    mxc_conv_dense_reduce_##SUF(col, o1, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);           \
+    return;                                                                                        \
+  }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
 /* The sample-range part of one operator call (with the forward's bias; exec adds the others) */ \
 static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
                                 const T *w, const T *b, T *o0, T *o1, T *col, int nt,              \
                                 int64_t n0, int64_t n1) {                                          \
+  if (g->dense) {                                                                                  \
+    mxc_conv_dense_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                      \
+    return;                                                                                        \
+  }                                                                                                \
   switch (mode) {                                                                                  \
   case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
     mxc_conv_forward_##SUF(a, w, o0, g, col, b, nt, n0, n1);                                       \
@@ -554,6 +600,8 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
   if (mode == MXC_DECONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->ci, g->isz, nt);      \
 }
 
+MXC_CONV_DENSE_DEFINE(float, f32, mxc_sgemm)
+MXC_CONV_DENSE_DEFINE(double, f64, mxc_dgemm)
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 
@@ -567,7 +615,7 @@ MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 #endif
 static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
 #ifdef MXC_WINO
-  return g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->id[0] == 1 &&
+  return !g->dense && g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->id[0] == 1 &&
          g->od[0] == 1 && g->p[0] == 0 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
          g->d[2] == 1 && g->p[1] <= 2 && g->p[2] <= 2 && g->od[1] == g->id[1] + 2 * g->p[1] - 2 &&
          g->od[2] == g->id[2] + 2 * g->p[2] - 2 && g->cig * g->cog * 16 <= ((int64_t)1 << 24) &&
@@ -675,7 +723,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
     return 0;
   }
-  if (g.nb > 1)
+  if (g.dense) /* Wd, then the tap table as int32 (elements of at least 4 bytes) */
+    colsz = g.co * g.osz * g.ci * g.isz + g.osz * g.isz;
+  else if (g.nb > 1)
     colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0);
   else
     colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];

@@ -456,3 +456,73 @@ def test_first_layer_weight_gradients_do_not_depend_on_the_skip(hybrid, rng):
     if not hybrid:
         assert any(st[1].get("_skip_outputs") == (0,) for p in plans for st in p.steps
                    if st[0] is not None and st[0] is not mx.autograd._VIEW)
+
+
+# ---- inputs smaller than the kernel: one dense product over all samples ------------------------
+DENSE_CONV_CASES = [
+    # data shape (n >= 4), num_filter, kernel, stride, pad, dilate
+    ((4, 6, 1, 1), 5, (3, 3), (1, 1), (1, 1), (1, 1)),          # only the centre tap is live
+    ((5, 4, 2, 2), 3, (3, 3), (1, 1), (1, 1), (1, 1)),          # ResNet's 2x2 stage
+    ((4, 4, 2, 2), 5, (3, 3), (2, 2), (1, 1), (1, 1)),          # strided onto 1x1
+    ((4, 3, 3, 2), 4, (3, 3), (1, 1), (2, 1), (1, 1)),          # 6 < 9 positions, uneven pad
+    ((4, 3, 2), 4, (5,), (1,), (4,), (2,)),                     # 1-D, dilated
+    ((4, 2, 1, 2, 2), 3, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),   # 3-D
+]
+
+
+@pytest.mark.parametrize("case", DENSE_CONV_CASES, ids=lambda c: f"{c[0]}-k{c[2]}-s{c[3]}")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_input_dense_product_forward(case, dtype, rng):
+    shape, nf, k, s, p, d = case
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((nf, shape[1]) + k).astype(dtype)
+    b = rng.standard_normal(nf).astype(dtype)
+    _check_conv_forward("Convolution", [x, w, b], _conv_kw(nf, k, s, p, d, 1, no_bias=False),
+                        ref_conv(x, w, b, s, p, d, 1), dtype)
+    _check_conv_forward("Convolution", [x, w], _conv_kw(nf, k, s, p, d, 1, no_bias=True),
+                        ref_conv(x, w, None, s, p, d, 1), dtype)
+
+
+@pytest.mark.parametrize("case", DENSE_CONV_CASES, ids=lambda c: f"{c[0]}-k{c[2]}-s{c[3]}")
+def test_small_input_dense_product_grad(case, rng):
+    shape, nf, k, s, p, d = case
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1]) + k)
+    b = rng.standard_normal(nf)
+    check_grad("Convolution", [x, w, b], _conv_kw(nf, k, s, p, d, 1), rng)
+
+
+@pytest.mark.parametrize("shape,nf,k,s,p", [
+    ((8, 32, 1, 1), 24, 3, 1, 1), ((6, 16, 2, 2), 20, 3, 1, 1), ((6, 16, 2, 2), 20, 3, 2, 1)],
+    ids=["1x1", "2x2", "2x2-s2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_small_input_dense_product_float32_grads(shape, nf, k, s, p, dtype, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1], k, k)) * 0.2
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (k, k), (s, s), (p, p), (1, 1), 1)
+    xs = [mx.nd.array(a.astype(dtype), dtype=dtype) for a in (x, w, b)]
+    x, w, b = (a.asnumpy().astype(np.float64) for a in xs)     # the rounded values
+    y = mx.nd.Convolution(*xs, **kw)
+    ref = ref_conv(x, w, b, (s, s), (p, p), (1, 1), 1)
+    tol = 2e-5 if dtype == np.float32 else 3e-3
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=tol, atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape).astype(dtype)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (s, s), (p, p), 1)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+@pytest.mark.parametrize("shape,nf,k,s,p,adj", [
+    ((4, 5, 1, 1), 3, 3, 1, 1, 0),      # conv-sense X 1x1
+    ((4, 4, 1, 1), 3, 3, 2, 1, 1),      # conv-sense X 2x2
+], ids=["1x1", "1x1-to-2x2"])
+def test_small_input_dense_product_deconvolution(shape, nf, k, s, p, adj, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((shape[1], nf, k, k))
+    b = rng.standard_normal(nf)
+    kw = dict(kernel=(k, k), stride=(s, s), pad=(p, p), adj=(adj, adj), num_filter=nf,
+              no_bias=False)
+    ref = ref_deconv(x, w, b, (s, s), (p, p), (1, 1), (adj, adj), 1, nf)
+    check_forward("Deconvolution", [x, w, b], kw, ref)
+    check_grad("Deconvolution", [x, w, b], kw, rng)

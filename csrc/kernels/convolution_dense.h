@@ -1,0 +1,129 @@
+/* Convolution of inputs smaller than the kernel as one dense product per call.
+ *
+ * When an input sample has fewer positions than the kernel has taps (isz < ksz: ResNet's 3x3
+ * layers on 2x2 and 1x1 inputs), each pair of an output position o and an input position i
+ * meets through at most one tap, tap(o, i), or none. The convolution (one group) is then
+ *
+ *   Y[n] = Wd X[n],  Wd[c * osz + o, q * isz + i] = W[c, q, tap(o, i)]  (0 where there is none)
+ *
+ * with X[n] and Y[n] the NC(D)HW samples as they lie in memory. The three primitives become
+ * single GEMMs over all samples:
+ *
+ *   forward          Y  [n, co*osz] = X  [n, ci*isz] Wd^T
+ *   backward data    dX [n, ci*isz] = dY [n, co*osz] Wd
+ *   backward weight  dWd = dY^T X, then dW[c, q, t] = sum of dWd over the pairs with tap t
+ *
+ * The im2col product multiplies ksz taps per output and input channel, of which only the
+ * taps that read inside the input matter; this one multiplies isz < ksz. A 3x3 kernel with pad
+ * 1 on a 1x1 input: 9x fewer products (only the centre tap is live); on 2x2: 2.25x fewer. No
+ * column matrix and no packing either. Building Wd (co*osz*ci*isz elements) costs one pass over
+ * memory that the n samples' products amortise, hence MXC_CONV_DENSE_MIN_N.
+ */
+#ifndef MXC_KERNELS_CONVOLUTION_DENSE_H
+#define MXC_KERNELS_CONVOLUTION_DENSE_H
+#include "kernels/common.h"
+
+/* Wd larger than this (elements) takes the im2col path */
+#define MXC_CONV_DENSE_LIMIT ((int64_t)1 << 23)
+#define MXC_CONV_DENSE_MIN_N 4
+
+/* tap[o * isz + i] = the kernel tap joining output position o and input position i, or -1.
+ * Positions and taps are flat (d, h, w) indices. */
+static void mxc_conv_dense_taps(int32_t *tap, const int64_t od[3], const int64_t id[3],
+                                const int64_t k[3], const int64_t s[3], const int64_t d[3],
+                                const int64_t p[3]) {
+  const int64_t osz = od[0] * od[1] * od[2], isz = id[0] * id[1] * id[2];
+  int64_t o, i;
+  for (o = 0; o < osz; o++) {
+    const int64_t oz[3] = {o / (od[1] * od[2]), (o / od[2]) % od[1], o % od[2]};
+    for (i = 0; i < isz; i++) {
+      const int64_t iz[3] = {i / (id[1] * id[2]), (i / id[2]) % id[1], i % id[2]};
+      int64_t t = 0;
+      int a;
+      for (a = 0; a < 3 && t >= 0; a++) {
+        const int64_t num = iz[a] - oz[a] * s[a] + p[a];
+        if (num < 0 || num % d[a] != 0 || num / d[a] >= k[a])
+          t = -1;
+        else
+          t = t * k[a] + num / d[a];
+      }
+      tap[o * isz + i] = (int32_t)t;
+    }
+  }
+}
+
+#define MXC_CONV_DENSE_DEFINE(T, SUF, GEMM)                                                        \
+/* wd = Wd of w (see the top of the file), co * osz rows of ci * isz */                          \
+static void mxc_conv_dense_expand_##SUF(const T *w, T *wd, const int32_t *tap, int64_t co,       \
+                                        int64_t ci, int64_t osz, int64_t isz, int64_t ksz,       \
+                                        int nt) {                                                \
+  int64_t c;                                                                                     \
+  (void)nt;                                                                                      \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
+  for (c = 0; c < co; c++) {                                                                     \
+    int64_t o, q, i;                                                                             \
+    for (o = 0; o < osz; o++) {                                                                  \
+      T *row = wd + (c * osz + o) * ci * isz;                                                    \
+      const int32_t *to = tap + o * isz;                                                         \
+      for (q = 0; q < ci; q++) {                                                                 \
+        const T *wq = w + (c * ci + q) * ksz;                                                    \
+        for (i = 0; i < isz; i++) row[q * isz + i] = to[i] >= 0 ? wq[to[i]] : (T)0;              \
+      }                                                                                          \
+    }                                                                                            \
+  }                                                                                              \
+}                                                                                                \
+                                                                                                 \
+/* dw[c, q, t] = the sum of dwd[c * osz + o, q * isz + i] over the pairs (o, i) with tap t */   \
+static void mxc_conv_dense_reduce_##SUF(const T *dwd, T *dw, const int32_t *tap, int64_t co,     \
+                                        int64_t ci, int64_t osz, int64_t isz, int64_t ksz,       \
+                                        int nt) {                                                \
+  int64_t c;                                                                                     \
+  (void)nt;                                                                                      \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
+  for (c = 0; c < co; c++) {                                                                     \
+    int64_t o, q, i;                                                                             \
+    memset(dw + c * ci * ksz, 0, sizeof(T) * (size_t)(ci * ksz));                                \
+    for (o = 0; o < osz; o++) {                                                                  \
+      const T *row = dwd + (c * osz + o) * ci * isz;                                             \
+      const int32_t *to = tap + o * isz;                                                         \
+      for (q = 0; q < ci; q++) {                                                                 \
+        T *wq = dw + (c * ci + q) * ksz;                                                         \
+        for (i = 0; i < isz; i++)                                                                \
+          if (to[i] >= 0) wq[to[i]] += row[q * isz + i];                                         \
+      }                                                                                          \
+    }                                                                                            \
+  }                                                                                              \
+}                                                                                                \
+                                                                                                 \
+/* Y = Wd X (+ bias per output channel) for the n samples */                                     \
+static void mxc_conv_dense_forward_##SUF(const T *x, const T *wd, T *y, int64_t n, int64_t co,  \
+                                         int64_t osz, int64_t kk, const T *bias, int nt) {       \
+  const int64_t m = co * osz;                                                                    \
+  int64_t j, c;                                                                                  \
+  (void)nt;                                                                                      \
+  if (bias)                                                                                      \
+    for (j = 0; j < n; j++)                                                                      \
+      for (c = 0; c < co; c++) {                                                                 \
+        T *r = y + j * m + c * osz;                                                              \
+        int64_t o;                                                                               \
+        for (o = 0; o < osz; o++) r[o] = bias[c];                                                \
+      }                                                                                          \
+  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)n, (int)m, (int)kk, (T)1, x,    \
+       (int)kk, wd, (int)kk, bias ? (T)1 : (T)0, y, (int)m);                                     \
+}                                                                                                \
+                                                                                                 \
+/* dX = dY Wd for the n samples */                                                               \
+static void mxc_conv_dense_bwd_data_##SUF(const T *dy, const T *wd, T *dx, int64_t n,           \
+                                          int64_t m, int64_t kk) {                               \
+  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)n, (int)kk, (int)m, (T)1, dy, \
+       (int)m, wd, (int)kk, (T)0, dx, (int)kk);                                                  \
+}                                                                                                \
+                                                                                                 \
+/* dWd = dY^T X over the n samples */                                                            \
+static void mxc_conv_dense_bwd_weight_##SUF(const T *dy, const T *x, T *dwd, int64_t n,         \
+                                            int64_t m, int64_t kk) {                             \
+  GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)m, (int)kk, (int)n, (T)1, dy,   \
+       (int)m, x, (int)kk, (T)0, dwd, (int)kk);                                                  \
+}
+
+#endif
