@@ -557,3 +557,48 @@ def test_ctrl_c_never_lands_in_a_python_operation_the_waiter_could_run():
     assert lines[0].startswith("interrupted after"), r.stdout
     assert float(lines[0].split()[2]) < 1.0, r.stdout
     assert lines[1] == "done 0", r.stdout
+
+
+# ---- a waiter outside any op is polite to a busy worker -----------------------------------------
+_POLITE = """
+import time
+from mxc._core import engine
+engine._test_gate({gate})
+rec = engine._Int64Buffer(3 * ({n} + 1))
+va, vb = engine.Var(), engine.Var()
+for i in range({n}):
+    engine._push_record(rec, i, writes=[va], usec={usec}, gate={gate} == 0)
+while rec[2] == 0:                        # the worker took the first op
+    time.sleep(0.0005)
+engine._push_record(rec, {n}, writes=[vb])
+t0 = time.monotonic_ns()
+engine.wait_for_var(vb)
+waited = time.monotonic_ns() - t0
+started = rec[3 * {n}] - t0
+engine._test_gate(1)
+engine.wait_for_all()
+print(waited, started, rec[3 * {n} + 2], max(rec[3 * i + 2] for i in range({n})))
+"""
+
+
+def test_a_waiter_leaves_ready_ops_to_a_worker_that_keeps_completing_ops():
+    """The only worker runs a chain of 0.3 ms ops; the main thread waits for an independent op
+    pushed after the chain. It used to run that op itself beside the worker (two kernels, each
+    spread over every core); now the worker runs it, after the chain, which goes first in the
+    ready queue (pushed earlier)."""
+    r = run_child(_POLITE.format(n=60, usec=300, gate=1), {"MXNET_CPU_WORKER_NTHREADS": "1"})
+    assert r.returncode == 0, r.stderr
+    waited, started, order, chain_last = map(int, r.stdout.split())
+    assert order == chain_last + 1, r.stdout
+    assert waited >= 60 * 300_000, r.stdout
+
+
+def test_a_waiter_runs_a_ready_op_when_the_busy_worker_completes_nothing():
+    """The only worker is stuck in an op that waits for a gate: after 2 ms without a completed
+    op the waiter runs the awaited op itself (the stuck op might be waiting for it)."""
+    r = run_child(_POLITE.format(n=1, usec=0, gate=0), {"MXNET_CPU_WORKER_NTHREADS": "1"},
+                  timeout=30)
+    assert r.returncode == 0, r.stderr
+    waited, started, order, chain_last = map(int, r.stdout.split())
+    assert order == 2 and chain_last == 1, r.stdout
+    assert 2_000_000 <= started < 2_000_000_000, r.stdout
