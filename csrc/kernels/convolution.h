@@ -29,6 +29,7 @@
 #define MXC_KERNELS_CONVOLUTION_H
 #include "kernels/common.h"
 #include "mxc/blas.h"
+#include "mxc/workspace.h"
 #include "kernels/convolution_winograd.h"
 #include "kernels/convolution_dense.h"
 
@@ -42,6 +43,7 @@
  * spinning OpenMP and OpenBLAS workers starve each other) */
 #define MXC_CONV_PAR_MIN ((int64_t)1 << 16)
 #define MXC_CONV_NIATTR 13
+#define MXC_CONV_COL_SLOT 4            /* mxc_workspace slot of the column buffer (Winograd: 0-3) */
 #define MXC_CONV_TT_MAX_CO 64          /* see mxc_conv_geom.tt */
 #define MXC_CONV_TT_MIN_ROWS 256
 
@@ -730,7 +732,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   else
     colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
   if (colsz) {
-    col = malloc(esz * (size_t)colsz);
+    /* the thread's reused buffer: fresh pages cost a fault each on first touch (the dense
+     * product's expanded weight used to spend most of its time there) */
+    col = mxc_workspace(MXC_CONV_COL_SLOT, esz * (size_t)colsz);
     if (col == NULL) {
       snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for the column buffer", name);
       return -1;
@@ -765,7 +769,6 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
     free(fa); free(fa2); free(fw); free(fb); free(f0); free(f1); free(f2);
   }
-  free(col);
   return rc;
 }
 

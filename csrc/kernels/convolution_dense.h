@@ -24,7 +24,7 @@
 #include "kernels/common.h"
 
 /* Wd larger than this (elements) takes the im2col path */
-#define MXC_CONV_DENSE_LIMIT ((int64_t)1 << 23)
+#define MXC_CONV_DENSE_LIMIT ((int64_t)1 << 22)
 #define MXC_CONV_DENSE_MIN_N 4
 
 /* tap[o * isz + i] = the kernel tap joining output position o and input position i, or -1.
@@ -53,7 +53,9 @@ static void mxc_conv_dense_taps(int32_t *tap, const int64_t od[3], const int64_t
 }
 
 #define MXC_CONV_DENSE_DEFINE(T, SUF, GEMM)                                                        \
-/* wd = Wd of w (see the top of the file), co * osz rows of ci * isz */                          \
+/* wd = Wd of w (see the top of the file), co * osz rows of ci * isz. Loops run per (o, i) pair \
+ * over the input channels q with fixed strides (no per-element branch or tap lookup): a row of \
+ * Wd and the kernel block W[c] both stay in L1. */                                             \
 static void mxc_conv_dense_expand_##SUF(const T *w, T *wd, const int32_t *tap, int64_t co,       \
                                         int64_t ci, int64_t osz, int64_t isz, int64_t ksz,       \
                                         int nt) {                                                \
@@ -61,13 +63,19 @@ static void mxc_conv_dense_expand_##SUF(const T *w, T *wd, const int32_t *tap, i
   (void)nt;                                                                                      \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
   for (c = 0; c < co; c++) {                                                                     \
+    const T *wc = w + c * ci * ksz;                                                              \
     int64_t o, q, i;                                                                             \
     for (o = 0; o < osz; o++) {                                                                  \
       T *row = wd + (c * osz + o) * ci * isz;                                                    \
-      const int32_t *to = tap + o * isz;                                                         \
-      for (q = 0; q < ci; q++) {                                                                 \
-        const T *wq = w + (c * ci + q) * ksz;                                                    \
-        for (i = 0; i < isz; i++) row[q * isz + i] = to[i] >= 0 ? wq[to[i]] : (T)0;              \
+      for (i = 0; i < isz; i++) {                                                                \
+        const int32_t t = tap[o * isz + i];                                                      \
+        T *dst = row + i;                                                                        \
+        if (t < 0) {                                                                             \
+          for (q = 0; q < ci; q++) dst[q * isz] = (T)0;                                          \
+        } else {                                                                                 \
+          const T *src = wc + t;                                                                 \
+          for (q = 0; q < ci; q++) dst[q * isz] = src[q * ksz];                                  \
+        }                                                                                        \
       }                                                                                          \
     }                                                                                            \
   }                                                                                              \
@@ -81,15 +89,17 @@ static void mxc_conv_dense_reduce_##SUF(const T *dwd, T *dw, const int32_t *tap,
   (void)nt;                                                                                      \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
   for (c = 0; c < co; c++) {                                                                     \
+    T *dwc = dw + c * ci * ksz;                                                                  \
     int64_t o, q, i;                                                                             \
-    memset(dw + c * ci * ksz, 0, sizeof(T) * (size_t)(ci * ksz));                                \
+    memset(dwc, 0, sizeof(T) * (size_t)(ci * ksz));                                              \
     for (o = 0; o < osz; o++) {                                                                  \
       const T *row = dwd + (c * osz + o) * ci * isz;                                             \
-      const int32_t *to = tap + o * isz;                                                         \
-      for (q = 0; q < ci; q++) {                                                                 \
-        T *wq = dw + (c * ci + q) * ksz;                                                         \
-        for (i = 0; i < isz; i++)                                                                \
-          if (to[i] >= 0) wq[to[i]] += row[q * isz + i];                                         \
+      for (i = 0; i < isz; i++) {                                                                \
+        const int32_t t = tap[o * isz + i];                                                      \
+        const T *src = row + i;                                                                  \
+        T *dst = dwc + t;                                                                        \
+        if (t < 0) continue;                                                                     \
+        for (q = 0; q < ci; q++) dst[q * ksz] += src[q * isz];                                   \
       }                                                                                          \
     }                                                                                            \
   }                                                                                              \

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define MXC_WS_SLOTS 4
+#define MXC_WS_SLOTS 5
 
 typedef struct {
   void *ptr[MXC_WS_SLOTS];
