@@ -610,8 +610,8 @@ MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 /* Winograd F(2x2, 3x3) (convolution_winograd.h) for float32 2-D 3x3 convolutions with stride 1,
  * no dilation, one group and padding <= 2, on CPUs with AVX2+FMA, and outputs of at least
  * MXC_CONV_WINO_MIN_OSZ positions: below that the tiles are mostly padding and the batched
- * im2col path is faster (ResNet-18's 4x4 stage: 1.4x faster forward and backward by im2col, its
- * 8x8 stage 1.4x faster by Winograd; bench_conv_layers.py, one thread). */
+ * im2col path is as fast (ResNet-18's 4x4 stage, one thread: forward 4.5-5.7 ms either way,
+ * backward 8.0-11.0 against 9.6-10.6; its 8x8 stage is faster by Winograd). */
 #ifndef MXC_CONV_WINO_MIN_OSZ
 #define MXC_CONV_WINO_MIN_OSZ 64
 #endif

@@ -335,6 +335,19 @@ static void mxc_wino_weights(const float *w, int64_t kn, int64_t cn, int flip, f
 }
 
 /* ---- drivers --------------------------------------------------------------------------------- */
+/* Tile rows [r0, r1) of a block lie side by side in the transformed matrices, tw tiles each, so
+ * that the GEMMs skip the padding of narrow planes (an 8x8 output has 4 tiles per row: padding
+ * each row to 8 doubled the products). The transforms write 8 tiles at a time; the lanes past
+ * a row's tw tiles are overwritten by the next row, so the row stride of those matrices leaves
+ * room for the last row's 8-tile groups (and for GEMM columns rounded up to 8). */
+static inline int64_t mxc_wino_block_cols(const mxc_wino_geom *g, int64_t nrows) {
+  return nrows * g->tw;
+}
+static inline int64_t mxc_wino_block_ld(const mxc_wino_geom *g, int64_t nrows) {
+  const int64_t a = (nrows - 1) * g->tw + g->twp, b = (nrows * g->tw + 7) / 8 * 8;
+  return a > b ? a : b;
+}
+
 typedef struct {
   const mxc_wino_geom *g;
   const float *x, *u, *bias;
@@ -346,20 +359,21 @@ typedef struct {
 MXC_WT static void mxc_wino_fwd_block(const mxc_wino_fwd_args *s, int64_t r0, int64_t r1,
                                       float *v, float *m, float *buf) {
   const mxc_wino_geom *g = s->g;
-  const int64_t ldt = (r1 - r0) * g->twp, vps = g->c * ldt, mps = g->k * ldt;
+  const int64_t ldt = mxc_wino_block_ld(g, r1 - r0), vps = g->c * ldt, mps = g->k * ldt;
+  const int64_t ncol = (mxc_wino_block_cols(g, r1 - r0) + 7) / 8 * 8;
   const int64_t ps = g->k * g->c;
   int64_t r, p;
-  for (r = r0; r < r1; r++) {
+  for (r = r0; r < r1; r++) {   /* in increasing order: see mxc_wino_block_ld */
     const int64_t n = r / g->th;
     mxc_wino_in_row(s->x + n * g->c * g->ih * g->iw, g, r % g->th, v, vps, ldt,
-                    (r - r0) * g->twp, buf);
+                    (r - r0) * g->tw, buf);
   }
   for (p = 0; p < 16; p++)
-    mxc_wino_gemm_nn(g->k, ldt, g->c, s->u + p * ps, g->c, v + p * vps, ldt, m + p * mps, ldt,
+    mxc_wino_gemm_nn(g->k, ncol, g->c, s->u + p * ps, g->c, v + p * vps, ldt, m + p * mps, ldt,
                      0);
   for (r = r0; r < r1; r++) {
     const int64_t n = r / g->th;
-    mxc_wino_out_row(m, g, r % g->th, mps, ldt, (r - r0) * g->twp,
+    mxc_wino_out_row(m, g, r % g->th, mps, ldt, (r - r0) * g->tw,
                      s->y + n * g->k * g->oh * g->ow, s->bias, s->acc, buf);
   }
 }
@@ -407,18 +421,19 @@ MXC_WT static void mxc_wino_wgt_block(const mxc_wino_geom *g, const float *dy, c
                                       int64_t r0, int64_t r1, float *du, float *v, float *d,
                                       float *buf) {
   const int64_t kp = (g->k + 7) / 8 * 8;
-  const int64_t ldt = (r1 - r0) * g->twp, vps = g->c * ldt, dps = kp * ldt;
+  const int64_t ldt = mxc_wino_block_ld(g, r1 - r0), vps = g->c * ldt, dps = kp * ldt;
+  const int64_t ntile = mxc_wino_block_cols(g, r1 - r0);
   const int64_t ps = kp * g->c;
   int64_t r, p;
-  for (r = r0; r < r1; r++) {
+  for (r = r0; r < r1; r++) {   /* in increasing order: see mxc_wino_block_ld */
     const int64_t n = r / g->th;
     mxc_wino_in_row(x + n * g->c * g->ih * g->iw, g, r % g->th, v, vps, ldt,
-                    (r - r0) * g->twp, buf);
+                    (r - r0) * g->tw, buf);
     mxc_wino_grad_row(dy + n * g->k * g->oh * g->ow, g, r % g->th, d, dps, kp,
-                      (r - r0) * g->twp, buf);
+                      (r - r0) * g->tw, buf);
   }
-  for (p = 0; p < 16; p++)
-    mxc_wino_gemm_nn(g->c, kp, ldt, v + p * vps, ldt, d + p * dps, kp, du + p * ps, kp, 1);
+  for (p = 0; p < 16; p++)     /* the sum runs over the block's tiles only */
+    mxc_wino_gemm_nn(g->c, kp, ntile, v + p * vps, ldt, d + p * dps, kp, du + p * ps, kp, 1);
 }
 
 /* dw[k, c] = sum over samples and positions of dy[n, k] x[n, c] for the 3x3 convolution of x

@@ -339,8 +339,11 @@ def test_deconv_golden(params, inputs, out, head, grads):
 
 # ---- the Winograd F(2x2, 3x3) path (float32 3x3, stride 1, one group, pad <= 2) ---------------
 @pytest.mark.parametrize("op", ["Convolution", "Deconvolution"])
-@pytest.mark.parametrize("shape,nf,pad", [((2, 10, 9, 19), 13, (1, 1)), ((3, 8, 7, 6), 16, (0, 2)),
-                                          ((1, 5, 4, 33), 7, (2, 0))])
+@pytest.mark.parametrize("shape,nf,pad", [
+    ((2, 10, 9, 19), 13, (1, 1)), ((3, 8, 7, 6), 16, (0, 2)), ((1, 5, 4, 33), 7, (2, 0)),
+    ((5, 6, 8, 8), 9, (1, 1)),        # 4 tiles per row: rows share the GEMMs' 8-column groups
+    ((3, 4, 7, 13), 5, (1, 1)),       # 7 tiles per row, several blocks
+    ((2, 3, 6, 24), 4, (1, 1))])      # 12 tiles per row
 def test_conv3x3_winograd_matches_float64(op, shape, nf, pad, rng):
     """float32 forward and all gradients agree with the float64 (im2col) results."""
     x = rng.standard_normal(shape)
