@@ -21,8 +21,8 @@
  * starting value, so Y is written once); with few output channels per group those blocks use
  * the transposed products (mxc_conv_geom.tt). A 1x1x1 kernel with stride 1 and no padding needs
  * no column matrix (X is it). Inputs with fewer positions than the kernel has taps (one group)
- * take one dense product over all samples instead (convolution_dense.h). 1-D and 2-D problems take im2col/col2im loops without the depth
- * axis (mxc_conv_geom.flat). im2col/col2im use OpenMP threads (rows / channels); the GEMMs run
+ * take one dense product over all samples instead (convolution_dense.h). 1-D and 2-D problems
+ * take im2col/col2im loops without the depth axis (mxc_conv_geom.flat). im2col/col2im use OpenMP threads (rows / channels); the GEMMs run
  * on OpenBLAS's own threads. float16 is computed in float32.
  */
 #ifndef MXC_KERNELS_CONVOLUTION_H
@@ -528,41 +528,35 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
     }                                                                                               \
   }                                                                                                 \
 }                                                                                                   \
-/* mxc_conv_part for g->dense: col holds Wd (then dWd) followed by the tap table */              \
+/* mxc_conv_part for g->dense: col holds Wd (then dWd) followed by the tap table */                \
 static void mxc_conv_dense_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,   \
                                       const T *w, const T *b, T *o0, T *o1, T *col, int nt,        \
                                       int64_t n0, int64_t n1) {                                    \
-  const int64_t m = g->co * g->osz, kk = g->ci * g->isz, n = n1 - n0;                             \
+  const int64_t m = g->co * g->osz, kk = g->ci * g->isz, n = n1 - n0;                              \
   int32_t *tap = (int32_t *)(col + m * kk);                                                        \
-  /* sample offsets of the convolution-sense X-shaped (xa) and Y-shaped (ya) operands */          \
+  /* sample offsets into the convolution-sense X-shaped and Y-shaped operands */                   \
   const int64_t xo = n0 * kk, yo = n0 * m;                                                         \
   mxc_conv_dense_taps(tap, g->od, g->id, g->k, g->s, g->d, g->p);                                  \
+  if (o0) /* every mode's first output is a product with Wd */                                     \
+    mxc_conv_dense_move_##SUF((T *)w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, 0, nt);      \
   switch (mode) {                                                                                  \
   case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
-    mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);            \
-    mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, g->co, g->osz, kk, b, nt);               \
+    if (b) mxc_conv_bias_##SUF(o0 + yo, b, n, g->co, g->osz, 0, nt);                               \
+    mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, m, kk, b ? (T)1 : (T)0);                 \
     return;                                                                                        \
-  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX (or NULL), o1 = dW */                             \
-    if (o0) {                                                                                      \
-      mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);          \
-      mxc_conv_dense_bwd_data_##SUF(a + yo, col, o0 + xo, n, m, kk);                               \
-    }                                                                                              \
+  case MXC_CONV_BWD: /* a = dY, a2 = X; o0 = dX (or NULL), o1 = dW */                              \
+    if (o0) mxc_conv_dense_bwd_data_##SUF(a + yo, col, o0 + xo, n, m, kk);                         \
     mxc_conv_dense_bwd_weight_##SUF(a + yo, a2 + xo, col, n, m, kk);                               \
-    mxc_conv_dense_reduce_##SUF(col, o1, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);           \
-    return;                                                                                        \
+    break;                                                                                         \
   case MXC_DECONV_FWD: /* a = conv-sense Y, o0 = conv-sense X */                                   \
-    mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);            \
     mxc_conv_dense_bwd_data_##SUF(a + yo, col, o0 + xo, n, m, kk);                                 \
     return;                                                                                        \
   default: /* MXC_DECONV_BWD: a = dOut (conv-sense X), a2 = data (conv-sense Y) */                 \
-    if (o0) {                                                                                      \
-      mxc_conv_dense_expand_##SUF(w, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);          \
-      mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, g->co, g->osz, kk, NULL, nt);          \
-    }                                                                                              \
+    if (o0) mxc_conv_dense_forward_##SUF(a + xo, col, o0 + yo, n, m, kk, (T)0);                    \
     mxc_conv_dense_bwd_weight_##SUF(a2 + yo, a + xo, col, n, m, kk);                               \
-    mxc_conv_dense_reduce_##SUF(col, o1, tap, g->co, g->ci, g->osz, g->isz, g->ksz, nt);           \
-    return;                                                                                        \
+    break;                                                                                         \
   }                                                                                                \
+  mxc_conv_dense_move_##SUF(o1, col, tap, g->co, g->ci, g->osz, g->isz, g->ksz, 1, nt);            \
 }                                                                                                  \
                                                                                                    \
 /* The sample-range part of one operator call (with the forward's bias; exec adds the others) */ \
@@ -617,8 +611,8 @@ MXC_CONV_DEFINE(double, f64, mxc_dgemm)
 #endif
 static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
 #ifdef MXC_WINO
-  return !g->dense && g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 && g->id[0] == 1 &&
-         g->od[0] == 1 && g->p[0] == 0 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
+  return !g->dense && g->g == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+         g->id[0] == 1 && g->od[0] == 1 && g->p[0] == 0 && g->s[1] == 1 && g->s[2] == 1 && g->d[1] == 1 &&
          g->d[2] == 1 && g->p[1] <= 2 && g->p[2] <= 2 && g->od[1] == g->id[1] + 2 * g->p[1] - 2 &&
          g->od[2] == g->id[2] + 2 * g->p[2] - 2 && g->cig * g->cog * 16 <= ((int64_t)1 << 24) &&
          g->od[1] * g->od[2] >= MXC_CONV_WINO_MIN_OSZ && mxc_wino_cpu();

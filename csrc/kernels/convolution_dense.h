@@ -53,87 +53,56 @@ static void mxc_conv_dense_taps(int32_t *tap, const int64_t od[3], const int64_t
 }
 
 #define MXC_CONV_DENSE_DEFINE(T, SUF, GEMM)                                                        \
-/* wd = Wd of w (see the top of the file), co * osz rows of ci * isz. Loops run per (o, i) pair \
- * over the input channels q with fixed strides (no per-element branch or tap lookup): a row of \
- * Wd and the kernel block W[c] both stay in L1. */                                             \
-static void mxc_conv_dense_expand_##SUF(const T *w, T *wd, const int32_t *tap, int64_t co,       \
-                                        int64_t ci, int64_t osz, int64_t isz, int64_t ksz,       \
-                                        int nt) {                                                \
-  int64_t c;                                                                                     \
-  (void)nt;                                                                                      \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
-  for (c = 0; c < co; c++) {                                                                     \
-    const T *wc = w + c * ci * ksz;                                                              \
-    int64_t o, q, i;                                                                             \
-    for (o = 0; o < osz; o++) {                                                                  \
-      T *row = wd + (c * osz + o) * ci * isz;                                                    \
-      for (i = 0; i < isz; i++) {                                                                \
-        const int32_t t = tap[o * isz + i];                                                      \
-        T *dst = row + i;                                                                        \
-        if (t < 0) {                                                                             \
-          for (q = 0; q < ci; q++) dst[q * isz] = (T)0;                                          \
-        } else {                                                                                 \
-          const T *src = wc + t;                                                                 \
-          for (q = 0; q < ci; q++) dst[q * isz] = src[q * ksz];                                  \
-        }                                                                                        \
-      }                                                                                          \
-    }                                                                                            \
-  }                                                                                              \
-}                                                                                                \
-                                                                                                 \
-/* dw[c, q, t] = the sum of dwd[c * osz + o, q * isz + i] over the pairs (o, i) with tap t */   \
-static void mxc_conv_dense_reduce_##SUF(const T *dwd, T *dw, const int32_t *tap, int64_t co,     \
-                                        int64_t ci, int64_t osz, int64_t isz, int64_t ksz,       \
-                                        int nt) {                                                \
-  int64_t c;                                                                                     \
-  (void)nt;                                                                                      \
-MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18)))\
-  for (c = 0; c < co; c++) {                                                                     \
-    T *dwc = dw + c * ci * ksz;                                                                  \
-    int64_t o, q, i;                                                                             \
-    memset(dwc, 0, sizeof(T) * (size_t)(ci * ksz));                                              \
-    for (o = 0; o < osz; o++) {                                                                  \
-      const T *row = dwd + (c * osz + o) * ci * isz;                                             \
-      for (i = 0; i < isz; i++) {                                                                \
-        const int32_t t = tap[o * isz + i];                                                      \
-        const T *src = row + i;                                                                  \
-        T *dst = dwc + t;                                                                        \
-        if (t < 0) continue;                                                                     \
-        for (q = 0; q < ci; q++) dst[q * ksz] += src[q * isz];                                   \
-      }                                                                                          \
-    }                                                                                            \
-  }                                                                                              \
-}                                                                                                \
-                                                                                                 \
-/* Y = Wd X (+ bias per output channel) for the n samples */                                     \
-static void mxc_conv_dense_forward_##SUF(const T *x, const T *wd, T *y, int64_t n, int64_t co,  \
-                                         int64_t osz, int64_t kk, const T *bias, int nt) {       \
-  const int64_t m = co * osz;                                                                    \
-  int64_t j, c;                                                                                  \
-  (void)nt;                                                                                      \
-  if (bias)                                                                                      \
-    for (j = 0; j < n; j++)                                                                      \
-      for (c = 0; c < co; c++) {                                                                 \
-        T *r = y + j * m + c * osz;                                                              \
-        int64_t o;                                                                               \
-        for (o = 0; o < osz; o++) r[o] = bias[c];                                                \
-      }                                                                                          \
-  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)n, (int)m, (int)kk, (T)1, x,    \
-       (int)kk, wd, (int)kk, bias ? (T)1 : (T)0, y, (int)m);                                     \
-}                                                                                                \
-                                                                                                 \
-/* dX = dY Wd for the n samples */                                                               \
-static void mxc_conv_dense_bwd_data_##SUF(const T *dy, const T *wd, T *dx, int64_t n,           \
-                                          int64_t m, int64_t kk) {                               \
-  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)n, (int)kk, (int)m, (T)1, dy, \
-       (int)m, wd, (int)kk, (T)0, dx, (int)kk);                                                  \
-}                                                                                                \
-                                                                                                 \
-/* dWd = dY^T X over the n samples */                                                            \
-static void mxc_conv_dense_bwd_weight_##SUF(const T *dy, const T *x, T *dwd, int64_t n,         \
-                                            int64_t m, int64_t kk) {                             \
-  GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)m, (int)kk, (int)n, (T)1, dy,   \
-       (int)m, x, (int)kk, (T)0, dwd, (int)kk);                                                  \
+/* Moves the kernel between its two forms (see the top of the file), co * osz rows of ci * isz     \
+ * for wd. dir 0: wd = Wd of w (zeros where no tap joins o and i); dir 1: w = the sums of wd over  \
+ * the pairs of each tap (taps no pair uses get 0), the adjoint. Loops run per (o, i) pair over    \
+ * the input channels q with fixed strides (no per-element branch or tap lookup): a row of wd and  \
+ * the kernel block w[c] both stay in L1. */                                                       \
+static void mxc_conv_dense_move_##SUF(T *w, T *wd, const int32_t *tap, int64_t co, int64_t ci,     \
+                                      int64_t osz, int64_t isz, int64_t ksz, int dir, int nt) {    \
+  int64_t c;                                                                                       \
+  (void)nt;                                                                                        \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (co * osz * ci * isz >= (1 << 18))) \
+  for (c = 0; c < co; c++) {                                                                       \
+    T *wc = w + c * ci * ksz;                                                                      \
+    int64_t o, q, i;                                                                               \
+    if (dir) memset(wc, 0, sizeof(T) * (size_t)(ci * ksz));                                        \
+    for (o = 0; o < osz; o++) {                                                                    \
+      T *row = wd + (c * osz + o) * ci * isz;                                                      \
+      for (i = 0; i < isz; i++) {                                                                  \
+        const int32_t t = tap[o * isz + i];                                                        \
+        T *r = row + i, *k = wc + t;                                                               \
+        if (dir == 0 && t < 0) {                                                                   \
+          for (q = 0; q < ci; q++) r[q * isz] = (T)0;                                              \
+        } else if (dir == 0) {                                                                     \
+          for (q = 0; q < ci; q++) r[q * isz] = k[q * ksz];                                        \
+        } else if (t >= 0) {                                                                       \
+          for (q = 0; q < ci; q++) k[q * ksz] += r[q * isz];                                       \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
+/* Y = Wd X for the n samples (beta 1: Y already holds the bias) */                                \
+static void mxc_conv_dense_forward_##SUF(const T *x, const T *wd, T *y, int64_t n, int64_t m,      \
+                                         int64_t kk, T beta) {                                     \
+  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)n, (int)m, (int)kk, (T)1, x,      \
+       (int)kk, wd, (int)kk, beta, y, (int)m);                                                     \
+}                                                                                                  \
+                                                                                                   \
+/* dX = dY Wd for the n samples */                                                                 \
+static void mxc_conv_dense_bwd_data_##SUF(const T *dy, const T *wd, T *dx, int64_t n,              \
+                                          int64_t m, int64_t kk) {                                 \
+  GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasNoTrans, (int)n, (int)kk, (int)m, (T)1, dy,   \
+       (int)m, wd, (int)kk, (T)0, dx, (int)kk);                                                    \
+}                                                                                                  \
+                                                                                                   \
+/* dWd = dY^T X over the n samples */                                                              \
+static void mxc_conv_dense_bwd_weight_##SUF(const T *dy, const T *x, T *dwd, int64_t n,            \
+                                            int64_t m, int64_t kk) {                               \
+  GEMM(MXC_CblasRowMajor, MXC_CblasTrans, MXC_CblasNoTrans, (int)m, (int)kk, (int)n, (T)1, dy,     \
+       (int)m, x, (int)kk, (T)0, dwd, (int)kk);                                                    \
 }
 
 #endif
