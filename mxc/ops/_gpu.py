@@ -8,7 +8,7 @@ outputs live on gpu(k).
   template's name expression), ``grid``, ``block``, optional ``shmem``, and ``args`` as (kind,
   value) pairs for ``cuda.push_launch``, or ``{"launches": [...], "workspace": nbytes}`` for
   several launches in order whose ("ws", offset) arguments point into scratch memory; the kernel comes from ``mxc.ops.cuda.loader.kernel(family,
-  name, device_id)`` (CuPy-compiled, cached) and is launched by its CUfunction ``.ptr`` from the
+  name, device_id)`` (CuPy-compiled, cached, returned as its CUfunction) and is launched from the
   device worker without the GIL. A spec with ``cublas`` set names a callable
   ``run(cupy_inputs, cupy_outputs)`` that the device worker calls with CuPy views on the
   engine's stream (GEMMs through cuBLAS). A spec with ``check`` set names a callable
@@ -71,9 +71,8 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
                 outs.append(ws[int(value):])
                 kind, value = "out", len(outs) - 1
             args.append((kind, value))
-        fn = loader.kernel(L["family"], L["name"], dev)
-        cuda.push_launch(int(fn.ptr), L["grid"], L["block"], int(L.get("shmem", 0)), args,
-                         list(inputs), outs, opname, dev)
+        cuda.push_launch(loader.kernel(L["family"], L["name"], dev), L["grid"], L["block"],
+                         int(L.get("shmem", 0)), args, list(inputs), outs, opname, dev)
 
 
 def _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr):

@@ -13,6 +13,7 @@ import pytest
 import mxc as mx
 from mxc._core import cuda, storage
 from mxc.base import MXNetError
+from mxc.ops.cuda.loader import function_pointer
 
 ADD = r'''
 extern "C" __global__ void add_f32(const float *a, const float *b, float *y, long long n) {
@@ -28,12 +29,12 @@ def kernels():
     cupy = pytest.importorskip("cupy")
     with cupy.cuda.Device(0):
         mod = cupy.RawModule(code=ADD)
-        return {k: mod.get_function(k) for k in ("add_f32", "poke")}
+        return {k: function_pointer(mod.get_function(k)) for k in ("add_f32", "poke")}
 
 
 def launch_add(k, a, b, out, name="add_f32"):
     n = out.size
-    cuda.push_launch(k["add_f32"].ptr, ((n + 255) // 256,), (256,), 0,
+    cuda.push_launch(k["add_f32"], ((n + 255) // 256,), (256,), 0,
                      [("in", 0), ("in", 1), ("out", 0), ("i64", n)], [a, b], [out], name,
                      out.context.device_id)
 
@@ -102,9 +103,10 @@ def test_illegal_address_names_the_operator_at_the_wait():
         import cupy, mxc as mx
         from mxc._core import cuda
         from mxc.base import MXNetError
-        k = cupy.RawModule(code={ADD!r}).get_function("poke")
+        from mxc.ops.cuda.loader import function_pointer
+        k = function_pointer(cupy.RawModule(code={ADD!r}).get_function("poke"))
         a = mx.nd.array([0, 0, 0, 0], ctx=mx.gpu(0))
-        cuda.push_launch(k.ptr, (1,), (1,), 0, [("out", 0), ("i64", 1 << 40)], [], [a],
+        cuda.push_launch(k, (1,), (1,), 0, [("out", 0), ("i64", 1 << 40)], [], [a],
                          "my_bad_poke", 0)
         try:
             a.wait_to_read()

@@ -61,6 +61,7 @@ def main():
     rep = 3 if args.quick else 10
     import mxc as mx
     from mxc._core import cuda
+    from mxc.ops.cuda.loader import function_pointer
     if mx.context.num_gpus() == 0:
         emit("gpu", "mxc", unit="", skipped=f"no CUDA device: {cuda.status()}")
         return
@@ -100,7 +101,7 @@ def main():
             k.compile() if hasattr(k, "compile") else None
             a = mx.nd.ones((16,), ctx=g)
             b = mx.nd.ones((16,), ctx=g)
-            ptr = k.ptr if hasattr(k, "ptr") else k.kernel.ptr
+            ptr = function_pointer(k)
             args = [("in", 0), ("in", 1), ("out", 0), ("i64", 16)]
 
             def run():

@@ -145,34 +145,46 @@ def _cupy():
 
 
 _lock = threading.Lock()
-_functions = {}  # (family, name_expression, device) -> cupy.RawKernel
+_functions = {}  # (family, name_expression, device) -> (cupy.RawKernel, CUfunction as an int)
+
+
+def function_pointer(fn):
+    """The CUfunction (an int) of a CuPy ``RawKernel``, loaded on the current device.
+
+    CuPy 14's RawKernel has no ``ptr`` of its own: its ``kernel`` property loads the module on
+    the current device and returns a ``cupy.cuda.function.Function`` whose ``ptr`` is the
+    handle; an object that is already such a Function (or a test's stand-in) has ``ptr``."""
+    inner = getattr(fn, "kernel", None)
+    return int(inner.ptr if inner is not None else fn.ptr)
 
 
 def kernel(family, name_expression, device_id=0):
-    """The compiled function ``name_expression`` (e.g. ``mxc_unary<mxc::op_exp, float>``) of
-    ``family`` on device ``device_id``.
+    """The CUfunction (an int, for ``cuda.push_launch``) of ``name_expression`` (e.g.
+    ``mxc_unary<mxc::op_exp, float>``) in ``family``, loaded on device ``device_id``; the
+    module that holds it stays loaded for the life of the process.
 
     Each kernel is its own NVRTC program (the family's text with that one name expression):
     a first call costs one small compile (~0.1-0.3 s) instead of the family's hundreds of
     instantiations (minutes for elemwise), and CuPy keeps the binary on disk, so a new process
     only loads it. Memoised per device: the second run of a kernel never recompiles."""
     key = (family, name_expression, device_id)
-    fn = _functions.get(key)
-    if fn is not None:
-        return fn
+    hit = _functions.get(key)
+    if hit is not None:
+        return hit[1]
     if name_expression not in _specs().instantiations(family):
         raise _error("CUDA family %r has no kernel %r (not in specs.instantiations)"
                      % (family, name_expression))
     cupy = _cupy()
     with _lock:
-        fn = _functions.get(key)
-        if fn is None:
+        hit = _functions.get(key)
+        if hit is None:
             with cupy.cuda.Device(device_id):
                 mod = cupy.RawModule(code=source(family), options=options(),
                                      name_expressions=[name_expression])
                 fn = mod.get_function(name_expression)
-            _functions[key] = fn
-    return fn
+                hit = (fn, function_pointer(fn))
+            _functions[key] = hit
+    return hit[1]
 
 
 # ---- the offline check: NVRTC straight to a cubin, with ptxas's resource report -------------
