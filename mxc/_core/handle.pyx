@@ -642,8 +642,8 @@ cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase
             return None
     if out is None:
         out = _new_like(a)
-    elif (out._shape != a._shape or out._dcode != a._dcode or _overlaps_shifted(a, out)
-          or _overlaps_shifted(b, out)):
+    elif (out._shape != a._shape or out._dcode != a._dcode or out._chunk.dev_type == 2
+          or _overlaps_shifted(a, out) or _overlaps_shifted(b, out)):
         return None
     _push_ew(k, addr, a, b, out, 0.0, False)
     if rec:
@@ -668,8 +668,9 @@ cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, 
             return None
     if out is None:
         out = _new_like(x)
-    elif out._shape != x._shape or out._dcode != x._dcode or _overlaps_shifted(x, out):
-        return None
+    elif (out._shape != x._shape or out._dcode != x._dcode or out._chunk.dev_type == 2
+          or _overlaps_shifted(x, out)):
+        return None         # (an output on a GPU: a copy to it, the general path's push_copy)
     _push_ew(k, addr, x, None, out, scalar, has_scalar)
     if rec:
         _RECORD(k.op, {"scalar": scalar, "is_int": True} if has_scalar else k.attrs, [x], [out])

@@ -7,7 +7,9 @@ SOURCE = r"""/* A fake CUDA driver for tests/_core/test_cuda*.py: every entry po
    fake_* host functions below, called with the packed parameter array. Knobs (environment):
    FAKE_CUDA_INIT_RC (cuInit's result), FAKE_CUDA_NDEV (devices), FAKE_CUDA_LAUNCH_RC (every
    cuLaunchKernel fails with it). A kernel returning nonzero makes that error sticky, as a real
-   device error: later syncs report it. */
+   device error: later syncs report it. Device addresses are host addresses with bit 62 set
+   (non-canonical on x86-64), so host code that reads or writes device memory directly faults
+   here as it does on a real GPU; the copies and the fake kernels take the bit off. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,8 @@ SOURCE = r"""/* A fake CUDA driver for tests/_core/test_cuda*.py: every entry po
 #include <sys/syscall.h>
 
 typedef int CUresult;
+#define DEV_TAG ((uintptr_t)1 << 62)
+#define HOST(d) ((void *)((uintptr_t)(d) ^ DEV_TAG))     /* device address -> the host memory */
 static int env_int(const char *n, int d) { const char *s = getenv(n); return s ? atoi(s) : d; }
 
 static volatile int sticky = 0;
@@ -73,30 +77,30 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t n) {
     void *m = NULL;
     if (posix_memalign(&m, 256, n + 8)) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
     *(size_t *)m = n;
-    *p = (unsigned long long)(uintptr_t)((char *)m + 0) ;
+    *p = (unsigned long long)((uintptr_t)m ^ DEV_TAG);
     __atomic_add_fetch(&n_alloc, 1, 0);
     __atomic_add_fetch(&bytes_live, (long long)n, 0);
     return 0;
 }
 CUresult cuMemFree_v2(unsigned long long p) {
     __atomic_add_fetch(&n_free, 1, 0);
-    free((void *)(uintptr_t)p);
+    free(HOST(p));
     return sticky;
 }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned f) { (void)f; *p = malloc(n); return *p ? 0 : 2; }
 CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void *s, size_t n, void *st) {
-    (void)st; if (sticky) return sticky; memcpy((void *)(uintptr_t)d, s, n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
+    (void)st; if (sticky) return sticky; memcpy(HOST(d), s, n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *d, unsigned long long s, size_t n, void *st) {
-    (void)st; if (sticky) return sticky; memcpy(d, (void *)(uintptr_t)s, n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
+    (void)st; if (sticky) return sticky; memcpy(d, HOST(s), n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
 }
 CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long s, size_t n, void *st) {
-    (void)st; if (sticky) return sticky; memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
+    (void)st; if (sticky) return sticky; memcpy(HOST(d), HOST(s), n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
 }
 CUresult cuMemcpyPeerAsync(unsigned long long d, void *dc, unsigned long long s, void *sc, size_t n, void *st) {
     (void)dc; (void)sc; (void)st; if (sticky) return sticky;
-    memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
+    memcpy(HOST(d), HOST(s), n); __atomic_add_fetch(&n_memcpy, 1, 0); return 0;
 }
 CUresult cuMemGetInfo_v2(size_t *fr, size_t *tot) { *tot = (size_t)1 << 34; *fr = *tot - (size_t)bytes_live; return 0; }
 
@@ -121,8 +125,8 @@ CUresult cuGetErrorString(CUresult rc, const char **s) { *s = etext(rc); return 
 
 /* ---- kernels: params[i] points at argument i's value ---- */
 int fake_add_f32(void **p) {      /* (const float *x, const float *y, float *out, int64 n) */
-    const float *x = *(const float **)p[0], *y = *(const float **)p[1];
-    float *o = *(float **)p[2];
+    const float *x = HOST(*(void **)p[0]), *y = HOST(*(void **)p[1]);
+    float *o = HOST(*(void **)p[2]);
     long long n = *(long long *)p[3], i;
     for (i = 0; i < n; i++) o[i] = x[i] + y[i];
     return 0;
@@ -130,8 +134,8 @@ int fake_add_f32(void **p) {      /* (const float *x, const float *y, float *out
 struct fake_pair { int a; long long b; };
 int fake_axpb(void **p) {    /* (const double *x, double *out, float alpha, pair by value, int32 n)
                                  out = alpha * x + (a + b) */
-    const double *x = *(const double **)p[0];
-    double *o = *(double **)p[1];
+    const double *x = HOST(*(void **)p[0]);
+    double *o = HOST(*(void **)p[1]);
     float alpha = *(float *)p[2];
     struct fake_pair pr = *(struct fake_pair *)p[3];
     int n = *(int *)p[4], i;

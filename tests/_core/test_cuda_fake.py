@@ -59,7 +59,7 @@ def run(code, lib, **env_extra):
     env["MXC_LIBCUDA"] = lib
     env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
     env.update({k: str(v) for k, v in env_extra.items()})
-    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env,
+    r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", PRELUDE + textwrap.dedent(code)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
@@ -290,3 +290,36 @@ def test_ndarray_front_on_the_fake_gpu(fake_lib):
     if out.startswith("SKIP"):
         pytest.skip(out.strip())
     assert out.strip().endswith("ok")
+
+
+def test_copies_to_a_gpu_never_run_a_host_kernel_on_device_memory(fake_lib):
+    """The fake's device addresses fault on the host (as a real GPU's do): a copy from host
+    memory into a GPU array, with a new array or an existing one as the target, is a driver copy,
+    and a host kernel asked to write a GPU array refuses with an error instead of crashing.
+    (On an H100/H200 the fast elementwise path once ran the host copy kernel into device memory:
+    a segfault in copyto.)"""
+    out = run('''
+        x = np.random.default_rng(1).standard_normal((5, 6)).astype(np.float32)
+        c = mx.nd.array(x)                                  # host
+        g = c.copyto(mx.gpu(0))                             # new GPU array
+        np.testing.assert_array_equal(g.asnumpy(), x)
+        h = mx.nd.array(np.zeros((5, 6), np.float32), ctx=mx.gpu(0))
+        c.copyto(h)                                         # into an existing GPU array
+        np.testing.assert_array_equal(h.asnumpy(), x)
+        p = mx.nd.array(x, ctx=mx.cpu_pinned())
+        p.copyto(h)
+        q = mx.nd.zeros((5, 6), ctx=mx.cpu_pinned())
+        g.copyto(q)
+        np.testing.assert_array_equal(q.asnumpy(), x)
+        for fn in (lambda: mx.nd.exp(c, out=h), lambda: mx.nd.elemwise_add(c, c, out=h),
+                   lambda: mx.nd.negative(c, out=h)):
+            try:
+                fn()
+                h.wait_to_read()
+            except (MXNetError, ValueError) as e:
+                assert "different devices" in str(e), str(e)
+            else:
+                raise AssertionError("a host kernel wrote a GPU array")
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
