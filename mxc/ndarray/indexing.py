@@ -110,6 +110,18 @@ def _index_array(key, arr):
     return array(_int_indices(key), ctx=arr.context, dtype=np.int64)
 
 
+def _last_writes(positions, n):
+    """The entries of a scatter to keep so that the last write to each position wins, as in
+    numpy (a GPU scatter has no order between the writers of one position); None when no
+    position repeats. `positions` are on the host, negative ones counted from the end of `n`."""
+    p = np.asarray(positions, dtype=np.int64).reshape(-1)
+    p = np.where(p < 0, p + n, p)
+    _, first_from_end = np.unique(p[::-1], return_index=True)
+    if len(first_from_end) == len(p):
+        return None
+    return np.sort(len(p) - 1 - first_from_end)
+
+
 def _host_index(k):
     """One entry of an advanced key as numpy (NDArray indices are waited for and made ints)."""
     if isinstance(k, NDArray):
@@ -221,7 +233,15 @@ def setitem(arr, key, value):
             v = nd.full(shape, value, ctx=arr.context, dtype=arr._dtype)
         else:
             v = _value_array(arr, value, shape)
-        nd._scatter_set_rows(dst, idx, v.reshape(idx.shape + dst.shape[1:]), out=dst)
+        v = v.reshape(idx.shape + dst.shape[1:])
+        keep = None
+        if dst.size and not isinstance(key, NDArray):
+            keep = _last_writes(flat if isinstance(key, tuple) else _int_indices(key), dst.shape[0])
+        if keep is not None:
+            rows = array(keep, ctx=arr.context, dtype=np.int64)
+            idx = nd.take(idx.reshape((-1,)), rows)
+            v = nd.take(v.reshape((-1,) + dst.shape[1:]), rows, axis=0)
+        nd._scatter_set_rows(dst, idx, v, out=dst)
         return
     per_axis, new_axes = exp
     starts, steps, lens, int_axes = _plan(arr, per_axis)
