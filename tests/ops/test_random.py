@@ -85,7 +85,8 @@ print(h.hexdigest())
 def test_numbers_do_not_depend_on_thread_count():
     digests = []
     for n in ("1", "2", "3"):
-        env = dict(os.environ, OMP_NUM_THREADS=n, PYTHONPATH=ROOT)
+        env = dict(os.environ, OMP_NUM_THREADS=n,
+                   PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
         r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True,
                            text=True, timeout=120)
         assert r.returncode == 0, r.stderr

@@ -214,7 +214,8 @@ def test_softmax_length_dtype_checked_when_run():
     assert s.infer_shape(d=(2, 3, 4), l=(2, 4))[1] == [(2, 3, 4)]
     x = np.random.rand(2, 3, 4).astype(np.float32)
     ln = np.array([[1, 2, 3, 3], [3, 1, 2, 2]], np.int32)
-    ex = s.bind(mx.cpu(), {"d": mx.nd.array(x), "l": mx.nd.array(ln, dtype="int32")})
+    ex = s.bind(mx.current_context(),
+                {"d": mx.nd.array(x), "l": mx.nd.array(ln, dtype="int32")})
     out = ex.forward()[0].asnumpy()
     for i in range(2):
         for j in range(4):
