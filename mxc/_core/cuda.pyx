@@ -546,8 +546,9 @@ cdef inline size_t _align(size_t x, size_t a):
     return (x + a - 1) // a * a
 
 
-def _pack(args, list inputs, list outputs):
-    """Lay the arguments out: (buffer bytes, [offset per arg], [(offset, array)] pointers)."""
+def _pack(args, int n_in, int n_out):
+    """Lay the arguments out: (buffer bytes, [offset per arg], [(offset, is_output, index)] for
+    the tensors whose device pointers go into the buffer when the launch runs)."""
     chunks = []
     offs = []
     ptrs = []
@@ -558,15 +559,14 @@ def _pack(args, list inputs, list outputs):
         except (TypeError, ValueError):
             raise MXNetError(f"kernel argument {j}: expected a (kind, value) pair, got {item!r}")
         if kind in ("in", "out"):
-            arrays = inputs if kind == "in" else outputs
-            if not isinstance(value, int) or not 0 <= value < len(arrays):
+            n = n_in if kind == "in" else n_out
+            if not isinstance(value, int) or not 0 <= value < n:
                 raise MXNetError(f"kernel argument {j}: ({kind!r}, {value!r}) names no "
-                                 f"{'input' if kind == 'in' else 'output'} "
-                                 f"(there are {len(arrays)})")
+                                 f"{'input' if kind == 'in' else 'output'} (there are {n})")
             raw = b"\0" * 8
             align = 8
             pos = _align(pos, align)
-            ptrs.append((pos, arrays[value]))
+            ptrs.append((pos, kind == "out", value))
         elif kind == "ptr":
             raw = int(value).to_bytes(8, "little")
             align = 8
@@ -596,52 +596,64 @@ cdef int _check_on(NDArrayBase a, int dev, str name, str what) except -1:
     return 0
 
 
-def push_launch(uintptr_t func, grid, block, unsigned int shmem, args, list inputs,
-                list outputs, name, int dev):
-    """Queue a kernel launch on gpu(dev)'s worker and stream.
+cdef class PackedLaunch:
+    """A kernel launch whose arguments are packed once (``pack_launch``). Each ``push_packed``
+    copies the packed block and fills in the device pointers of that call's arrays, so an
+    operator that runs again on arrays of the same shapes skips the argument packing (the
+    GPU front end keeps one per operator, shapes and attributes)."""
+    cdef Launch *tmpl       # the Launch and its params/ptrs/buf, laid out as push_packed copies it
+    cdef size_t total
+    cdef size_t *offs       # per argument: its offset in buf
+    cdef int *which         # per pointer: input i as i, output j as -1 - j
+    cdef readonly int n_in, n_out, dev
+    cdef readonly str name
 
-    func: the CUfunction (CuPy's ``RawKernel``/``RawModule.get_function(...).ptr``). grid and
-    block: up to 3 ints. args: (kind, value) pairs packed once, here: ("in", i) / ("out", i)
-    the device pointer of input / output i (resolved when the launch runs: storage is
-    allocated lazily), ("ptr", int), ("bytes", b) a struct by value, or a scalar kind
-    (i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64 bool). The launch itself runs without the GIL.
-    """
+    def __dealloc__(self):
+        free(self.tmpl)
+        free(self.offs)
+        free(self.which)
+
+
+def pack_launch(uintptr_t func, grid, block, unsigned int shmem, args, int n_in, int n_out,
+                name, int dev):
+    """A PackedLaunch of kernel `func` on gpu(dev) for operators with n_in inputs and n_out
+    outputs. func: the CUfunction (``mxc.ops.cuda.loader.kernel``, or
+    ``loader.function_pointer`` of a CuPy RawKernel). grid and block: up to 3 ints. args:
+    (kind, value) pairs: ("in", i) / ("out", i) the device pointer of input / output i (resolved
+    when the launch runs: storage is allocated lazily), ("ptr", int), ("bytes", b) a struct by
+    value, or a scalar kind (i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64 bool)."""
     cdef bytes bname = name.encode() if isinstance(name, str) else bytes(name)
-    cdef str sname = bname.decode("utf-8", "replace")
-    cdef int i, nargs, nptr
+    cdef PackedLaunch p = PackedLaunch()
     cdef Launch *L
-    cdef size_t total, off
     cdef char *base
-    cdef VarC *stack_vars[32]
-    cdef VarC **vars = stack_vars
+    cdef int i, nargs, nptr
     ensure_device(dev)
-    for a in inputs:
-        _check_on(<NDArrayBase?>a, dev, sname, "an input")
-    for a in outputs:
-        _check_on(<NDArrayBase?>a, dev, sname, "an output")
     g = tuple(int(x) for x in grid) + (1, 1, 1)
     b = tuple(int(x) for x in block) + (1, 1, 1)
+    p.name = bname.decode("utf-8", "replace")
     if min(g[:3]) < 1 or min(b[:3]) < 1:
-        raise MXNetError(f"{sname}: empty launch grid {g[:3]} / block {b[:3]}")
-    buf, offs, ptrs = _pack(args, inputs, outputs)
+        raise MXNetError(f"{p.name}: empty launch grid {g[:3]} / block {b[:3]}")
+    buf, offs, ptrs = _pack(args, n_in, n_out)
     nargs = len(offs)
     nptr = len(ptrs)
-    total = (sizeof(Launch) + <size_t>nargs * sizeof(void*) + <size_t>nptr * sizeof(TRef)
-             + len(buf))
-    L = <Launch*>calloc(1, total)
-    if L == NULL:
-        raise MemoryError(f"{sname}: out of memory queueing a launch")
+    p.total = (sizeof(Launch) + <size_t>nargs * sizeof(void*) + <size_t>nptr * sizeof(TRef)
+               + len(buf))
+    p.tmpl = <Launch*>calloc(1, p.total)
+    p.offs = <size_t*>malloc(sizeof(size_t) * (nargs + 1))
+    p.which = <int*>malloc(sizeof(int) * (nptr + 1))
+    if p.tmpl == NULL or p.offs == NULL or p.which == NULL:
+        raise MemoryError(f"{p.name}: out of memory packing a launch")
+    L = p.tmpl
     base = <char*>L + sizeof(Launch)
-    L.params = <void**>base
-    L.ptrs = <TRef*>(base + <size_t>nargs * sizeof(void*))
     L.buf = base + <size_t>nargs * sizeof(void*) + <size_t>nptr * sizeof(TRef)
     memcpy(L.buf, <char*>buf, len(buf))
+    L.ptrs = <TRef*>(base + <size_t>nargs * sizeof(void*))
     for i in range(nargs):
-        L.params[i] = L.buf + <size_t>offs[i]
+        p.offs[i] = offs[i]
     for i in range(nptr):
-        off, arr = ptrs[i]
-        _tref(&L.ptrs[i], <NDArrayBase>arr)
+        off, is_out, idx = ptrs[i]
         L.ptrs[i].slot = off
+        p.which[i] = -1 - idx if is_out else idx
     L.nargs = nargs
     L.nptr = nptr
     L.dev = dev
@@ -651,24 +663,66 @@ def push_launch(uintptr_t func, grid, block, unsigned int shmem, args, list inpu
         L.block[i] = b[i]
     L.shmem = shmem
     strncpy(L.name, bname, NAMELEN - 1)
-    cdef int nin = len(inputs), nout = len(outputs)
+    p.n_in = n_in
+    p.n_out = n_out
+    p.dev = dev
+    return p
+
+
+def push_packed(PackedLaunch p, list inputs, list outputs):
+    """Queue p on its device's worker and stream with these arrays (as many as it was packed
+    for, all on that device). The launch itself runs without the GIL."""
+    cdef int i, w, nin = len(inputs), nout = len(outputs)
+    cdef Launch *L
+    cdef char *base
+    cdef NDArrayBase a
+    cdef VarC *stack_vars[32]
+    cdef VarC **vars = stack_vars
+    if nin != p.n_in or nout != p.n_out:
+        raise MXNetError(f"{p.name}: packed for {p.n_in} inputs and {p.n_out} outputs, "
+                         f"given {nin} and {nout}")
+    for a in inputs:
+        _check_on(a, p.dev, p.name, "an input")
+    for a in outputs:
+        _check_on(a, p.dev, p.name, "an output")
     if nin + nout > 32:
         vars = <VarC**>malloc(sizeof(VarC*) * (nin + nout))
         if vars == NULL:
-            free(L)
             raise MemoryError()
+    L = <Launch*>malloc(p.total)
+    if L == NULL:
+        if vars != stack_vars:
+            free(vars)
+        raise MemoryError(f"{p.name}: out of memory queueing a launch")
+    memcpy(L, p.tmpl, p.total)
+    base = <char*>L + sizeof(Launch)
+    L.params = <void**>base
+    L.ptrs = <TRef*>(base + <size_t>L.nargs * sizeof(void*))
+    L.buf = base + <size_t>L.nargs * sizeof(void*) + <size_t>L.nptr * sizeof(TRef)
+    for i in range(L.nargs):
+        L.params[i] = L.buf + p.offs[i]
     try:
+        for i in range(L.nptr):
+            w = p.which[i]
+            _tref(&L.ptrs[i], <NDArrayBase>(inputs[w] if w >= 0 else outputs[-1 - w]))
         for i in range(nin):
             vars[i] = (<NDArrayBase>inputs[i])._chunk.c
         for i in range(nout):
             vars[nin + i] = (<NDArrayBase>outputs[i])._chunk.c
-        push_native_dev(_run_launch, L, free, vars, nin, vars + nin, nout, 0, bname, dev)
+        push_native_dev(_run_launch, L, free, vars, nin, vars + nin, nout, 0, L.name, p.dev)
     except BaseException:
         free(L)
         raise
     finally:
         if vars != stack_vars:
             free(vars)
+
+
+def push_launch(uintptr_t func, grid, block, unsigned int shmem, args, list inputs,
+                list outputs, name, int dev):
+    """Pack and queue one launch (``pack_launch`` then ``push_packed``)."""
+    push_packed(pack_launch(func, grid, block, shmem, args, len(inputs), len(outputs), name,
+                            dev), inputs, outputs)
 
 # ---------------------------------------------------------------------------------------------
 # copies between devices

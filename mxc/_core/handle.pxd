@@ -31,6 +31,7 @@ cdef class FastKernel:
     cdef int nthreads
     cdef public object op
     cdef public object attrs
+    cdef public dict gpu_plans      # (device, shape, dtype code, scalar) -> its packed GPU launch
 
 
 cdef int chunk_ensure(VarC *v, size_t nbytes, int dev_type, int dev_id) noexcept nogil

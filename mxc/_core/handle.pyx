@@ -567,6 +567,7 @@ cdef class FastKernel:
                 self.addr[code] = addr
         self.name = name.encode() if isinstance(name, str) else name
         self.nthreads = nthreads
+        self.gpu_plans = {}
 
 
 cdef NDArrayBase _new_like(NDArrayBase p):
@@ -628,14 +629,64 @@ cdef inline bint _recording() except -1:
     return _MODES is not None and _MODES.recording
 
 
+# GPU arrays take the same fast path with a packed launch instead of a host kernel: mxc.ops._gpu
+# installs plan(k, inputs, scalar, has_scalar) -> a cuda.PackedLaunch (None: no GPU kernel, the
+# general path says so) and push(packed, inputs, outputs) (cuda.push_packed). The plans are kept
+# on the FastKernel per device, shape, dtype and scalar.
+cdef object _GPU_PLAN = None
+cdef object _GPU_PUSH = None
+cdef enum:
+    GPU_PLANS_MAX = 256
+
+
+def install_gpu_fast_path(plan, push):
+    global _GPU_PLAN, _GPU_PUSH
+    _GPU_PLAN = plan
+    _GPU_PUSH = push
+
+
+cdef object _gpu_fast(FastKernel k, NDArrayBase a, NDArrayBase b, double scalar, bint has_scalar,
+                      NDArrayBase out, bint rec):
+    """The fast path's GPU half: a and b (None for unary and scalar kernels) on one GPU, one
+    shape and dtype; None for the general path."""
+    if _GPU_PLAN is None:
+        return None
+    key = (a._chunk.dev_id, a._shape, a._dcode, scalar if has_scalar else None)
+    plan = k.gpu_plans.get(key)
+    ins = [a] if b is None else [a, b]
+    if plan is None:
+        plan = _GPU_PLAN(k, ins, scalar, has_scalar)
+        if plan is None:
+            return None
+        if len(k.gpu_plans) >= GPU_PLANS_MAX:
+            k.gpu_plans.clear()
+        k.gpu_plans[key] = plan
+    if out is None:
+        out = _new_like(a)
+    elif (out._shape != a._shape or out._dcode != a._dcode or out._chunk.dev_type != 2
+          or out._chunk.dev_id != a._chunk.dev_id or _overlaps_shifted(a, out)
+          or (b is not None and _overlaps_shifted(b, out))):
+        return None
+    _GPU_PUSH(plan, ins, [out])
+    if rec:
+        _RECORD(k.op, {"scalar": scalar, "is_int": True} if has_scalar else k.attrs, ins, [out])
+    return out
+
+
 cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase out=None):
     """out = a OP b for arrays of one shape, dtype and device; None otherwise."""
     cdef uintptr_t addr = k.addr[a._dcode]
     cdef bint rec = False
-    if (addr == 0 or a._dcode != b._dcode or a._chunk.dev_type == 2
+    if (addr == 0 or a._dcode != b._dcode
             or not (a._shape is b._shape or a._shape == b._shape)
             or not (a._ctx is b._ctx or a._ctx == b._ctx)):
         return None
+    if a._chunk.dev_type == 2:
+        if a._ag is not None or b._ag is not None:
+            rec = _recording()
+            if rec and (out is not None or k.op is None):
+                return None
+        return _gpu_fast(k, a, b, 0.0, False, out, rec)
     if a._ag is not None or b._ag is not None:
         rec = _recording()
         if rec and (out is not None or k.op is None):
@@ -660,12 +711,14 @@ cdef inline bint _overlaps_shifted(NDArrayBase x, NDArrayBase out):
 cdef object _fast1(FastKernel k, NDArrayBase x, double scalar, bint has_scalar, NDArrayBase out):
     cdef uintptr_t addr = k.addr[x._dcode]
     cdef bint rec = False
-    if addr == 0 or x._chunk.dev_type == 2:     # GPU arrays: the general path (ops/_gpu.py)
+    if addr == 0:
         return None
     if x._ag is not None:
         rec = _recording()
         if rec and (out is not None or k.op is None):
             return None
+    if x._chunk.dev_type == 2:
+        return _gpu_fast(k, x, None, scalar, has_scalar, out, rec)
     if out is None:
         out = _new_like(x)
     elif (out._shape != x._shape or out._dcode != x._dcode or out._chunk.dev_type == 2

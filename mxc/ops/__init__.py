@@ -13,3 +13,6 @@ for _name in _FIRST + tuple(sorted(m.name for m in _pkgutil.iter_modules(__path_
                                    if m.name not in _FIRST + _CORE and not m.name.startswith("_")
                                    and not m.ispkg)):
     _importlib.import_module(f"{__name__}.{_name}")
+
+# GPU arrays on the C fast path (mxc._core.handle): its plans come from the GPU front end
+_importlib.import_module(f"{__name__}._gpu").install()

@@ -7,8 +7,8 @@ outputs live on gpu(k).
   inputs, outputs, family, kernel, iattr, fattr)``: a dict with ``family``, ``name`` (the
   template's name expression), ``grid``, ``block``, optional ``shmem``, and ``args`` as (kind,
   value) pairs for ``cuda.push_launch``, or ``{"launches": [...], "workspace": nbytes}`` for
-  several launches in order whose ("ws", offset) arguments point into scratch memory; the kernel comes from ``mxc.ops.cuda.loader.kernel(family,
-  name, device_id)`` (CuPy-compiled, cached, returned as its CUfunction) and is launched from the
+  several launches in order whose ("ws", offset) arguments point into scratch memory; the
+  kernel comes from ``mxc.ops.cuda.loader.kernel(family, name, device_id)`` (CuPy-compiled, cached, returned as its CUfunction) and is launched from the
   device worker without the GIL. A spec with ``cublas`` set names a callable
   ``run(cupy_inputs, cupy_outputs)`` that the device worker calls with CuPy views on the
   engine's stream (GEMMs through cuBLAS). A spec with ``check`` set names a callable
@@ -16,6 +16,12 @@ outputs live on gpu(k).
   bounds of take(mode='raise'), gather_nd, scatter_nd): a message fails the operation, so its
   outputs carry the error to the next wait and the launches after it are skipped.
 - An operator without a GPU kernel raises MXNetError naming it, at the call.
+
+Launch specs are plain launches packed once (``cuda.pack_launch``) and kept per operator,
+attributes, and the devices, shapes and dtypes of its arrays: an operator that runs again on
+arrays like the last ones goes straight to ``cuda.push_packed``, skipping the spec and the
+argument packing (on the fake driver: 88 -> 15 us per small add, see tools/bench/bench_gpu.py).
+Specs with a ``check`` or ``cublas`` callable are built every time (made for those arrays).
 """
 from ..base import MXNetError
 
@@ -25,6 +31,14 @@ _COPIES = frozenset(("_copyto", "copyto", "copy", "_copy", "identity"))
 def _dev(arrays):
     devs = {(a._ctx.device_typeid, a._ctx.device_id) for a in arrays}
     return devs
+
+
+_PLANS = {}          # plan key -> (workspace bytes, ((PackedLaunch, workspace offsets), ...))
+_PLAN_LIMIT = 4096   # distinct keys kept (random ops key on their counter: they churn)
+
+
+def _sig(arrays):
+    return tuple([(a._ctx.device_typeid, a._ctx.device_id, a._shape, a._dcode) for a in arrays])
 
 
 def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), fattr=()):
@@ -38,41 +52,102 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
             return
         cuda.push_copy(src, dst, opname)
         return
-    devs = _dev(list(inputs) + list(outputs))
-    if len(devs) != 1:
-        raise MXNetError(f"{opname}: inputs and outputs are on different devices "
-                         f"({', '.join(sorted(str(a.context) for a in list(inputs) + list(outputs)))}); "
-                         f"copy them to one device first (as_in_context)")
-    dev_type, dev = devs.pop()
-    spec = _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr)
-    if spec.get("check") is not None:
-        _push_check(spec["check"], opname, inputs, outputs, dev)
-    if spec.get("cublas"):
-        _push_cupy(spec["cublas"], opname, inputs, outputs, dev)
-        return
+    inputs = inputs if type(inputs) is list else list(inputs)
+    outputs = outputs if type(outputs) is list else list(outputs)
+    try:
+        key = (opname, kernel, tuple(iattr), tuple(fattr), tuple(attrs.items()) if attrs else (),
+               _sig(inputs), _sig(outputs))
+        plan = _PLANS.get(key)
+    except TypeError:                   # an attribute value that does not hash: no plan
+        key = plan = None
+    if plan is None:
+        devs = _dev(inputs + outputs)
+        if len(devs) != 1:
+            raise MXNetError(f"{opname}: inputs and outputs are on different devices "
+                             f"({', '.join(sorted(str(a.context) for a in inputs + outputs))}); "
+                             f"copy them to one device first (as_in_context)")
+        dev = devs.pop()[1]
+        spec = _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr)
+        # a check or cuBLAS callable is made for these arrays: such specs are built every time
+        if spec.get("check") is not None:
+            _push_check(spec["check"], opname, inputs, outputs, dev)
+        if spec.get("cublas"):
+            _push_cupy(spec["cublas"], opname, inputs, outputs, dev)
+            return
+        plan = _plan(spec, opname, len(inputs), len(outputs), dev)
+        if key is not None and spec.get("check") is None:
+            if len(_PLANS) >= _PLAN_LIMIT:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    _run_plan(plan, inputs, outputs)
+
+
+def _fast_plan(k, inputs, scalar, has_scalar):
+    """The C fast path's GPU plans (mxc._core.handle._gpu_fast): the one packed launch of
+    FastKernel k's operator on arrays like `inputs` (its output like the first); None where the
+    general path must run (no GPU kernel: it raises the error naming the operator)."""
+    op = k.op
+    if op is None or not op.fast:
+        return None
+    family, kname, _ = op.fast
+    try:
+        spec = _spec(op.name, k.attrs or {}, inputs, inputs[:1], family, kname, (),
+                     (scalar,) if has_scalar else ())
+        if spec.get("check") is not None or spec.get("cublas"):
+            return None
+        ws_size, packed = _plan(spec, op.name, len(inputs), 1, inputs[0]._ctx.device_id)
+    except MXNetError:
+        return None
+    if ws_size or len(packed) != 1 or packed[0][1]:
+        return None
+    return packed[0][0]
+
+
+def install():
+    from .._core import cuda, handle
+    handle.install_gpu_fast_path(_fast_plan, cuda.push_packed)
+
+
+def _run_plan(plan, inputs, outputs):
+    from .._core import cuda
+    ws_size, packed = plan
+    ws = None
+    if ws_size:
+        # scratch for the launches (two-stage reductions, sort): an array of the device, so
+        # the engine keeps it alive and ordered until the last launch that uses it has run
+        from ..ndarray import ndarray as _nd
+        ws = _nd.empty((ws_size,), ctx=outputs[0].context, dtype="uint8")
+    for p, ws_offsets in packed:
+        cuda.push_packed(p, inputs, outputs if not ws_offsets
+                         else outputs + [ws[o:] for o in ws_offsets])
+
+
+def _plan(spec, opname, n_in, n_out, dev):
+    """(workspace bytes, ((PackedLaunch, workspace offsets), ...)) of a spec without callables:
+    each ("ws", offset) argument becomes one more output, the workspace from that offset."""
+    from .._core import cuda
     from .cuda import loader
     launches = spec.get("launches", [spec])
     if any(L is None for L in launches):
         raise MXNetError(f"{opname}: a kernel this operator needs is not instantiated for "
                          f"these dtypes on the GPU")
-    ws = None
-    if int(spec.get("workspace", 0)) > 0:
-        # scratch for the launches (two-stage reductions, sort): an array of the device, so
-        # the engine keeps it alive and ordered until the last launch that uses it has run
-        from ..ndarray import ndarray as _nd
-        ws = _nd.empty((int(spec["workspace"]),), ctx=outputs[0].context, dtype="uint8")
+    ws_size = int(spec.get("workspace", 0))
+    packed = []
     for L in launches:
-        outs, args = list(outputs), []
+        args, ws_offsets = [], []
         for kind, value in L["args"]:
             if kind == "ws":
-                if ws is None:
+                if ws_size <= 0:
                     raise MXNetError(f"{opname}: its GPU launch reads a workspace the spec "
                                      f"does not size")
-                outs.append(ws[int(value):])
-                kind, value = "out", len(outs) - 1
+                ws_offsets.append(int(value))
+                kind, value = "out", n_out + len(ws_offsets) - 1
             args.append((kind, value))
-        cuda.push_launch(loader.kernel(L["family"], L["name"], dev), L["grid"], L["block"],
-                         int(L.get("shmem", 0)), args, list(inputs), outs, opname, dev)
+        packed.append((cuda.pack_launch(loader.kernel(L["family"], L["name"], dev), L["grid"],
+                                        L["block"], int(L.get("shmem", 0)), args, n_in,
+                                        n_out + len(ws_offsets), opname, dev),
+                       tuple(ws_offsets)))
+    return ws_size, tuple(packed)
 
 
 def _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr):

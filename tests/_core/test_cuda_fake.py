@@ -323,3 +323,40 @@ def test_copies_to_a_gpu_never_run_a_host_kernel_on_device_memory(fake_lib):
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
+
+
+def test_operators_pack_their_launch_once_per_shape(fake_lib):
+    """The real launch specs with the fake add kernel (same arguments as mxc_binary): the C
+    fast path (a + b) and the general path (ops/_gpu.forward) pack an operator's launch once
+    per device, shape and dtype, then only fill in the pointers of each call's arrays."""
+    out = run('''
+        import mxc.ops.cuda.loader as L
+        from mxc.ops import _gpu
+        packed = []
+        def kernel(family, name, dev):
+            assert (family, name) == ("elemwise", "mxc_binary<mxc::op_add, float>"), name
+            packed.append(name)
+            return kfn("fake_add_f32")
+        L.kernel = kernel
+        rng = np.random.default_rng(0)
+        x, y = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
+        a, b = gpu_array(x), gpu_array(y)
+        c = a + b
+        for _ in range(5):
+            c = c + b
+        np.testing.assert_allclose(c.asnumpy(), x + 6 * y, rtol=1e-6)
+        assert len(packed) == 1, packed
+        for _ in range(3):
+            o = empty((3, 4), np.float32)
+            _gpu.forward("elemwise_add", {}, [a, b], [o], family="elemwise", kernel="binary:add")
+            np.testing.assert_allclose(o.asnumpy(), x + y, rtol=1e-6)
+        assert len(packed) == 2, packed
+        u, v = gpu_array(np.arange(7, dtype=np.float32)), gpu_array(np.ones(7, np.float32))
+        w = u + v
+        w = w + v
+        np.testing.assert_array_equal(w.asnumpy(), np.arange(7) + 2)
+        assert len(packed) == 3, packed
+        raises(lambda: a + gpu_array(np.ones((3, 4), np.float64)), "float64")
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
