@@ -32,8 +32,8 @@ from libc.string cimport memcpy, memset, strncpy, strlen
 cimport numpy as cnp
 import numpy as np
 
-from mxc._core.engine cimport (VarC, push_native_dev, engine_set_gpu_sync, wait_var,
-                               ENGINE_MAX_DEVICES)
+from mxc._core.engine cimport (VarC, push_native_dev, push_native_launch, engine_set_gpu_sync,
+                               wait_var, ENGINE_MAX_DEVICES)
 from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_backend,
                                 STORAGE_MAX_GPUS)
 from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
@@ -709,7 +709,7 @@ def push_packed(PackedLaunch p, list inputs, list outputs):
             vars[i] = (<NDArrayBase>inputs[i])._chunk.c
         for i in range(nout):
             vars[nin + i] = (<NDArrayBase>outputs[i])._chunk.c
-        push_native_dev(_run_launch, L, free, vars, nin, vars + nin, nout, 0, L.name, p.dev)
+        push_native_launch(_run_launch, L, free, vars, nin, vars + nin, nout, L.name, p.dev)
     except BaseException:
         free(L)
         raise

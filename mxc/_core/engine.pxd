@@ -81,6 +81,11 @@ cdef enum:
 cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
                          VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                          int priority, const char *opname, int dev) except -1
+# A kernel launch (enqueues on the stream, never blocks): the pusher runs it itself when it is
+# ready at once and the device's worker is idle with nothing queued (two thread hand-offs saved)
+cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
+                            VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                            const char *opname, int dev) except -1
 # Host-side synchronisation with a device, called without the GIL: after wait_var on a var with
 # gpu = k + 1 (dev k), and by wait_for_all for every device (dev -1). Returns 0, or -1 with the
 # CUDA error (naming the operator) in err.

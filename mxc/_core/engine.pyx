@@ -165,6 +165,11 @@ cdef OpBlock *g_dq_tail[ENGINE_MAX_DEVICES]
 cdef pthread_cond_t g_dq_cond[ENGINE_MAX_DEVICES]
 cdef pthread_t g_dthreads[ENGINE_MAX_DEVICES]
 cdef int g_dstarted[ENGINE_MAX_DEVICES]
+# A thread is running one of gpu(d)'s ops: its worker, or a pusher launching inline (see
+# _register_maybe_inline). One at a time keeps the device's ops in push order on its stream.
+cdef int g_dbusy[ENGINE_MAX_DEVICES]
+cdef OpBlock *g_inline_try = NULL    # the launch being pushed, which its pusher may run itself
+cdef bint g_inline_go = False        # _make_ready found it ready, its device idle: run it inline
 cdef gpu_sync_fn g_gpu_sync = NULL
 cdef char *g_oom_msg = b"mxc engine: out of memory recording an operator error"
 
@@ -179,6 +184,7 @@ cdef void _init_sync() noexcept nogil:
         g_dq_head[i] = NULL
         g_dq_tail[i] = NULL
         g_dstarted[i] = 0
+        g_dbusy[i] = 0
 
 
 cdef void engine_set_gpu_sync(gpu_sync_fn fn) noexcept nogil:
@@ -376,7 +382,11 @@ cdef void _dq_push(OpBlock *op) noexcept nogil:   # lock held
 
 cdef inline void _make_ready(OpBlock *op) noexcept nogil:
     global g_nsignaled
+    global g_inline_go
     if op.dev >= 0 and not g_inline:
+        if op == g_inline_try and g_dq_head[op.dev] == NULL and not g_dbusy[op.dev]:
+            g_inline_go = True  # its pusher launches it (_register_maybe_inline)
+            return
         _dq_push(op)            # GPU op: its device's worker, in order (stream order)
         return
     _heap_push(op)
@@ -668,7 +678,7 @@ cdef void* _device_worker_main(void *arg) noexcept nogil:
     mxc_engine_set_worker(1)
     _lock()
     while True:
-        while g_dq_head[d] == NULL and not g_stop:
+        while (g_dq_head[d] == NULL and not g_stop) or g_dbusy[d]:
             pthread_cond_wait(&g_dq_cond[d], &g_mu)
         op = g_dq_head[d]
         if op == NULL:
@@ -676,7 +686,9 @@ cdef void* _device_worker_main(void *arg) noexcept nogil:
         g_dq_head[d] = op.qnext
         if g_dq_head[d] == NULL:
             g_dq_tail[d] = NULL
+        g_dbusy[d] = 1
         _run_taken(_claim(op))
+        g_dbusy[d] = 0
     _unlock()
     return NULL
 
@@ -795,6 +807,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     # The device comes from push_native_dev through g_next_dev, read and reset here before
     # anything could release the GIL (pushes hold it), so the CPU hot path stays one call.
     cdef int dev = g_next_dev
+    cdef bint may_inline = g_next_launch and dev >= 0 and not g_inline
     _set_next_dev(-1)
     cdef int i, n, nm = 0
     if g_refuse_push:
@@ -866,13 +879,13 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
             _set_nbp(-1)
             i = _reserve_heap()
             if i == 0:
-                _register(op)
+                _register_maybe_inline(op, may_inline)
             _unlock()
     else:
         _lock()
         i = _reserve_heap()
         if i == 0:
-            _register(op)
+            _register_maybe_inline(op, may_inline)
         _unlock()
     if i != 0:
         for i in range(n):
@@ -886,11 +899,37 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
 
 
 cdef int g_next_dev = -1
+cdef bint g_next_launch = False
 
 
-cdef inline void _set_next_dev(int d) noexcept nogil:
-    global g_next_dev
+cdef inline void _set_next_dev(int d, bint launch=False) noexcept nogil:
+    global g_next_dev, g_next_launch
     g_next_dev = d
+    g_next_launch = launch
+
+
+cdef void _register_maybe_inline(OpBlock *op, bint may_inline) noexcept nogil:
+    """Lock held: _register(op). A kernel launch pushed by a thread outside any op, ready at
+    once, with its device idle and nothing queued before it, is launched here by its pusher
+    instead of the device's worker: a launch only enqueues on the stream (a few us), and handing
+    it to the worker thread and back cost two thread wake-ups per op (on the fake driver, most
+    of an op + wait). Its device is busy meanwhile, so push order on the stream holds."""
+    global g_inline_try, g_inline_go
+    cdef int d = op.dev
+    if not (may_inline and mxc_engine_cur_op() == NULL and not mxc_engine_is_worker()):
+        _register(op)
+        return
+    g_inline_try = op
+    _register(op)
+    g_inline_try = NULL
+    if not g_inline_go:
+        return
+    g_inline_go = False
+    g_dbusy[d] = 1
+    _run_taken(_claim(op))
+    g_dbusy[d] = 0
+    if g_dq_head[d] != NULL:
+        pthread_cond_signal(&g_dq_cond[d])
 
 
 cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
@@ -902,6 +941,18 @@ cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
     _set_next_dev(dev)
     return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, priority,
                        opname)
+
+
+cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
+                            VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                            const char *opname, int dev) except -1:
+    """push_native_dev for an op that only enqueues work on gpu(dev)'s stream and never
+    blocks (a kernel launch): when it is ready at once and the device is idle, the pushing
+    thread runs it (_register_maybe_inline)."""
+    if dev < 0 or dev >= ENGINE_MAX_DEVICES:
+        raise ValueError(f"mxc engine: device {dev} out of range [0, {ENGINE_MAX_DEVICES})")
+    _set_next_dev(dev, True)
+    return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, 0, opname)
 
 
 cdef inline void _set_nbp(int d) noexcept nogil:

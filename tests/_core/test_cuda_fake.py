@@ -101,9 +101,21 @@ def test_launch_packs_arguments_and_runs_on_the_device_worker(fake_lib):
         cuda.push_launch(kfn("fake_add_f32"), (4,), (256,), 64,
                          [("in", 0), ("in", 1), ("out", 0), ("i64", 1000)], [gx, gy], [out], "myadd", 0)
         np.testing.assert_array_equal(cuda.to_numpy(out), x + y)
-        assert lib.fake_stat(8) != threading.get_native_id()      # launched by the worker
+        # ready at once on an idle device: launched by its pusher (no hand-off to the worker)
+        assert lib.fake_stat(8) == threading.get_native_id()
         assert (lib.fake_stat(9), lib.fake_stat(10), lib.fake_stat(11)) == (4, 256, 64)
         assert lib.fake_stat(12) == cuda.stream_handle(0)
+        # behind another op of the device: launched by the device's worker, in push order
+        gate, order = threading.Event(), []
+        engine.push(lambda: (gate.wait(), order.append("gate")), [], [], name="gate", device=0)
+        out2 = empty((1000,), np.float32)
+        cuda.push_launch(kfn("fake_add_f32"), (4,), (256,), 0,
+                         [("in", 0), ("in", 1), ("out", 0), ("i64", 1000)], [gx, gx], [out2],
+                         "myadd2", 0)
+        order.append("pushed")
+        gate.set()
+        np.testing.assert_array_equal(cuda.to_numpy(out2), 2 * x)
+        assert order == ["pushed", "gate"] and lib.fake_stat(8) != threading.get_native_id()
         # scalars of several widths and a struct by value, with alignment
         xd = rng.standard_normal(37)
         gxd, o = gpu_array(xd, 1), empty((37,), np.float64, 1)
