@@ -33,7 +33,7 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core.engine cimport (VarC, push_native_dev, push_native_launch, engine_set_gpu_sync,
-                               wait_var, ENGINE_MAX_DEVICES)
+                               wait_var_queued, ENGINE_MAX_DEVICES)
 from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_backend,
                                 STORAGE_MAX_GPUS)
 from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
@@ -453,6 +453,14 @@ cdef int _host_sync(int dev, char *err, size_t n) noexcept nogil:
             if rc != CUDA_SUCCESS:
                 return _device_error(i, rc, err, n)
     return 0
+
+
+cdef int _raise_device_error(int dev, CUresult rc) except -1:
+    """A host read or write found gpu(dev)'s stream failed: the error names its last operator,
+    as a wait's does."""
+    cdef char buf[MSGLEN]
+    _device_error(dev, rc, buf, MSGLEN)
+    raise MXNetError(buf.decode("utf-8", "replace"))
 
 
 def synchronize(int dev=-1):
@@ -897,7 +905,8 @@ def to_numpy(NDArrayBase a):
     cdef size_t nb = <size_t>a._size * a._itemsize
     cdef void *dst
     cdef CUdeviceptr src
-    wait_var(c.c)                      # engine wait, then the stream fence (engine hook)
+    # the writers queued on the stream, the copy behind them, one fence for both
+    wait_var_queued(c.c)
     out = np.empty(a._shape, a._dtype)
     if nb == 0:
         return out
@@ -911,7 +920,7 @@ def to_numpy(NDArrayBase a):
         if rc == CUDA_SUCCESS:
             rc = _stream_fence(d)
     if rc != CUDA_SUCCESS:
-        raise MXNetError(f"asnumpy from gpu({c.dev_id}): {_errstr(rc)}")
+        _raise_device_error(c.dev_id, rc)
     return out
 
 
@@ -926,7 +935,7 @@ def from_numpy(NDArrayBase a, src):
     cdef void *s
     if <size_t>h.nbytes != nb:
         raise ValueError(f"from_numpy: {h.nbytes} bytes into an array of {nb}")
-    wait_var(c.c)
+    wait_var_queued(c.c)               # readers of the old values are on the stream before it
     if nb == 0:
         return a
     dst = <CUdeviceptr>data_address(a)
@@ -938,7 +947,7 @@ def from_numpy(NDArrayBase a, src):
         if rc == CUDA_SUCCESS:
             rc = _stream_fence(d)
     if rc != CUDA_SUCCESS:
-        raise MXNetError(f"copy to gpu({c.dev_id}): {_errstr(rc)}")
+        _raise_device_error(c.dev_id, rc)
     return a
 
 

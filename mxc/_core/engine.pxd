@@ -72,6 +72,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
                      VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                      int priority, const char *opname) except -1
 cdef int wait_var(VarC *v) except -1
+cdef int wait_var_queued(VarC *v) except -1     # a GPU var: until its ops are on the stream
 
 # GPU operations (mxc/_core/cuda.pyx): pushed with the device id, they run in push order on that
 # device's own worker thread (MXNet's ThreadedEnginePerDevice), which owns the device's stream.

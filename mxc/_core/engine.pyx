@@ -1007,6 +1007,16 @@ cdef inline void _reraise_interrupt() except *:
 
 cdef int wait_var(VarC *v) except -1:
     """Block (GIL released) until every op pushed on v is done; raise the error v holds."""
+    return _wait_var(v, True)
+
+
+cdef int wait_var_queued(VarC *v) except -1:
+    """wait_var without the device wait: for a var on a GPU, return once its ops are queued on
+    the device's stream (a caller that enqueues behind them waits for its own work instead)."""
+    return _wait_var(v, False)
+
+
+cdef int _wait_var(VarC *v, bint device) except -1:
     cdef OpBlock *cur = <OpBlock*>mxc_engine_cur_op()
     cdef ErrRec *e = NULL
     cdef int rc = 0
@@ -1019,7 +1029,7 @@ cdef int wait_var(VarC *v) except -1:
     _lock()
     if v.nops == 0 and _var_err(v) == NULL:
         _unlock()
-        return _sync_gpu(v.gpu - 1) if v.gpu > 0 else 0
+        return _sync_gpu(v.gpu - 1) if device and v.gpu > 0 else 0
     _unlock()
     with nogil:
         _lock()
@@ -1043,7 +1053,7 @@ cdef int wait_var(VarC *v) except -1:
         _err_decref(e)
         _unlock()
         raise MXNetError(msg)
-    return _sync_gpu(v.gpu - 1) if v.gpu > 0 else 0
+    return _sync_gpu(v.gpu - 1) if device and v.gpu > 0 else 0
 
 
 cdef int _sync_gpu(int dev) except -1:

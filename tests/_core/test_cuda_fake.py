@@ -372,3 +372,25 @@ def test_operators_pack_their_launch_once_per_shape(fake_lib):
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
+
+
+def test_a_host_read_or_write_waits_for_the_stream_once(fake_lib):
+    """asnumpy of a GPU array waits until its writers are queued, enqueues the copy behind them
+    and waits for the stream once (not once for the writers and again for the copy); an upload
+    likewise. A device error found there names the last operator, as a wait's does."""
+    out = run('''
+        x = np.arange(8, dtype=np.float32)
+        a, o = gpu_array(x), empty((8,), np.float32)
+        cuda.push_launch(kfn("fake_add_f32"), (1,), (8,), 0,
+                         [("in", 0), ("in", 0), ("out", 0), ("i64", 8)], [a], [o], "dbl", 0)
+        s0 = lib.fake_stat(1)
+        np.testing.assert_array_equal(o.asnumpy(), 2 * x)
+        assert lib.fake_stat(1) - s0 == 1, lib.fake_stat(1) - s0
+        s0 = lib.fake_stat(1)
+        np.testing.assert_array_equal(gpu_array(x + 1).asnumpy(), x + 1)
+        assert lib.fake_stat(1) - s0 == 2, lib.fake_stat(1) - s0      # one up, one down
+        cuda.push_launch(kfn("fake_illegal"), (1,), (1,), 0, [], [], [o], "my_bad_kernel", 0)
+        raises(o.asnumpy, "my_bad_kernel", "ILLEGAL_ADDRESS")
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
