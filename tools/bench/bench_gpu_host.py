@@ -53,16 +53,22 @@ CHILD = textwrap.dedent('''
         for _ in range(n):
             t = time.perf_counter(); op(); ts.append(time.perf_counter() - t)
         return float(np.median(ts)) * 1e6
-    g = mx.gpu(0)
-    a = mx.nd.array(np.ones(16, np.float32), ctx=g)
-    b = mx.nd.array(np.ones(16, np.float32), ctx=g)
     loader.kernel = lambda family, name, dev=0: noop
-    def chain(n):
-        x = a
-        for _ in range(n):
-            x = x + b
-        mx.nd.waitall()
-    emit("chain_small_adds", "mxc-gpu-host", per_op(chain, 2000))
+    def chain_on(u, v):
+        def run(n):
+            x = u
+            for _ in range(n):
+                x = x + v
+            mx.nd.waitall()
+        return run
+    arrays = {}
+    for impl, p in (("mxc-gpu-host", mx.gpu(0)), ("mxc-cpu", mx.cpu(0))):
+        u, v = (mx.nd.array(np.ones(16, np.float32), ctx=p) for _ in range(2))
+        arrays[impl] = (u, v)
+        emit("chain_small_adds", impl, per_op(chain_on(u, v), 2000))
+        emit("op_then_wait", impl, latency(lambda: (u + v).wait_to_read(), 20 * reps))
+        emit("op_then_asnumpy", impl, latency(lambda: (u + v).asnumpy(), 20 * reps))
+    a, b = arrays["mxc-gpu-host"]
     args = [("in", 0), ("in", 1), ("out", 0), ("i64", 16)]
     def raw(n):
         for _ in range(n):
@@ -75,19 +81,6 @@ CHILD = textwrap.dedent('''
             cuda.push_packed(packed, [a, b], [a])
         mx.nd.waitall()
     emit("chain_push_packed", "mxc-gpu-host", per_op(pushed, 2000))
-    c, d = mx.nd.ones(16), mx.nd.ones(16)
-    def cpu_chain(n):
-        x = c
-        for _ in range(n):
-            x = x + d
-        mx.nd.waitall()
-    emit("chain_small_adds", "mxc-cpu", per_op(cpu_chain, 2000))
-    for p in (mx.gpu(0), mx.cpu(0)):
-        u = mx.nd.array(np.ones(16, np.float32), ctx=p)
-        v = mx.nd.array(np.ones(16, np.float32), ctx=p)
-        impl = "mxc-gpu-host" if p.device_typeid == 2 else "mxc-cpu"
-        emit("op_then_wait", impl, latency(lambda: (u + v).wait_to_read(), 20 * reps))
-        emit("op_then_asnumpy", impl, latency(lambda: (u + v).asnumpy(), 20 * reps))
 ''')
 
 
