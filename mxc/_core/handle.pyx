@@ -681,16 +681,12 @@ cpdef object fast_binary(FastKernel k, NDArrayBase a, NDArrayBase b, NDArrayBase
             or not (a._shape is b._shape or a._shape == b._shape)
             or not (a._ctx is b._ctx or a._ctx == b._ctx)):
         return None
-    if a._chunk.dev_type == 2:
-        if a._ag is not None or b._ag is not None:
-            rec = _recording()
-            if rec and (out is not None or k.op is None):
-                return None
-        return _gpu_fast(k, a, b, 0.0, False, out, rec)
     if a._ag is not None or b._ag is not None:
         rec = _recording()
         if rec and (out is not None or k.op is None):
             return None
+    if a._chunk.dev_type == 2:
+        return _gpu_fast(k, a, b, 0.0, False, out, rec)
     if out is None:
         out = _new_like(a)
     elif (out._shape != a._shape or out._dcode != a._dcode or out._chunk.dev_type == 2

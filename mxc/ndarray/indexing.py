@@ -224,23 +224,22 @@ def setitem(arr, key, value):
         _check_recording(value)
         if isinstance(key, tuple):               # element positions, scattered into the flat array
             flat = _advanced_flat(arr, key)
-            idx = array(flat.reshape(-1), ctx=arr.context, dtype=np.int64)
-            dst, shape = arr.reshape((-1,)), flat.shape
-        else:
-            idx = _index_array(key, arr)
-            dst, shape = arr, idx.shape + arr.shape[1:]
+            host, dst, shape = flat.reshape(-1), arr.reshape((-1,)), flat.shape
+        else:                                    # rows; an NDArray key stays on its device
+            host = None if isinstance(key, NDArray) else _int_indices(key)
+            dst, shape = arr, (key.shape if host is None else host.shape) + arr.shape[1:]
         if isinstance(value, (numbers.Number, np.generic)):
             v = nd.full(shape, value, ctx=arr.context, dtype=arr._dtype)
         else:
             v = _value_array(arr, value, shape)
-        v = v.reshape(idx.shape + dst.shape[1:])
-        keep = None
-        if dst.size and not isinstance(key, NDArray):
-            keep = _last_writes(flat if isinstance(key, tuple) else _int_indices(key), dst.shape[0])
-        if keep is not None:
-            rows = array(keep, ctx=arr.context, dtype=np.int64)
-            idx = nd.take(idx.reshape((-1,)), rows)
-            v = nd.take(v.reshape((-1,) + dst.shape[1:]), rows, axis=0)
+        keep = _last_writes(host, dst.shape[0]) if host is not None and dst.size else None
+        if keep is None:
+            idx = key if host is None else array(host, ctx=arr.context, dtype=np.int64)
+            v = v.reshape(idx.shape + dst.shape[1:])
+        else:
+            idx = array(host.reshape(-1)[keep], ctx=arr.context, dtype=np.int64)
+            v = nd.take(v.reshape((-1,) + dst.shape[1:]),
+                        array(keep, ctx=arr.context, dtype=np.int64), axis=0)
         nd._scatter_set_rows(dst, idx, v, out=dst)
         return
     per_axis, new_axes = exp

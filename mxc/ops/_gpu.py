@@ -8,8 +8,8 @@ outputs live on gpu(k).
   template's name expression), ``grid``, ``block``, optional ``shmem``, and ``args`` as (kind,
   value) pairs for ``cuda.push_launch``, or ``{"launches": [...], "workspace": nbytes}`` for
   several launches in order whose ("ws", offset) arguments point into scratch memory; the
-  kernel comes from ``mxc.ops.cuda.loader.kernel(family, name, device_id)`` (CuPy-compiled, cached, returned as its CUfunction) and is launched from the
-  device worker without the GIL. A spec with ``cublas`` set names a callable
+  kernel comes from ``mxc.ops.cuda.loader.kernel(family, name, device_id)`` (CuPy-compiled,
+  cached, returned as its CUfunction) and is launched without the GIL. A spec with ``cublas`` set names a callable
   ``run(cupy_inputs, cupy_outputs)`` that the device worker calls with CuPy views on the
   engine's stream (GEMMs through cuBLAS). A spec with ``check`` set names a callable
   ``check(cupy, cupy_inputs) -> message or None`` run the same way before the launches (index
@@ -20,9 +20,10 @@ outputs live on gpu(k).
 Launch specs are plain launches packed once (``cuda.pack_launch``) and kept per operator,
 attributes, and the devices, shapes and dtypes of its arrays: an operator that runs again on
 arrays like the last ones goes straight to ``cuda.push_packed``, skipping the spec and the
-argument packing (on the fake driver: 88 -> 15 us per small add, see tools/bench/bench_gpu.py).
+argument packing (on the fake driver: 88 -> 4-5 us per small add, tools/bench/bench_gpu_host.py).
 Specs with a ``check`` or ``cublas`` callable are built every time (made for those arrays).
 """
+from .._core import cuda
 from ..base import MXNetError
 
 _COPIES = frozenset(("_copyto", "copyto", "copy", "_copy", "identity"))
@@ -45,7 +46,6 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
     """Queue operator `opname` (CPU kernel `kernel` of `family`, for the spec lookup; `iattr`
     and `fattr` are the attributes that kernel would get: the GPU kernels read the same
     values) whose inputs/outputs involve a GPU."""
-    from .._core import cuda
     if opname in _COPIES and len(inputs) == 1 and len(outputs) == 1:
         src, dst = inputs[0], outputs[0]
         if src._chunk is dst._chunk and src._offset == dst._offset:
@@ -104,12 +104,11 @@ def _fast_plan(k, inputs, scalar, has_scalar):
 
 
 def install():
-    from .._core import cuda, handle
+    from .._core import handle
     handle.install_gpu_fast_path(_fast_plan, cuda.push_packed)
 
 
 def _run_plan(plan, inputs, outputs):
-    from .._core import cuda
     ws_size, packed = plan
     ws = None
     if ws_size:
@@ -125,7 +124,6 @@ def _run_plan(plan, inputs, outputs):
 def _plan(spec, opname, n_in, n_out, dev):
     """(workspace bytes, ((PackedLaunch, workspace offsets), ...)) of a spec without callables:
     each ("ws", offset) argument becomes one more output, the workspace from that offset."""
-    from .._core import cuda
     from .cuda import loader
     launches = spec.get("launches", [spec])
     if any(L is None for L in launches):
@@ -166,7 +164,6 @@ def _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr):
 def cupy_view(a):
     """A CuPy array over a GPU NDArray's memory (no copy; keeps the NDArray alive)."""
     import cupy
-    from .._core import cuda
     ptr = cuda.data_address(a)
     mem = cupy.cuda.UnownedMemory(ptr, max(1, a.size * a.dtype(0).itemsize), a,
                                   device_id=a._ctx.device_id)
@@ -176,7 +173,7 @@ def cupy_view(a):
 def _push_cupy(run, opname, inputs, outputs, dev):
     """Run a CuPy callable (cuBLAS) on gpu(dev)'s worker, on the engine's stream."""
     import cupy
-    from .._core import cuda, engine
+    from .._core import engine
     stream = cupy.cuda.ExternalStream(cuda.stream_handle(dev), dev)
 
     def op():
@@ -192,7 +189,7 @@ def _push_check(check, opname, inputs, outputs, dev):
     operation that writes the outputs: a message it returns becomes their error (and the
     engine skips the launches queued after it on them)."""
     import cupy
-    from .._core import cuda, engine
+    from .._core import engine
     stream = cupy.cuda.ExternalStream(cuda.stream_handle(dev), dev)
 
     def op():
