@@ -62,6 +62,7 @@ typedef struct {
   int flat;                      /* no depth (1-D and 2-D problems): output row t is oh */
   int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
   int dense;                     /* inputs smaller than the kernel: convolution_dense.h */
+  const int32_t *src;            /* NULL, or blocks of samples: see mxc_conv_col_sources */
 } mxc_conv_geom;
 
 /* Output columns o in [lo, hi) read input column w0 + o * s inside [0, iw); the rest read
@@ -74,6 +75,28 @@ static inline void mxc_conv_span(int64_t w0, int64_t s, int64_t iw, int64_t ow, 
   if (a > b) a = b;
   *lo = a;
   *hi = b;
+}
+
+/* src[kk * osz + o] = the position (flat d, h, w) within one input channel that kernel tap kk
+ * of output position o reads, or -1 where it reads padding. Blocks of samples (nb > 1) copy
+ * their column matrix through it: rows of a few outputs each (ResNet's 4x4 and 2x2 stages have
+ * 4 or 2) spent more time on the bounds of every row than on the copy, and im2col cost two
+ * thirds of the 4x4 stage's GEMM. */
+static void mxc_conv_col_sources(int32_t *src, const mxc_conv_geom *g) {
+  int64_t kk, o;
+  for (kk = 0; kk < g->ksz; kk++) {
+    const int64_t kz[3] = {kk / (g->k[1] * g->k[2]), (kk / g->k[2]) % g->k[1], kk % g->k[2]};
+    for (o = 0; o < g->osz; o++) {
+      const int64_t oz[3] = {o / (g->od[1] * g->od[2]), (o / g->od[2]) % g->od[1], o % g->od[2]};
+      int64_t pos = 0;
+      int a;
+      for (a = 0; a < 3 && pos >= 0; a++) {
+        const int64_t z = oz[a] * g->s[a] - g->p[a] + kz[a] * g->d[a];
+        pos = z < 0 || z >= g->id[a] ? -1 : pos * g->id[a] + z;
+      }
+      src[kk * g->osz + o] = (int32_t)pos;
+    }
+  }
 }
 
 /* x: the convolution-sense input tensor, y: the convolution-sense output tensor */
@@ -124,6 +147,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
    * of nb samples are laid side by side in one column matrix [rows, nb * osz] followed by a
    * [cog, nb * osz] scratch for the packed Y/dY block, all within MXC_CONV_COL_LIMIT. */
   g->nb = 0;
+  g->src = NULL;
   if (g->osz <= MXC_CONV_BATCH_OSZ && g->n > 1) {
     int64_t per = (g->rows + g->cog) * g->osz;
     int64_t nb = per > 0 ? MXC_CONV_COL_LIMIT / per : 0;
@@ -150,6 +174,23 @@ static void mxc_im2col_##SUF(const T *x, T *col, const mxc_conv_geom *g, int64_t
   const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
   (void)nt;                                                                                         \
   (void)par;                                                                                        \
+  if (g->src && t0 == 0 && t1 == g->ntr) { /* whole samples: through the source table */           \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+    for (r = 0; r < g->rows; r++) {                                                                 \
+      const int32_t *sp = g->src + (r % g->ksz) * per;                                              \
+      int64_t j, o;                                                                                 \
+      for (j = 0; j < nb; j++) {                                                                    \
+        const T *xc = x + j * xs + (r / g->ksz) * g->isz;                                           \
+        T *drow = col + r * ld + j * per;                                                           \
+        for (o = 0; o < per; o++) { /* padding reads position 0 and keeps 0 */                      \
+          const int32_t q = sp[o];                                                                  \
+          const T v = xc[q < 0 ? 0 : q];                                                            \
+          drow[o] = q < 0 ? (T)0 : v;                                                               \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
   if (g->flat) { /* no depth: the output row t is oh itself, no divisions per row */              \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
     for (r = 0; r < g->rows; r++) {                                                                 \
@@ -230,6 +271,22 @@ static void mxc_col2im_##SUF(const T *col, T *x, const mxc_conv_geom *g, int64_t
   const int par = g->rows * per * nb >= MXC_CONV_PAR_MIN;                                           \
   (void)nt;                                                                                         \
   (void)par;                                                                                        \
+  if (g->src && t0 == 0 && t1 == g->ntr) { /* as im2col's: a tap reads each position once */      \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
+    for (c = 0; c < g->cig; c++) {                                                                  \
+      int64_t j, kk, o;                                                                             \
+      for (j = 0; j < nb; j++) {                                                                    \
+        T *xc = x + j * xs + c * g->isz;                                                            \
+        for (kk = 0; kk < g->ksz; kk++) {                                                           \
+          const int32_t *sp = g->src + kk * per;                                                    \
+          const T *srow = col + (c * g->ksz + kk) * ld + j * per;                                   \
+          for (o = 0; o < per; o++)                                                                 \
+            if (sp[o] >= 0) xc[sp[o]] += srow[o];                                                   \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
   if (g->flat) { /* no depth: as im2col's flat case */                                            \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))                              \
     for (c = 0; c < g->cig; c++) {                                                                  \
@@ -721,8 +778,8 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   }
   if (g.dense) /* Wd, then the tap table as int32 (elements of at least 4 bytes) */
     colsz = g.co * g.osz * g.ci * g.isz + g.osz * g.isz;
-  else if (g.nb > 1)
-    colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0);
+  else if (g.nb > 1) /* the column matrix, Y's block, tt's dW^T, then the source table */
+    colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0) + g.ksz * g.osz;
   else
     colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
   if (colsz) {
@@ -733,6 +790,11 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
       snprintf(call->err, MXC_ERR_LEN, "%s: out of memory for the column buffer", name);
       return -1;
     }
+  }
+  if (!g.dense && g.nb > 1 && g.isz <= INT32_MAX) { /* int32s in the last ksz * osz elements */
+    int32_t *src = (int32_t *)((char *)col + esz * (size_t)(colsz - g.ksz * g.osz));
+    mxc_conv_col_sources(src, &g);
+    g.src = src;
   }
   if (dt == MXC_FLOAT32) {
     mxc_conv_exec_f32x(mode, &g, (const float *)ta->data, ta2 ? (const float *)ta2->data : NULL,
