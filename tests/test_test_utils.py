@@ -17,6 +17,33 @@ def test_assert_almost_equal_uses_dtype_tolerances_and_names_the_worst_element()
     assert tu.same(mx.nd.array(a), a)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_assert_almost_equal_on_two_ndarrays_keeps_numpys_rule(dtype):
+    """Two NDArrays are compared by the native pass first: it must accept and reject exactly
+    what numpy's isclose does (infinities close only to themselves, NaN by equal_nan), and a
+    failure still names the worst element."""
+    a = np.linspace(-3, 3, 70001).astype(dtype)
+    a[10] = np.inf
+    a[20] = np.nan
+    nd = lambda x: mx.nd.array(x, dtype=dtype)      # noqa: E731
+    tu.assert_almost_equal(nd(a), nd(a.copy()), equal_nan=True)
+    with pytest.raises(AssertionError):
+        tu.assert_almost_equal(nd(a), nd(a.copy()))             # NaN != NaN by default
+    b = a.copy()
+    b[20] = 0
+    a[20] = 0
+    for bad in (30, 70000):
+        c = b.copy()
+        c[bad] = np.inf                                         # finite against infinite
+        with pytest.raises(AssertionError, match=r"\({}\)|\b{}\b".format(bad, bad)):
+            tu.assert_almost_equal(nd(a), nd(c))
+    c = b.copy()
+    c[40] = c[40] + np.asarray(1, dtype)
+    with pytest.raises(AssertionError, match="40"):
+        tu.assert_almost_equal(nd(a), nd(c))
+    tu.assert_almost_equal(nd(a), nd(c), atol=2)
+
+
 def test_np_reduce_and_shapes():
     x = np.arange(24.0).reshape(2, 3, 4)
     np.testing.assert_array_equal(tu.np_reduce(x, (0, 2), True, np.sum), x.sum(axis=(0, 2), keepdims=True))

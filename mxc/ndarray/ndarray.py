@@ -107,6 +107,11 @@ class NDArray(NDArrayBase):
         # mx.nd.save, which never pickles
         return _unpickle, (self.asnumpy(), self.context.device_type, self.context.device_id)
 
+    def __deepcopy__(self, memo):
+        # what pickling by value gives (a new array on the same device, no gradient), as one
+        # engine copy instead of a round trip through a numpy array
+        return self.copy()
+
     # ---- values --------------------------------------------------------------------------
     def asscalar(self):
         if self.size != 1:

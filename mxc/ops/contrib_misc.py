@@ -20,7 +20,7 @@ import numpy as np
 from ..base import OperatorInputError
 from ._host import host_forward
 from .params import Param
-from .registry import OpDef, register
+from .registry import OpDef, kernel_forward, omp_threads, register
 
 
 def _nd(shape):
@@ -45,10 +45,49 @@ def _allclose(a, x, y):
     return np.array(1 if close.all() else 0, np.uint8)
 
 
+_allclose_host = host_forward("_contrib_allclose", _allclose)
+_allclose_kernel = kernel_forward("contrib_misc", "allclose", name="_contrib_allclose",
+                                  attrs=lambda a, i, o: ((int(a["equal_nan"]),),
+                                                         (a["rtol"], a["atol"])))
+
+
+def all_close_numpy(x, y, rtol, atol, equal_nan):
+    """numpy's ``isclose(x, y, rtol, atol, equal_nan).all()`` for two CPU NDArrays of one dtype
+    and size, in one pass of the allclose kernel (numpy's rule for infinities); None when the
+    kernel does not apply (other devices, mixed dtypes, empty). Waits for the answer."""
+    from .._core.handle import push_kernel
+    from ..ndarray.ndarray import empty
+    if (x.dtype != y.dtype or x.size != y.size or not x.size or x._ctx.device_typeid == 2
+            or y._ctx.device_typeid == 2):
+        return None
+    addr = _allclose_kernel_table().get(x._dcode)
+    if addr is None:
+        return None
+    out = empty((), dtype=np.uint8)
+    push_kernel(addr, [x, y], [out], (int(equal_nan), 1), (float(rtol), float(atol)),
+                b"allclose", omp_threads())
+    return bool(out.asnumpy())
+
+
+def _allclose_kernel_table():
+    from .cpu.contrib_misc import KERNELS
+    return KERNELS["allclose"]
+
+
+def _allclose_forward(a, inputs, outputs):
+    """The CPU kernel when both inputs share a dtype on the CPU (one pass, no copies); numpy
+    on the host otherwise (mixed dtypes)."""
+    x, y = inputs
+    if (x.dtype == y.dtype and x._ctx.device_typeid != 2 and y._ctx.device_typeid != 2
+            and x.size):
+        return _allclose_kernel(a, inputs, outputs)
+    return _allclose_host(a, inputs, outputs)
+
+
 register(OpDef("_contrib_allclose", inputs=("a", "b"),
                params=(Param("rtol", float, 1e-05), Param("atol", float, 1e-08),
                        Param("equal_nan", bool, True)),
-               infer=_allclose_infer, forward=host_forward("_contrib_allclose", _allclose),
+               infer=_allclose_infer, forward=_allclose_forward,
                grad=lambda F, a, i, o, g: [F.zeros_like(x) for x in i],
                doc="1 (uint8, shape ()) when |a - b| <= atol + rtol * |b| everywhere, else 0."))
 

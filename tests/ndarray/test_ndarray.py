@@ -295,9 +295,18 @@ def test_pickle_and_deepcopy_by_value():
     b = pickle.loads(pickle.dumps(a))
     assert b.dtype == np.int32 and b.context == mx.cpu(1)
     np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+    a.attach_grad()
     c = copy.deepcopy(a)
+    assert c.dtype == np.int32 and c.context == mx.cpu(1) and c.grad is None
     c[:] = 0
     assert a.asnumpy().sum() == 10
+    box = copy.deepcopy({"x": a, "y": [a]})             # one copy per array, shared as in the source
+    assert box["x"] is box["y"][0] and box["x"] is not a
+    np.testing.assert_array_equal(box["x"].asnumpy(), a.asnumpy())
+    rs = mx.nd.array([[0, 1], [2, 0]]).tostype("row_sparse")
+    rc = copy.deepcopy(rs)
+    assert rc.stype == "row_sparse" and rc is not rs
+    np.testing.assert_array_equal(rc.asnumpy(), rs.asnumpy())
 
 
 def test_no_storage_leak_across_many_operations():

@@ -24,6 +24,58 @@ def test_allclose(rng):
     assert mx.nd.contrib.allclose(mx.nd.array(n), mx.nd.array(n), equal_nan=False).asscalar() == 0
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint8", "int32",
+                                   "int64", "bool"])
+def test_allclose_kernel_against_numpy(rng, dtype):
+    """The CPU kernel decides as a float64 numpy reference on every case: one far pair anywhere
+    in an array long enough to be split among threads, NaN and infinite pairs, both equal_nan
+    settings. The operator follows MXNet's rule (a finite value is close to an infinite
+    expected one: inf <= inf); all_close_numpy (mxc.test_utils) follows numpy's isclose."""
+    from mxc.ops.contrib_misc import all_close_numpy
+    n = 200_003
+    if np.dtype(dtype).kind == "f":
+        a = rng.standard_normal(n).astype(dtype)
+        a[::1000] = np.inf
+        a[5::1000] = -np.inf
+        a[7::1000] = np.nan
+    else:
+        a = rng.integers(0, 2 if dtype == "bool" else 100, n).astype(dtype)
+
+    def decide(x, y, rtol=1e-5, atol=1e-8, equal_nan=True):
+        mx_x, mx_y = mx.nd.array(x, dtype=dtype), mx.nd.array(y, dtype=dtype)
+        out = mx.nd.contrib.allclose(mx_x, mx_y, rtol=rtol, atol=atol,
+                                     equal_nan=equal_nan).asnumpy()
+        assert out.dtype == np.uint8 and out.shape == ()
+        x64, y64 = x.astype(np.float64), y.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            nan = np.isnan(x64) | np.isnan(y64)
+            mxnet_rule = np.where(nan, equal_nan & np.isnan(x64) & np.isnan(y64),
+                                  (x64 == y64) | (np.abs(x64 - y64) <= atol + rtol * np.abs(y64)))
+        assert int(out) == int(mxnet_rule.all())
+        numpy_rule = np.isclose(x64, y64, rtol=rtol, atol=atol, equal_nan=equal_nan).all()
+        assert all_close_numpy(mx_x, mx_y, rtol, atol, equal_nan) == numpy_rule
+        return int(out), int(numpy_rule)
+
+    assert decide(a, a.copy()) == (1, 1)
+    if np.dtype(dtype).kind == "f":
+        assert decide(a, a.copy(), equal_nan=False) == (0, 0)
+        for pos in (0, n // 2 + 1, n - 1):          # first, middle (second thread), last
+            b = a.copy()
+            b[pos] = np.asarray(b[pos] + 1 if np.isfinite(b[pos]) else 1).astype(dtype)
+            assert decide(a, b) == (0, 0)
+            close = 1 if np.isfinite(a[pos]) else 0
+            assert decide(a, b, atol=2.0, rtol=0.0) == (close, close)
+        b = a.copy()
+        b[3] = np.inf
+        assert decide(a, b) == (1, 0)               # finite against an infinite expectation
+        assert decide(b, a) == (0, 0)
+    elif dtype != "bool":
+        b = a.copy()
+        b[n - 1] = b[n - 1] + 1
+        assert decide(a, b) == (0, 0)
+        assert decide(a, b, atol=1.0) == (1, 1)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
 def test_arange_like(dtype):
     x = np.zeros((3, 4), dtype)
