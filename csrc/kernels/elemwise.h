@@ -15,8 +15,9 @@ static const mxc_kentry mxc_elemwise_table[] = {
     MXC_CAST_ENTRIES
     MXC_CLIP_ENTRIES
     MXC_WHERE_ENTRIES
-#ifdef MXC_HAVE_EXP512
     /* a later entry for the same (name, key) replaces the earlier one in KERNELS */
+    MXC_POWER_SQUARE_ENTRIES
+#ifdef MXC_HAVE_EXP512
     {"unary:exp", MXC_FLOAT32, -1, mxc_unary_exp_best_f32},
 #endif
     {NULL, 0, 0, NULL}};

@@ -290,6 +290,29 @@ MXC_VEC_BEGIN
 MXC_BINARY_OPS(MXC_BINARY_DEFINE)
 MXC_VEC_END
 
+/* x ** 2 for floating dtypes: x * x, which is what powf(x, 2) and pow(x, 2) return bit for bit
+ * (glibc: all 2^32 floats, 2e8 random doubles; float16 computes in float32 either way) at the
+ * speed of a multiply instead of a libm call per element (19 ms per 1M float32 before). Other
+ * exponents keep pow. These replace the generic scalar:power entries in elemwise.h's table. */
+#define MXC_POWER_SQUARE(tag, T)                                                               \
+  static int mxc_scalar_power_sq_##tag(mxc_opcall *c) {                                        \
+    if (c->nfattr < 1 || MXC_TO_##tag(c->fattr[0]) != MXC_TO_##tag(2.0) ||                     \
+        c->nin != 1 || c->nout != 1 || c->in[0].size != c->out[0].size)                        \
+      return mxc_scalar_power_##tag(c);                                                        \
+    mxc_bflat fl = {mxc_bl_mul_##tag, (const char *)c->in[0].data,                              \
+                    (const char *)c->in[0].data, (char *)c->out[0].data, 1, 1, sizeof(T)};       \
+    mxc_parallel_range(c->out[0].size, c->nthreads, MXC_PAR_MIN_CHEAP, mxc_binary_flat_body,   \
+                       &fl);                                                                   \
+    return 0;                                                                                  \
+  }
+MXC_POWER_SQUARE(f32, float)
+MXC_POWER_SQUARE(f64, double)
+MXC_POWER_SQUARE(f16, uint16_t)
+#define MXC_POWER_SQUARE_ENTRIES                                                               \
+  {"scalar:power", MXC_FLOAT32, -1, mxc_scalar_power_sq_f32},                                  \
+  {"scalar:power", MXC_FLOAT64, -1, mxc_scalar_power_sq_f64},                                  \
+  {"scalar:power", MXC_FLOAT16, -1, mxc_scalar_power_sq_f16},
+
 #define MXC_BINARY_ENTRY3(name, code, tag)                                                     \
   {"binary:" #name, code, -1, mxc_binary_##name##_##tag},                                      \
   {"scalar:" #name, code, -1, mxc_scalar_##name##_##tag},

@@ -149,6 +149,31 @@ def test_scalar_grad(name, rng):
     check_grad(name, [x], {"scalar": 1.75}, rng)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_power_scalar_two_is_the_square(dtype, rng):
+    """x ** 2 takes the multiply (the kernel's special case): bit for bit x * x, which is what
+    powf/pow give, over a range that overflows, underflows to subnormals and holds -0, inf, nan;
+    through the operator, the ``**`` front end and out=. Other exponents still go through pow."""
+    info = np.finfo(dtype)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x = np.concatenate([rng.standard_normal(100_000) * 10.0 ** rng.uniform(-30, 30, 100_000),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, float(info.max),
+                             float(info.tiny), float(np.sqrt(info.max)) * 1.5]]).astype(dtype)
+        want = x * x
+    got = (mx.nd.array(x, dtype=dtype) ** 2).asnumpy()
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}")[~np.isnan(want)],
+                                  want.view(f"u{want.itemsize}")[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
+    out = mx.nd.zeros(x.shape, dtype=dtype)
+    mx.nd._power_scalar(mx.nd.array(x, dtype=dtype), scalar=2.0, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), got)
+    y = rng.uniform(0.5, 3, size=1000).astype(dtype)
+    for s in (3.0, 0.5, -2.0, 2.5):
+        np.testing.assert_allclose((mx.nd.array(y, dtype=dtype) ** s).asnumpy(),
+                                   (y.astype(np.float64) ** s).astype(dtype),
+                                   rtol=1e-3 if dtype == np.float16 else 1e-6)
+
+
 def test_int_scalar_truncates_like_mxnet():
     # MXNet 1.9.1: mx.nd.array([1,2,3], dtype='int32') + 2.5 -> [3, 4, 5]
     x = mx.nd.array([1, 2, 3], dtype="int32")
