@@ -264,7 +264,8 @@ _SCALAR = {
     "_rmod_scalar": ("rscalar:mod", ("_RModScalar",),
                      lambda F, x, s, y, g: -g * F.floor(s / x)),
     "_power_scalar": ("scalar:power", ("_PowerScalar",),
-                      lambda F, x, s, y, g: g * s * x ** (s - 1.0)),
+                      # x ** 1.0 is x exactly: the gradient of x ** 2 skips a pow per element
+                      lambda F, x, s, y, g: g * s * (x if s == 2.0 else x ** (s - 1.0))),
     "_rpower_scalar": ("rscalar:power", ("_RPowerScalar",),
                        lambda F, x, s, y, g: g * y * math.log(s)),
     "_maximum_scalar": ("scalar:maximum", ("_MaximumScalar",), lambda F, x, s, y, g: g * (x >= s)),

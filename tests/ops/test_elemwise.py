@@ -149,6 +149,11 @@ def test_scalar_grad(name, rng):
     check_grad(name, [x], {"scalar": 1.75}, rng)
 
 
+def test_power_scalar_two_grad(rng):
+    """x ** 2's gradient takes x itself for x ** 1 (its own branch of the rule)"""
+    check_grad("_power_scalar", [rng.uniform(-3, 3, size=(2, 3))], {"scalar": 2.0}, rng)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_power_scalar_two_is_the_square(dtype, rng):
     """x ** 2 takes the multiply (the kernel's special case): bit for bit x * x, which is what
