@@ -8,13 +8,16 @@ behind, and they slowed the second by up to 25%), the order reversed on every --
   hybridized), torch-eager (the same architectures written in PyTorch), and with --peer-python
   MXNet 1.9.1's Gluon hybridized (this same script run under MXNet's interpreter: the Gluon code
   below is written once against the MXNet API and runs on both).
-One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each.
+One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each;
+then per model the ratios that the targets name (mxc imperative / torch eager, mxc hybrid /
+MXNet hybrid), one per repeat, and their median (the figure to quote on a noisy machine).
 
     python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -148,8 +151,9 @@ def run_one(model, impl, steps, rounds):
     emit(model, impl, BATCH[model] / time_steps(step, sync, steps[model], rounds))
 
 
-def run_local(models, impls, args):
-    """Each (model, implementation) in a fresh interpreter, so no thread pool carries over."""
+def run_local(models, impls, args, results):
+    """Each (model, implementation) in a fresh interpreter, so no thread pool carries over;
+    the figures go to results[(figure, impl)] in run order."""
     if "torch-eager" in impls:
         try:
             import torch  # noqa: F401
@@ -159,16 +163,43 @@ def run_local(models, impls, args):
         for r in range(args.repeat):
             for impl in (impls if r % 2 == 0 else impls[::-1]):
                 run_child(["--only", f"{model}:{impl}", "--rounds", str(args.rounds),
-                           "--scale", str(args.scale)], sys.executable, impl)
+                           "--scale", str(args.scale)], sys.executable, impl, results)
 
 
-def run_child(argv, python, what):
+def run_child(argv, python, what, results):
     proc = subprocess.run([python, os.path.abspath(__file__)] + argv, capture_output=True,
                           text=True)
     sys.stdout.write(proc.stdout)
     sys.stdout.flush()
+    for line in proc.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if "value" in r:
+            results.setdefault((r["figure"], r["impl"]), []).append(r["value"])
     if proc.returncode != 0:
         print(json.dumps({"figure": what, "error": proc.stderr[-500:]}), flush=True)
+
+
+# (numerator, denominator) of the ratio lines: the issue's two targets
+RATIOS = (("mxc-imperative", "torch-eager"), ("mxc-hybrid", "mxnet-hybrid"))
+
+
+def emit_ratios(results):
+    """Per figure and pair of implementations: the ratio of each repeat (run r of one against
+    run r of the other, which ran next to it; a peer that ran once divides every repeat) and
+    their median. On a noisy machine single pairs swing widely; the median is the figure."""
+    for figure in sorted({f for f, _ in results}):
+        for num, den in RATIOS:
+            a, b = results.get((figure, num)), results.get((figure, den))
+            if not a or not b:
+                continue
+            pairs = [x / y for x, y in zip(a, b)] if len(b) > 1 else [x / b[0] for x in a]
+            print(json.dumps({"figure": f"{figure} {num} / {den}", "impl": "ratio",
+                              "pairs": [round(r, 3) for r in pairs],
+                              "value": round(statistics.median(pairs), 3),
+                              "unit": "median ratio"}), flush=True)
 
 
 def run_as_peer(models, steps, rounds):
@@ -206,11 +237,13 @@ def main():
     if args.as_peer:
         run_as_peer(models, steps, args.rounds)
         return
+    results = {}
     if args.peer_python:
         # the peer runs first and alone, so the two do not share the 2 cores
         run_child(["--as-peer", "--models", args.models, "--rounds", str(args.rounds),
-                   "--scale", str(args.scale)], args.peer_python, "peer")
-    run_local(models, args.impls.split(","), args)
+                   "--scale", str(args.scale)], args.peer_python, "peer", results)
+    run_local(models, args.impls.split(","), args, results)
+    emit_ratios(results)
 
 if __name__ == "__main__":
     main()
