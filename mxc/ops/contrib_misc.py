@@ -20,7 +20,7 @@ import numpy as np
 from ..base import OperatorInputError
 from ._host import host_forward
 from .params import Param
-from .registry import OpDef, kernel_forward, omp_threads, register
+from .registry import OpDef, kernel_forward, register
 
 
 def _nd(shape):
@@ -46,40 +46,38 @@ def _allclose(a, x, y):
 
 
 _allclose_host = host_forward("_contrib_allclose", _allclose)
+# iattr: equal_nan, then the rule for infinities: MXNet's for the operator, numpy's for
+# all_close_numpy (an attrs key no operator parameter can set)
 _allclose_kernel = kernel_forward("contrib_misc", "allclose", name="_contrib_allclose",
-                                  attrs=lambda a, i, o: ((int(a["equal_nan"]),),
+                                  attrs=lambda a, i, o: ((int(a["equal_nan"]),
+                                                          int(a.get("_numpy_inf", 0))),
                                                          (a["rtol"], a["atol"])))
 
 
+def _kernel_applies(x, y):
+    """The CPU kernel compares two non-empty host arrays of one dtype it has a loop for
+    (MXNet's dtypes); numpy does the rest (mixed dtypes, int16, uint16-64)."""
+    from .cpu.contrib_misc import KERNELS
+    return (x.dtype == y.dtype and x.size == y.size and x.size > 0
+            and x._ctx.device_typeid != 2 and y._ctx.device_typeid != 2
+            and x._dcode in KERNELS["allclose"])
+
+
 def all_close_numpy(x, y, rtol, atol, equal_nan):
-    """numpy's ``isclose(x, y, rtol, atol, equal_nan).all()`` for two CPU NDArrays of one dtype
-    and size, in one pass of the allclose kernel (numpy's rule for infinities); None when the
-    kernel does not apply (other devices, mixed dtypes, empty). Waits for the answer."""
-    from .._core.handle import push_kernel
+    """numpy's ``isclose(x, y, rtol, atol, equal_nan).all()`` for two NDArrays, in one pass of
+    the allclose kernel (numpy's rule for infinities); None where the kernel does not apply
+    (see _kernel_applies). Waits for the answer."""
+    if not _kernel_applies(x, y):
+        return None
     from ..ndarray.ndarray import empty
-    if (x.dtype != y.dtype or x.size != y.size or not x.size or x._ctx.device_typeid == 2
-            or y._ctx.device_typeid == 2):
-        return None
-    addr = _allclose_kernel_table().get(x._dcode)
-    if addr is None:
-        return None
     out = empty((), dtype=np.uint8)
-    push_kernel(addr, [x, y], [out], (int(equal_nan), 1), (float(rtol), float(atol)),
-                b"allclose", omp_threads())
+    _allclose_kernel({"rtol": float(rtol), "atol": float(atol), "equal_nan": equal_nan,
+                      "_numpy_inf": 1}, [x, y], [out])
     return bool(out.asnumpy())
 
 
-def _allclose_kernel_table():
-    from .cpu.contrib_misc import KERNELS
-    return KERNELS["allclose"]
-
-
 def _allclose_forward(a, inputs, outputs):
-    """The CPU kernel when both inputs share a dtype on the CPU (one pass, no copies); numpy
-    on the host otherwise (mixed dtypes)."""
-    x, y = inputs
-    if (x.dtype == y.dtype and x._ctx.device_typeid != 2 and y._ctx.device_typeid != 2
-            and x.size):
+    if _kernel_applies(*inputs):
         return _allclose_kernel(a, inputs, outputs)
     return _allclose_host(a, inputs, outputs)
 

@@ -76,6 +76,14 @@ def test_allclose_kernel_against_numpy(rng, dtype):
         assert decide(a, b, atol=1.0) == (1, 1)
 
 
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "uint32", "uint64"])
+def test_allclose_dtypes_without_a_kernel_loop_go_to_numpy(dtype):
+    a = mx.nd.array(np.arange(6), dtype=dtype)
+    b = mx.nd.array(np.arange(6) + (np.arange(6) == 5), dtype=dtype)
+    assert mx.nd.contrib.allclose(a, a).asscalar() == 1
+    assert mx.nd.contrib.allclose(a, b).asscalar() == 0
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
 def test_arange_like(dtype):
     x = np.zeros((3, 4), dtype)
