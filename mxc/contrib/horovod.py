@@ -240,8 +240,9 @@ def _allreduce_into(tensor, out, average, name, priority, prescale_factor, posts
     _check_nd(tensor, "allreduce")
     if average is None:
         average = True
-    box = {}
     header = (tuple(tensor.shape), np.dtype(tensor.dtype).name)
+    size, dtype = int(np.prod(tensor.shape, dtype=np.int64)), np.dtype(tensor.dtype)
+    box = {"zeros": lambda: [(np.zeros(size, dtype),) * 2]}
 
     def stage():
         src = _flat(tensor)
@@ -249,14 +250,14 @@ def _allreduce_into(tensor, out, average, name, priority, prescale_factor, posts
             send = (src * prescale_factor).astype(src.dtype, copy=False)
         else:
             send = src       # (the communication layer copies where MPI needs it: in place)
-        box["send"], box["recv"] = send, _flat(out)
+        box["pairs"] = [(send, _flat(out))]
 
     def run(c):
-        c.allreduce(box["send"], box["recv"], "hvd.allreduce %r" % (name,))
+        send, recv = box["pairs"][0]
+        c.allreduce(send, recv, "hvd.allreduce %r" % (name,))
 
     def finish():
-        recv = box.pop("recv")
-        box.clear()
+        recv = box.pop("pairs")[0][1]
         scale = postscale_factor / (_comm().size if average else 1)
         if scale != 1.0:
             if np.issubdtype(recv.dtype, np.integer):

@@ -15,7 +15,9 @@ rank is on this host, through an MPI-3 shared-memory window (``_ShmSum``: each r
 slice straight from the others' part of the window; about half the CPU of MPICH's allreduce,
 which copies every byte several times; ``MXC_KVSTORE_SHM=0`` turns it off,
 ``MXC_KVSTORE_SHM_BYTES`` sizes it, default 64 MiB per rank); otherwise as concurrent
-MPI_Iallreduce calls. Each request completes as soon as its own values are summed.
+MPI_Iallreduce calls. Each request completes as soon as its own values are summed. Receive
+arrays that live in shared blocks (``shared_block``: a Trainer step's, see dist.py) are summed
+straight into on every rank (``_sum_shared``), without the window in between.
 
 Agreement. Requests are named ``(kind, key, n)`` (the n-th push of ``key``...) so that the
 same request has the same name on every rank. Each rank reports the names it has *ready*
@@ -105,6 +107,8 @@ def describe(name):
     kind, key, n = name
     if kind == "barrier":
         return "barrier #%d" % n
+    if isinstance(key, tuple):       # a bucket of keys summed as one (dist.py)
+        return "%s of keys %r..%r (%d keys, #%d)" % (kind, key[0], key[-1], len(key), n)
     return "%s of key %r (#%d)" % (kind, key, n)
 
 
@@ -116,7 +120,8 @@ class Request(object):
 
     def __init__(self, name, header, priority, run, peer=None, sums=None):
         self.name, self.header, self.priority, self.run = name, header, priority, run
-        # A plain sum: the dict its stage fills with flat numpy "send" and "recv" arrays. Such
+        # A plain sum: the dict its stage fills with "pairs", (send, recv) flat numpy arrays,
+        # and whose "zeros" makes stand-ins of the same sizes when the stage failed. Such
         # requests agreed in one go are reduced together (one pass over a shared window or
         # concurrent MPI collectives) instead of one after the other; whether a request is
         # one must follow from its header, which every rank has the same.
@@ -151,6 +156,7 @@ class _Comm(object):
         self.asy = world.Dup()              # dist_async requests and answers
         self._node = self._same_host(world)  # all ranks on this host: their communicator
         self._shm = None                    # the _ShmSum over it, made at the first sum
+        self._windows = []                  # shared blocks (shared_block), kept for good
         self._cv = threading.Condition()
         self._new = []                      # ready requests not yet reported
         self._pending = {}                  # name -> Request (submitted, not finished)
@@ -601,26 +607,25 @@ class _Comm(object):
             self.note("run", req.name)
         what = describe(group[0].name) + (" (and %d more)" % (len(group) - 1)
                                           if len(group) > 1 else "")
+        pairs, last = [], {}
+        for req in group:
+            got = req.sums.get("pairs")
+            if got is None:
+                # its stage failed after marking it ready (horovod's stage does): take part
+                # with zeros so that the other ranks' sums still complete
+                got = req.sums["zeros"]()
+            pairs.extend(got)
+            last[len(pairs) - 1] = req
 
-        def done(i):       # each request is done once its last chunk is: its update can run
-            req = group[i]
+        def done(i):       # a request is done once its last pair is: its update can run
+            req = last.get(i)
+            if req is None:
+                return
             self.note("ran", req.name)
             with self._cv:
                 self._pending.pop(req.name, None)
             req.done.set()
 
-        pairs = []
-        for req in group:
-            if "send" in req.sums and "recv" in req.sums:
-                pairs.append((req.sums["send"], req.sums["recv"]))
-            else:
-                # its stage failed after marking it ready (horovod's stage does): take part
-                # with zeros so that the other ranks' sums still complete
-                size = 1
-                for d in req.header[0]:
-                    size *= d
-                zeros = np.zeros(size, np.dtype(req.header[1]))
-                pairs.append((zeros, zeros))
         try:
             self.allreduce_many(pairs, what, done)
         except Exception as exc:
@@ -701,20 +706,32 @@ class _Comm(object):
         on this host, else as concurrent MPI_Iallreduce calls in chunks. ``done(i)``, when
         given, is called as soon as pair ``i`` is complete."""
         if self.size == 1:
-            for i, (send, recv) in enumerate(pairs):
+            for i, (send, recv) in enumerate(p[:2] for p in pairs):
                 if recv is not send:
                     np.copyto(recv, send)
                 if done is not None:
                     done(i)
             return
         if self._node is not None and pairs[0][0].dtype.kind in "fiuc":
+            # pairs whose receive arrays lie in shared blocks (a third item: every rank's
+            # receive array) are summed straight into them; the others through _ShmSum
+            shared = [i for i, p in enumerate(pairs) if len(p) > 2 and p[2] is not None]
+            if shared:
+                self._sum_shared([pairs[i] for i in shared], what)
+                if done is not None:
+                    for i in shared:
+                        done(i)
+            if len(shared) == len(pairs):
+                return
+            rest = [i for i, p in enumerate(pairs) if len(p) < 3 or p[2] is None]
             if self._shm is None:
                 self._shm = _ShmSum(self, self._node, _SHM_BYTES)
-            self._shm.sum(pairs, what, done)
+            self._shm.sum([pairs[i][:2] for i in rest], what,
+                          None if done is None else (lambda j: done(rest[j])))
             return
         SUM = self.MPI.SUM
         reqs, keep = [], []
-        for send, recv in pairs:
+        for send, recv in (p[:2] for p in pairs):
             if recv is send or np.shares_memory(send, recv):
                 send = send.copy()       # MPI may not reduce a buffer into itself
                 keep.append(send)
@@ -725,6 +742,78 @@ class _Comm(object):
         if done is not None:
             for i in range(len(pairs)):
                 done(i)
+
+    def shared_block(self, nbytes, what):
+        """(Communication thread, all ranks at once.) ``nbytes`` in every rank's part of a new
+        shared-memory window, as [a uint8 array per rank], or None on every rank when the
+        ranks do not all share this host or one lacks the room in /dev/shm for it."""
+        if self._node is None:
+            return None
+        MPI = self.MPI
+        n = self._node.Get_size()
+        room = True
+        if os.path.isdir("/dev/shm"):   # (see _same_host: a full tmpfs faults at first touch)
+            st = os.statvfs("/dev/shm")
+            room = st.f_bavail * st.f_frsize > 2 * n * max(nbytes, 1)
+        flag = np.array([1 if room else 0], np.int32)
+        got = np.zeros(1, np.int32)
+        self.wait_all([self._node.Iallreduce(flag, got, MPI.MIN)], what)
+        if not got[0]:
+            return None
+        win = MPI.Win.Allocate_shared(max(nbytes, 1), 1, comm=self._node)
+        win.Lock_all(MPI.MODE_NOCHECK)
+        self._windows.append(win)
+        return [np.frombuffer(win.Shared_query(q)[0], np.uint8, nbytes) for q in range(n)]
+
+    def _sum_shared(self, items, what):
+        """Sum (send, recv, peers) items whose ``peers`` are every rank's receive array (in
+        shared blocks, the same layout on every rank; ``peers[me]`` is ``recv``). The items,
+        end to end, are cut into one range per rank. (1) Each rank copies its values outside
+        its own range into its own receive arrays; barrier; (2) each rank sums its range (its
+        own values plus what the others copied there) and writes the sums into every rank's
+        receive arrays; barrier. Against the windowed sum (_ShmSum) this skips a copy through
+        a window and back: about two thirds of the bytes moved, and no chunking."""
+        node = self._node
+        n, me = node.Get_size(), node.Get_rank()
+        m = sum(it[0].size for it in items)
+        lo, hi = m * me // n, m * (me + 1) // n
+        at = 0
+        for send, recv, _ in items:              # (1)
+            end = at + send.size
+            for a, b in ((at, min(end, lo)), (max(at, hi), end)):
+                if a < b:
+                    recv[a - at:b - at] = send[a - at:b - at]
+            at = end
+        self._node_sync(what)
+        at = 0
+        for send, recv, peers in items:          # (2)
+            end = at + send.size
+            a, b = max(at, lo) - at, min(end, hi) - at
+            at = end
+            if a >= b:
+                continue
+            others = [peers[q][a:b] for q in range(n) if q != me]
+            out = recv[a:b]
+            np.add(send[a:b], others[0], out=out)
+            for o in others[1:]:
+                np.add(out, o, out=out)
+            for o in others:
+                o[...] = out
+        self._node_sync(what)
+
+    def _node_sync(self, what):
+        """A barrier of the ranks on this host with memory fences around it (MPI_Win_sync)
+        so that writes to shared memory before it are seen after it."""
+        wins = self._windows + ([self._shm.win] if self._shm is not None else [])
+        for w in wins:
+            w.Sync()
+        # Ranks reach these barriers together but for small skews (each copies or sums the
+        # same amount): polls in a row for 0.5 ms catch that without a sleep's wake-up
+        # latency; a rank late by more (still computing on the core this thread shares)
+        # is then polled at most every millisecond.
+        self.wait_all([self._node.Ibarrier()], what, 0.001, 0.0005)
+        for w in wins:
+            w.Sync()
 
     def bcast(self, buf, what):
         if self.size == 1:
@@ -870,15 +959,6 @@ class _ShmSum(object):
             for i in ending:
                 done(i)
 
-    def _sync(self, what):
-        self.win.Sync()
-        # Ranks reach these barriers together but for small skews (each copies or sums the
-        # same amount): polls in a row for 0.5 ms catch that without a sleep's wake-up
-        # latency; a rank late by more (still computing on the core this thread shares)
-        # is then polled at most every millisecond.
-        self.comm.wait_all([self.node.Ibarrier()], what, 0.001, 0.0005)
-        self.win.Sync()
-
     def _chunk(self, pieces, m, dtype, what):
         n, me = self.n, self.me
         base = self.flip * self.half
@@ -893,7 +973,7 @@ class _ShmSum(object):
             for a, b in ((at, min(end, lo)), (max(at, hi), end)):
                 if a < b:
                     mine[a:b] = send[a - at:b - at]
-        self._sync(what)
+        self.comm._node_sync(what)
         others = [parts[q] for q in range(n) if q != me]
         for send, recv, at in pieces:         # (2) sum this rank's slice
             a, b = max(at, lo), min(at + send.size, hi)
@@ -904,7 +984,7 @@ class _ShmSum(object):
             for o in others[1:]:
                 np.add(out, o[a:b], out=out)
             recv[a - at:b - at] = out
-        self._sync(what)
+        self.comm._node_sync(what)
         for _, recv, at in pieces:            # (3) collect the other slices' sums
             end = at + recv.size
             for q in range(n):

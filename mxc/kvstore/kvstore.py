@@ -214,6 +214,7 @@ class KVStore(KVStoreBase):
         try:
             for key, grads, outs, priority in items:
                 self.push(key, grads, priority=priority)
+            self._flush_pushes()
             held = self._deferred
         finally:
             self._deferred = None
@@ -222,6 +223,10 @@ class KVStore(KVStoreBase):
             self._updater(list(keys), list(grads), list(stored))
         for key, grads, outs, priority in items:
             self.pull(key, out=outs, priority=priority)
+
+    def _flush_pushes(self):
+        """Queue what the pushes of ``_pushpull_updates`` held back (before their updates): a
+        store may reduce a Trainer step's keys together."""
 
     def _reduce(self, key, vals, ctx):
         if self._compression is not None and not any(_is_sparse(v) for v in vals):

@@ -95,6 +95,19 @@ def test_fused_sums_of_many_keys(n, path, env):
 
 
 @needs_mpi
+@pytest.mark.parametrize("n,path,env", [
+    (2, "shm", {"MXC_KVSTORE_BUCKET_BYTES": "600"}),    # 600 B: 2-3 keys a bucket, 1 above
+    (3, "shm", {"MXC_KVSTORE_BUCKET_BYTES": "600"}),
+    (2, "mpi", {"MXC_KVSTORE_BUCKET_BYTES": "600", "MXC_KVSTORE_SHM": "0"}),
+])
+def test_trainer_step_sums_in_buckets(n, path, env):
+    rc, out, _ = _mpirun(n, "trainer_buckets.py", path, extra_env=env)
+    assert rc == 0, out
+    assert sorted(l for l in out.splitlines() if l.startswith("OK")) == \
+        ["OK rank %d %s" % (r, path) for r in range(n)], out
+
+
+@needs_mpi
 def test_trainer_dist_sync_equals_one_process():
     rc, out, _ = _mpirun(2, "trainer.py")
     assert rc == 0, out
