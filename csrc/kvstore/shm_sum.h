@@ -49,6 +49,8 @@ static void mxc_shm_publish(void *dst, const void *src, size_t nbytes) {
 #endif
 }
 
+static void mxc_shm_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
 #define MXC_SHM_BLOCK 2048
 
 #define MXC_SHM_SUM(NAME, T)                                                               \

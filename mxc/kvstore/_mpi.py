@@ -714,8 +714,8 @@ class _Comm(object):
                     done(i)
             return
         if self._node is not None and pairs[0][0].dtype.kind in "fiuc":
-            # pairs whose receive arrays lie in shared blocks (a third item: every rank's
-            # receive array) are summed straight into them; the others through _ShmSum
+            # items of stage_shared (receive arrays in shared blocks) are summed straight
+            # into them; the others through _ShmSum
             shared = [i for i, p in enumerate(pairs) if len(p) > 2 and p[2] is not None]
             if shared:
                 self._sum_shared([pairs[i] for i in shared], what)
@@ -766,31 +766,41 @@ class _Comm(object):
         self._windows.append(win)
         return [np.frombuffer(win.Shared_query(q)[0], np.uint8, nbytes) for q in range(n)]
 
-    def _sum_shared(self, items, what):
-        """Sum (send, recv, peers) items whose ``peers`` are every rank's receive array (in
-        shared blocks, the same layout on every rank; ``peers[me]`` is ``recv``). The items,
-        end to end, are cut into one range per rank. (1) Each rank copies its values outside
-        its own range into its own receive arrays; barrier; (2) each rank sums its range (its
-        own values plus what the others copied there) and writes the sums into every rank's
-        receive arrays; barrier. Against the windowed sum (_ShmSum) this skips a copy through
-        a window and back: about two thirds of the bytes moved, and no chunking."""
-        node = self._node
-        n, me = node.Get_size(), node.Get_rank()
-        m = sum(it[0].size for it in items)
+    def stage_shared(self, pairs):
+        """(Any thread: the stage operation of a request, before it is marked ready.) For the
+        (send, recv, peers) pairs of ONE request, whose ``peers`` are every rank's receive
+        array of the pair in shared blocks (the same layout on every rank; ``peers[me]`` is
+        ``recv``): cut the pairs, end to end, into one range per rank, copy this rank's
+        values outside its own range into its own receive arrays for the others to read,
+        and return the items for ``_sum_shared``: (send, recv, peers, a, b), [a, b) the
+        part of the pair this rank will sum. Done here, as soon as this rank's values are
+        ready, the copy is off the path that waits for the slowest rank, and the agreement
+        on the request (every rank ready) is the barrier that orders it before any read."""
+        n, me = self._node.Get_size(), self._node.Get_rank()
+        m = sum(p[0].size for p in pairs)
         lo, hi = m * me // n, m * (me + 1) // n
-        at = 0
-        for send, recv, _ in items:              # (1)
+        items, at = [], 0
+        for send, recv, peers in pairs:
             end = at + send.size
-            for a, b in ((at, min(end, lo)), (max(at, hi), end)):
-                if a < b:
-                    _shm.publish(recv[a - at:b - at], send[a - at:b - at])
+            a, b = min(max(lo, at), end) - at, max(min(hi, end), at) - at
+            if a > 0:
+                _shm.publish(recv[:a], send[:a])
+            if b < send.size:
+                _shm.publish(recv[b:], send[b:])
+            items.append((send, recv, peers, a, b))
             at = end
-        self._node_sync(what)
-        at = 0
-        for send, recv, peers in items:          # (2)
-            end = at + send.size
-            a, b = max(at, lo) - at, min(end, hi) - at
-            at = end
+        _shm.fence()
+        return items
+
+    def _sum_shared(self, items, what):
+        """Sum the items ``stage_shared`` made on every rank (all ranks ready: each has copied
+        its values for the others): each rank sums its part of every item (its own values
+        plus the others' copies, in rank order) and writes the sums into every rank's
+        receive array; one barrier. Against the windowed sum (_ShmSum) this skips a copy
+        through a window and back and one barrier, and needs no chunking."""
+        n, me = self._node.Get_size(), self._node.Get_rank()
+        _shm.fence()
+        for send, recv, peers, a, b in items:
             if a >= b:
                 continue
             others = [peers[q][a:b] for q in range(n) if q != me]

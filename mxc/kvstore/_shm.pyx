@@ -7,6 +7,7 @@ from libc.stdint cimport uintptr_t
 
 cdef extern from "kvstore/shm_sum.h" nogil:
     void mxc_shm_publish(void *dst, const void *src, size_t nbytes)
+    void mxc_shm_fence()
     void mxc_shm_sum(int kind, const void *send, void *const *others, int nothers,
                      void *out, size_t n)
 
@@ -34,6 +35,13 @@ def publish(dst, src):
     if nbytes:
         with nogil:
             mxc_shm_publish(<void *>d, <const void *>s, nbytes)
+
+
+def fence():
+    """A full memory barrier: this thread's writes before it are visible to other cores (and
+    processes) before its writes after it, and its reads after it see what others published
+    before their fence."""
+    mxc_shm_fence()
 
 
 def sum_into(send, out, others):

@@ -175,18 +175,17 @@ class _Reducer(object):
         req = _mpi.Request(name, header, priority, None, sums=box)
         dtype = np.dtype(entries[0][1][0].dtype)
 
+        def pairs(sends):
+            plain = [(send, _flat(e[2])) for send, e in zip(sends, entries) if e[3] is None]
+            shared = [(send, e[3][comm._node.Get_rank()], e[3])
+                      for send, e in zip(sends, entries) if e[3] is not None]
+            return plain + (comm.stage_shared(shared) if shared else [])
+
         def stage():
-            box["pairs"] = [(self._local_sum(key, vals), _flat(recv), peers)
-                            for key, vals, recv, peers in entries]
+            box["pairs"] = pairs([self._local_sum(key, vals) for key, vals, _, _ in entries])
             comm.mark_ready(req)
 
-        def zeros():
-            out = []
-            for _, vals, _, peers in entries:
-                z = np.zeros(vals[0].size, dtype)
-                out.append((z, z, None) if peers is None else
-                           (z, peers[comm._node.Get_rank()], peers))
-            return out
+        box["zeros"] = lambda: pairs([np.zeros(vals[0].size, dtype) for _, vals, _, _ in entries])
 
         def finish():
             comm.note("finish", name)
@@ -194,7 +193,6 @@ class _Reducer(object):
             comm.note("finished", name)
             box.pop("pairs", None)
 
-        box["zeros"] = zeros
         self._push_pair(req, stage, finish, [v for _, vals, _, _ in entries for v in vals],
                         [recv for _, _, recv, _ in entries], kind, priority)
 

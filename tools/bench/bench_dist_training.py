@@ -211,10 +211,12 @@ def timeline(prefix, warmup, steps, every):
     """The median timed step of rank 0: backward's end and each allreduce, from step start."""
     with open(prefix + ".0.json") as f:
         ev = json.load(f)
+    def tup(x):        # (names hold tuples, a bucket's keys among them: JSON made them lists)
+        return tuple(tup(y) for y in x) if isinstance(x, list) else x
+
     at = {}
     for e, name, t, _ in ev:
-        key = tuple(name) if isinstance(name, list) else name
-        at[(e, key)] = t
+        at[(e, tup(name))] = t
     rows = []
     for n in range(warmup, warmup + steps):
         t0 = at.get(("step", n))
