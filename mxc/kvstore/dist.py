@@ -63,6 +63,7 @@ DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device", "dist_async",
               "dist_device_async", "dist_async_device")
 
 _STAGE_PRIO = 1 << 24
+_MAX_BLOCKS = 4           # shared receive blocks per store (one per set of keys a step pushes)
 _BUCKET_BYTES = int(os.environ.get("MXC_KVSTORE_BUCKET_BYTES", str(32 << 20)))
 _FINISH_PRIO = -(1 << 24)
 
@@ -415,6 +416,12 @@ class DistKVStore(KVStore):
         sig = tuple((h[0], h[3]) for h in held)
         if sig in self._blocks:
             return self._blocks[sig]
+        if len(self._blocks) >= _MAX_BLOCKS:
+            # a block lives as long as the process (freeing a window is collective): a script
+            # whose steps push ever new sets of keys keeps its later sets in private arrays
+            # (every rank counts the same sets, so every rank decides the same)
+            self._blocks[sig] = None
+            return None
         layout, nbytes = [], 0
         for key, (shape, dtype) in sig:
             size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize

@@ -111,4 +111,25 @@ for n, g, w in zip(names, got, [rparams[n].data().asnumpy() for n in rparams.key
 allw = np.concatenate([g.ravel().astype(np.float64) for g in got])
 first = MPI.COMM_WORLD.bcast(allw if RANK == 0 else None, root=0)
 assert np.array_equal(first, allw), "rank %d weights differ from rank 0's" % RANK
+
+# a store makes at most _MAX_BLOCKS shared blocks (one per set of keys a step pushes): later
+# sets keep private receive arrays, on every rank alike, and still sum right
+from mxc.kvstore import dist  # noqa: E402
+kv2 = mx.kv.create("dist_sync")
+ws = [mx.nd.zeros((5, 3)) for _ in range(dist._MAX_BLOCKS + 2)]
+for i, w in enumerate(ws):
+    kv2._broadcast_shared(i, w)
+kv2.set_optimizer(mx.optimizer.SGD(learning_rate=1.0, rescale_grad=1.0))
+for nkeys in range(1, len(ws) + 1):
+    kv2._pushpull_updates([(i, [mx.nd.full((5, 3), RANK + 1.0)], [ws[i]], -i)
+                           for i in range(nkeys)])
+    mx.nd.waitall()
+    blocks = list(kv2._blocks.values())
+    assert len(blocks) == nkeys, (nkeys, len(blocks))
+    assert (blocks[-1] is not None) == (PATH == "shm" and nkeys <= dist._MAX_BLOCKS), nkeys
+    recv = blocks[-1][nkeys - 1][0] if blocks[-1] is not None else kv2._recv[nkeys - 1]
+    np.testing.assert_array_equal(recv.asnumpy(), np.full((5, 3), N * (N + 1) / 2.0))
+# key i was updated (len(ws) - i) times by -sum
+for i, w in enumerate(ws):
+    np.testing.assert_array_equal(w.asnumpy(), np.full((5, 3), -(len(ws) - i) * N * (N + 1) / 2.0))
 say("OK rank %d %s" % (RANK, PATH))
