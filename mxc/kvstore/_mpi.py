@@ -108,6 +108,8 @@ def describe(name):
     kind, key, n = name
     if kind == "barrier":
         return "barrier #%d" % n
+    if key is None:
+        return "%s #%d" % (kind, n)
     if isinstance(key, tuple):       # a bucket of keys summed as one (dist.py)
         return "%s of keys %r..%r (%d keys, #%d)" % (kind, key[0], key[-1], len(key), n)
     return "%s of key %r (#%d)" % (kind, key, n)

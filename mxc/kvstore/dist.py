@@ -429,12 +429,15 @@ class DistKVStore(KVStore):
             nbytes += (size + 63) // 64 * 64
         comm = self._comm
         box = {}
+
+        def run(c):
+            box["parts"] = c.shared_block(nbytes, "the shared receive block")
+
+        # (the header names the layout: ranks that push other keys fail with both named)
         digest = hashlib.sha256(repr(sig).encode()).hexdigest()[:16]
         req = _mpi.Request(comm.next_name("shared buffers", None),
-                           (("%d keys, %d bytes, layout %s" % (len(sig), nbytes, digest)),
-                            "uint8"), 0,
-                           lambda c: box.__setitem__("parts", c.shared_block(nbytes, "a "
-                                                                             "shared block")))
+                           ("%d keys, %d bytes, layout %s" % (len(sig), nbytes, digest),
+                            "uint8"), 0, run)
         comm.submit(req, ready=True)
         req.wait()
         parts = box.get("parts")

@@ -165,7 +165,12 @@ def test_missing_rank_is_named_within_bound(mode):
 
 
 @needs_mpi
-@pytest.mark.parametrize("mode,what", [("shape", "shape (5, 4)"), ("dtype", "float64")])
+@pytest.mark.parametrize("mode,what", [
+    ("shape", "shape (5, 4)"), ("dtype", "float64"),
+    # a Trainer step's shared receive block: 2 float32 keys on rank 0, one float64 on rank 1
+    ("bucket_dtype", "shared buffers #1 has different shapes/dtypes on different ranks: "
+                     "rank(s) [0]: shape 2 keys, 256 bytes"),
+])
 def test_mismatched_shapes_dtypes_raise_on_every_rank(mode, what):
     rc, out, took = _mpirun(2, "faults.py", mode, timeout_env=5, limit=40)
     errs = _errors(out)

@@ -42,6 +42,14 @@ try:
         kv.pushpull(1, mx.nd.ones(shape, dtype="float64" if bad else "float32"),
                     out=mx.nd.zeros(shape))
         mx.nd.waitall()
+    if mode == "bucket_dtype":
+        # a Trainer step's pushes (bucketed, receive arrays in a shared block) whose gradient
+        # dtypes differ between the ranks: the blocks' layouts differ, named on every rank
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1))
+        kv._pushpull_updates([(0, [mx.nd.ones(shape)], [mx.nd.zeros(shape)], 0),
+                              (1, [mx.nd.ones(shape, dtype="float64" if bad else "float32")],
+                               [mx.nd.zeros(shape)], -1)])
+        mx.nd.waitall()
     for i in range(steps):
         kv.pushpull(0, mx.nd.ones(shape) * i, out=out)
         out.wait_to_read()
