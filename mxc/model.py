@@ -87,16 +87,21 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
 
 
 def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
-    """Push the gradients; the store runs the optimizer and the weights are pulled back."""
+    """Push the gradients; the store runs the optimizer and the weights are pulled back. The
+    dense keys go to the store together (``_pushpull_updates``, as a Gluon Trainer's): its
+    optimizer updates them in fused operators, and a distributed store sends them in buckets."""
+    dense = []
     for index, (args, grads) in enumerate(zip(param_arrays, grad_arrays)):
         if grads[0] is None:
             continue
         name = param_names[index]
         if grads[0].stype == "default" and args[0].stype == "default":
-            kvstore.pushpull(name, grads, out=args, priority=-index)
+            dense.append((name, grads, args, -index))
         else:
             kvstore.push(name, grads, priority=-index)
             kvstore.pull(name, out=args, priority=-index)
+    if dense:
+        kvstore._pushpull_updates(dense)
 
 
 _update_params_on_kvstore_nccl = _update_params_on_kvstore
