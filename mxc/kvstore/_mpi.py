@@ -158,6 +158,9 @@ class _Comm(object):
         self.data = world.Dup()
         self.asy = world.Dup()              # dist_async requests and answers
         self._node = self._same_host(world)  # all ranks on this host: their communicator
+        # this rank's place among them (MPI_THREAD_MULTIPLE allows the call anywhere, but the
+        # stage operations ask for it on every push: ask once)
+        self.node_rank = self._node.Get_rank() if self._node is not None else 0
         self._shm = None                    # the _ShmSum over it, made at the first sum
         self._windows = []                  # shared blocks (shared_block), kept for good
         self._cv = threading.Condition()
@@ -778,7 +781,7 @@ class _Comm(object):
         part of the pair this rank will sum. Done here, as soon as this rank's values are
         ready, the copy is off the path that waits for the slowest rank, and the agreement
         on the request (every rank ready) is the barrier that orders it before any read."""
-        n, me = self._node.Get_size(), self._node.Get_rank()
+        n, me = self._node.Get_size(), self.node_rank
         m = sum(p[0].size for p in pairs)
         lo, hi = m * me // n, m * (me + 1) // n
         items, at = [], 0
@@ -800,7 +803,7 @@ class _Comm(object):
         plus the others' copies, in rank order) and writes the sums into every rank's
         receive array; one barrier. Against the windowed sum (_ShmSum) this skips a copy
         through a window and back and one barrier, and needs no chunking."""
-        n, me = self._node.Get_size(), self._node.Get_rank()
+        n, me = self._node.Get_size(), self.node_rank
         _shm.fence()
         for send, recv, peers, a, b in items:
             if a >= b:

@@ -178,7 +178,7 @@ class _Reducer(object):
 
         def pairs(sends):
             plain = [(send, _flat(e[2])) for send, e in zip(sends, entries) if e[3] is None]
-            shared = [(send, e[3][comm._node.Get_rank()], e[3])
+            shared = [(send, e[3][comm.node_rank], e[3])
                       for send, e in zip(sends, entries) if e[3] is not None]
             return plain + (comm.stage_shared(shared) if shared else [])
 
@@ -449,7 +449,7 @@ class DistKVStore(KVStore):
             out = {}
             for key, shape, dtype, off, size in layout:
                 peers = [p[off:off + size].view(dtype) for p in parts]
-                arr = _h.wrap_numpy(NDArray, peers[comm._node.Get_rank()].reshape(shape),
+                arr = _h.wrap_numpy(NDArray, peers[comm.node_rank].reshape(shape),
                                     Context("cpu", 0))
                 out[key] = (arr, peers)
         self._blocks[sig] = out
