@@ -283,7 +283,7 @@ class Trainer:
     def _allreduce_grads(self):
         if not self._kvstore:
             return
-        updates = []
+        updates, sums = [], []
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
@@ -296,9 +296,11 @@ class Trainer:
             elif self._update_on_kvstore:
                 updates.append((i, grads, p.list_data(), -i))
             else:
-                self._kvstore.pushpull(i, grads, priority=-i)
+                sums.append((i, grads, -i))
         if updates:
             self._kvstore._pushpull_updates(updates)
+        if sums:
+            self._kvstore._pushpull_sums(sums)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer (after ``allreduce_grads``)."""

@@ -34,6 +34,13 @@ class KVStoreBase(object):
         for key, grads, outs, priority in items:
             self.pushpull(key, grads, out=outs, priority=priority)
 
+    def _pushpull_sums(self, items):
+        """``pushpull(key, grads, priority=p)`` (sum into the gradients themselves) for each
+        (key, grads, p) of a Trainer step that updates locally; a store may sum the keys
+        together."""
+        for key, grads, priority in items:
+            self.pushpull(key, grads, priority=priority)
+
     def pushpull(self, key, value, out=None, priority=0):
         """Push ``value`` (summed over a list) and pull the result into ``out``
         (into ``value`` itself when ``out`` is None)."""

@@ -259,6 +259,7 @@ class DistKVStore(KVStore):
         self._recv = {}
         self._shared = set()      # keys whose stored value is the caller's array
         self._held = []           # a Trainer step's pushes, for _flush_pushes
+        self._holding = False     # whether pushes are held (inside a Trainer step's call)
         self._blocks = {}         # the keys of a Trainer step -> their shared receive arrays
         self._async = "async" in kvtype
         self._server = _AsyncServer(self._comm) if self._async else None
@@ -332,10 +333,9 @@ class DistKVStore(KVStore):
         # bytes again (a second collective per key); an SGD/Adam update of 25M floats costs
         # 15-40 ms here against 100-280 ms for the allreduce, so the replica is cheaper.
         stored = self._store[key]
-        if (self._deferred is not None and self._red.threshold is None
-                and not _is_sparse(stored)):
-            # a Trainer step (_pushpull_updates): summed with the step's other keys in
-            # buckets by _flush_pushes, which then queues the update
+        if self._holding and self._red.threshold is None and not _is_sparse(stored):
+            # a Trainer step (_pushpull_updates, _pushpull_sums): summed with the step's
+            # other keys in buckets by _flush_pushes, which then queues the update
             self._held.append((key, vals, priority, self._red._check_values(key, vals)))
             return
         recv = self._recv.get(key)
@@ -355,11 +355,31 @@ class DistKVStore(KVStore):
                 self._recv[key] = stored      # two buffers per key alternate
 
     def _pushpull_updates(self, items):
+        from ..optimizer.updater import Updater
         self._held = []
+        # (KVStore._pushpull_updates defers the updates only for mxc's Updater; another
+        # updater gets one call per push, so its pushes must not be held)
+        self._holding = isinstance(self._updater, Updater) and not self._async
         try:
             super(DistKVStore, self)._pushpull_updates(items)
         finally:
-            self._held = []       # (a push that failed midway leaves nothing for later)
+            self._held, self._holding = [], False   # (a push that failed leaves nothing)
+
+    def _pushpull_sums(self, items):
+        """A Trainer step that updates locally (update_on_kvstore=False): its keys are summed
+        in buckets as ``_pushpull_updates``'s are, each sum becomes the key's stored value
+        and is pulled into the gradients."""
+        if self._async or self._updater is not None:
+            return super(DistKVStore, self)._pushpull_sums(items)
+        self._held, self._holding = [], True
+        try:
+            for key, grads, priority in items:
+                self.push(key, grads, priority=priority)
+            self._flush_pushes()
+        finally:
+            self._held, self._holding = [], False
+        for key, grads, priority in items:
+            self.pull(key, out=grads, priority=priority)
 
     def _flush_pushes(self):
         """The held pushes of a Trainer step go out in buckets of up to
@@ -406,7 +426,11 @@ class DistKVStore(KVStore):
             nbytes += size
         flush()
         for (key, _, _, _), (recv, _) in zip(held, recvs):
-            self._apply_update(key, recv, self._store[key])
+            if self._updater is not None:
+                self._apply_update(key, recv, self._store[key])
+            else:           # the sum is the stored value (push without an optimizer)
+                self._store[key] = recv
+                self._shared.discard(key)
 
     def _shared_recv(self, held):
         """{key: (receive NDArray, [every rank's receive array, flat numpy])} for the keys of

@@ -1,9 +1,10 @@
 """Rank script: a Trainer step's pushes go out in buckets (dist.py _flush_pushes): keys of two
 dtypes (a float32 net on two CPU contexts, so two values per key, and a float64 net), with
 MXC_KVSTORE_BUCKET_BYTES shrunk by the test so that buckets hold several keys and one key is
-larger than the cap. Checks, for 3 steps: the summed gradients the updates read equal the sum
-of every rank's gradients computed here with numpy (bit for bit on 2 ranks, where the order
-of a sum of two cannot matter); the weights equal one-process training on the whole batch;
+larger than the cap; with update_on_kvstore (the store updates) and without (the sums go
+back into the gradients). Checks, for 3 steps: the summed gradients the updates read equal
+the sum of every rank's gradients computed here with numpy (bit for bit on 2 ranks, where the
+order of a sum of two cannot matter); the weights equal one-process training on the whole batch;
 every rank holds the same bits; the store used the path argv[1] names ("shm": the receive
 arrays in shared blocks; "mpi": its own arrays) and one request per bucket, not per key.
 Prints 'OK rank <r> <path>'."""
@@ -59,58 +60,69 @@ def step_loss(a, b, x, y, ctx):
         l.backward()
 
 
-a, b, params = make(CTX)
-tr = gluon.Trainer(params, "sgd", {"learning_rate": 0.3, "momentum": 0.5}, kvstore=kv)
-names = list(params.keys())
-part = slice(RANK * 4, RANK * 4 + 4)
-for step in range(3):
-    step_loss(a, b, X[step][part], Y[step][part], CTX)
-    # this rank's local sums (what the store sends), then the sum over ranks, in numpy
-    local = [np.add(*[g.asnumpy() for g in params[n].list_grad()]) for n in names]
-    every = MPI.COMM_WORLD.allgather(local)
-    want = [every[0][i].copy() for i in range(len(names))]
-    for r in range(1, N):
-        for i in range(len(names)):
-            want[i] = want[i] + every[r][i]
-    tr.step(B)
-    mx.nd.waitall()
-    store = tr._kvstore
-    blocks = [blk for blk in store._blocks.values()]
-    assert len(blocks) == 1, blocks
-    if PATH == "shm":
-        assert blocks[0] is not None, "the receive arrays are not in a shared block"
-        recv = {k: v[0] for k, v in blocks[0].items()}
-    else:
-        assert blocks[0] is None, "a shared block without a shared-memory path"
-        recv = store._recv
-    for i, n in enumerate(names):
-        got = recv[tr._param2idx[n]].asnumpy()
-        assert got.dtype == want[i].dtype, (n, got.dtype, want[i].dtype)
-        if N == 2:
-            assert np.array_equal(got, want[i]), (RANK, n, got.ravel()[:3], want[i].ravel()[:3])
+def run(update_on_kv):
+    store = mx.kv.create("dist_sync")
+    a, b, params = make(CTX)
+    tr = gluon.Trainer(params, "sgd", {"learning_rate": 0.3, "momentum": 0.5}, kvstore=store,
+                       update_on_kvstore=update_on_kv)
+    names = list(params.keys())
+    part = slice(RANK * 4, RANK * 4 + 4)
+    for step in range(3):
+        step_loss(a, b, X[step][part], Y[step][part], CTX)
+        # this rank's local sums (what the store sends), then the sum over ranks, in numpy
+        local = [np.add(*[g.asnumpy() for g in params[n].list_grad()]) for n in names]
+        every = MPI.COMM_WORLD.allgather(local)
+        want = [every[0][i].copy() for i in range(len(names))]
+        for r in range(1, N):
+            for i in range(len(names)):
+                want[i] = want[i] + every[r][i]
+        tr.step(B)
+        mx.nd.waitall()
+        blocks = list(store._blocks.values())
+        assert len(blocks) == 1, blocks
+        if PATH == "shm":
+            assert blocks[0] is not None, "the receive arrays are not in a shared block"
+            recv = {k: v[0] for k, v in blocks[0].items()}
         else:
-            np.testing.assert_allclose(got, want[i], rtol=1e-6 if got.dtype == np.float32
-                                       else 1e-13, atol=1e-7)
+            assert blocks[0] is None, "a shared block without a shared-memory path"
+            recv = store._recv
+        for i, n in enumerate(names):
+            # what the update read; without update_on_kvstore, also the gradients themselves
+            got = [recv[tr._param2idx[n]].asnumpy()]
+            if not update_on_kv:
+                got += [g.asnumpy() for g in params[n].list_grad()]
+            for g in got:
+                assert g.dtype == want[i].dtype, (n, g.dtype, want[i].dtype)
+                if N == 2:
+                    assert np.array_equal(g, want[i]), (RANK, n, g.ravel()[:3],
+                                                        want[i].ravel()[:3])
+                else:
+                    np.testing.assert_allclose(g, want[i], rtol=1e-6 if g.dtype == np.float32
+                                               else 1e-13, atol=1e-7)
 
-# one request per bucket: the names of this step's sums are tuples of keys (and a key alone)
-pushed = sorted((k for (kind, k) in kv._comm._counts if kind == "push"), key=str)
-assert any(isinstance(k, tuple) and len(k) > 1 for k in pushed), pushed
-assert len(pushed) < len(names), pushed
-keys = [k for p in pushed for k in (p if isinstance(p, tuple) else (p,))]
-assert sorted(keys) == sorted(tr._param2idx[n] for n in names), pushed
+    # one request per bucket: the names of the sums are tuples of keys (and a key alone)
+    pushed = sorted({k for (kind, k) in store._comm._counts if kind == "push"}, key=str)
+    assert any(isinstance(k, tuple) and len(k) > 1 for k in pushed), pushed
+    assert len(pushed) < len(names), pushed
+    keys = [k for p in pushed for k in (p if isinstance(p, tuple) else (p,))]
+    assert sorted(keys) == sorted(tr._param2idx[n] for n in names), pushed
 
-# the weights of one-process training on the whole batch, on one context
-ra, rb, rparams = make([mx.cpu(0)])
-rtr = gluon.Trainer(rparams, "sgd", {"learning_rate": 0.3, "momentum": 0.5}, kvstore=None)
-for step in range(3):
-    step_loss(ra, rb, X[step], Y[step], [mx.cpu(0)])
-    rtr.step(B)
-got = [params[n].data(CTX[1]).asnumpy() for n in names]
-for n, g, w in zip(names, got, [rparams[n].data().asnumpy() for n in rparams.keys()]):
-    np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg="rank %d %s" % (RANK, n))
-allw = np.concatenate([g.ravel().astype(np.float64) for g in got])
-first = MPI.COMM_WORLD.bcast(allw if RANK == 0 else None, root=0)
-assert np.array_equal(first, allw), "rank %d weights differ from rank 0's" % RANK
+    # the weights of one-process training on the whole batch, on one context
+    ra, rb, rparams = make([mx.cpu(0)])
+    rtr = gluon.Trainer(rparams, "sgd", {"learning_rate": 0.3, "momentum": 0.5}, kvstore=None)
+    for step in range(3):
+        step_loss(ra, rb, X[step], Y[step], [mx.cpu(0)])
+        rtr.step(B)
+    got = [params[n].data(CTX[1]).asnumpy() for n in names]
+    for n, g, w in zip(names, got, [rparams[n].data().asnumpy() for n in rparams.keys()]):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg="rank %d %s" % (RANK, n))
+    allw = np.concatenate([g.ravel().astype(np.float64) for g in got])
+    first = MPI.COMM_WORLD.bcast(allw if RANK == 0 else None, root=0)
+    assert np.array_equal(first, allw), "rank %d weights differ from rank 0's" % RANK
+
+
+run(True)
+run(False)
 
 # a store makes at most _MAX_BLOCKS shared blocks (one per set of keys a step pushes): later
 # sets keep private receive arrays, on every rank alike, and still sum right
