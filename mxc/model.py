@@ -111,16 +111,19 @@ def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
                    param_names=None):
     """Aggregate the gradients through `kvstore` (when given) and run `updater` per device.
     The updater index of parameter i on device k is ``i * num_device + k`` (MXNet's)."""
+    sums = []
     for index, (args, grads) in enumerate(zip(param_arrays, grad_arrays)):
         if grads[0] is None:
             continue
         if kvstore:
             name = param_names[index]
             if grads[0].stype == "default" and args[0].stype == "default":
-                kvstore.pushpull(name, grads, priority=-index)
+                sums.append((name, grads, -index))
             else:
                 kvstore.push(name, grads, priority=-index)
                 kvstore.pull(name, out=grads, priority=-index)
+    if sums:        # (together: a distributed store sums them in buckets)
+        kvstore._pushpull_sums(sums)
     for k in range(num_device):
         for index, (args, grads) in enumerate(zip(param_arrays, grad_arrays)):
             if grads[0] is None:
