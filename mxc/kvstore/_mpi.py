@@ -721,15 +721,15 @@ class _Comm(object):
         if self._node is not None and pairs[0][0].dtype.kind in "fiuc":
             # items of stage_shared (receive arrays in shared blocks) are summed straight
             # into them; the others through _ShmSum
-            shared = [i for i, p in enumerate(pairs) if len(p) > 2 and p[2] is not None]
+            shared = [i for i, p in enumerate(pairs) if len(p) > 2]
             if shared:
                 self._sum_shared([pairs[i] for i in shared], what)
                 if done is not None:
                     for i in shared:
                         done(i)
-            if len(shared) == len(pairs):
+            rest = [i for i, p in enumerate(pairs) if len(p) == 2]
+            if not rest:
                 return
-            rest = [i for i, p in enumerate(pairs) if len(p) < 3 or p[2] is None]
             if self._shm is None:
                 self._shm = _ShmSum(self, self._node, _SHM_BYTES)
             self._shm.sum([pairs[i][:2] for i in rest], what,

@@ -236,17 +236,8 @@ class _Reducer(object):
             req.wait()
             box.clear()
 
-        var = engine.Var()
-        comm.submit(req)
-        reads = [src._chunk] if src._chunk is not dst._chunk else []
-        try:
-            engine.push(stage, const_vars=reads, mutable_vars=[var, dst._chunk],
-                        priority=_STAGE_PRIO + priority, name="kvstore_init_stage")
-        except BaseException:
-            comm.mark_ready(req)
-            raise
-        engine.push(finish, const_vars=[var], mutable_vars=[dst._chunk],
-                    priority=_FINISH_PRIO + priority, name="kvstore_init")
+        self._push_pair(req, stage, finish, [src] if src._chunk is not dst._chunk else [],
+                        [dst], "init", priority)
 
 
 class DistKVStore(KVStore):
@@ -259,7 +250,7 @@ class DistKVStore(KVStore):
         self._recv = {}
         self._shared = set()      # keys whose stored value is the caller's array
         self._held = []           # a Trainer step's pushes, for _flush_pushes
-        self._holding = False     # whether pushes are held (inside a Trainer step's call)
+        self._holding = False     # inside _pushpull_sums: pushes are held
         self._blocks = {}         # the keys of a Trainer step -> their shared receive arrays
         self._async = "async" in kvtype
         self._server = _AsyncServer(self._comm) if self._async else None
@@ -333,7 +324,8 @@ class DistKVStore(KVStore):
         # bytes again (a second collective per key); an SGD/Adam update of 25M floats costs
         # 15-40 ms here against 100-280 ms for the allreduce, so the replica is cheaper.
         stored = self._store[key]
-        if self._holding and self._red.threshold is None and not _is_sparse(stored):
+        if ((self._deferred is not None or self._holding) and self._red.threshold is None
+                and not _is_sparse(stored)):
             # a Trainer step (_pushpull_updates, _pushpull_sums): summed with the step's
             # other keys in buckets by _flush_pushes, which then queues the update
             self._held.append((key, vals, priority, self._red._check_values(key, vals)))
@@ -355,15 +347,12 @@ class DistKVStore(KVStore):
                 self._recv[key] = stored      # two buffers per key alternate
 
     def _pushpull_updates(self, items):
-        from ..optimizer.updater import Updater
+        # (pushes are held while KVStore defers the updates, i.e. for mxc's Updater)
         self._held = []
-        # (KVStore._pushpull_updates defers the updates only for mxc's Updater; another
-        # updater gets one call per push, so its pushes must not be held)
-        self._holding = isinstance(self._updater, Updater) and not self._async
         try:
             super(DistKVStore, self)._pushpull_updates(items)
         finally:
-            self._held, self._holding = [], False   # (a push that failed leaves nothing)
+            self._held = []       # (a push that failed midway leaves nothing for later)
 
     def _pushpull_sums(self, items):
         """A Trainer step that updates locally (update_on_kvstore=False): its keys are summed
