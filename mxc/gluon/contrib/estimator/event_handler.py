@@ -505,13 +505,15 @@ class ProgressBarHandler(TrainBegin, EpochBegin, BatchEnd, EpochEnd):
     """A tqdm progress bar over each training epoch's batches with `metrics` as its postfix
     (not in MXNet 1.9; never added by default). The bar appears only once an epoch has run
     `delay` seconds, so short epochs stay quiet. The length comes from ``len(train_data)``
-    when the loader has one. `file` defaults to stderr."""
+    when the loader has one. `file` defaults to stderr; other keyword arguments go to
+    ``tqdm`` (e.g. ``leave=True`` to keep each epoch's finished bar)."""
 
-    def __init__(self, metrics=None, delay=2.0, file=None, priority=np.inf):
+    def __init__(self, metrics=None, delay=2.0, file=None, priority=np.inf, **tqdm_kwargs):
         self.metrics = _check_metrics(metrics)
         self.delay = delay
         self.file = file
         self.priority = priority
+        self.tqdm_kwargs = dict({"leave": False, "unit": "batch"}, **tqdm_kwargs)
         self.current_epoch = 0
         self._bar = None
 
@@ -521,7 +523,7 @@ class ProgressBarHandler(TrainBegin, EpochBegin, BatchEnd, EpochEnd):
     def epoch_begin(self, estimator, *args, **kwargs):
         from tqdm import tqdm  # a dependency of mxc; imported here to keep import time low
         self._bar = tqdm(total=estimator._train_length, delay=self.delay, file=self.file,
-                         unit="batch", leave=False, desc="[Epoch %d]" % self.current_epoch)
+                         desc="[Epoch %d]" % self.current_epoch, **self.tqdm_kwargs)
 
     def batch_end(self, estimator, *args, **kwargs):
         if self._bar is not None:
