@@ -1,7 +1,8 @@
 """``mx.contrib``: MXNet 1.x's experimental namespaces: ``nd``/``ndarray`` and ``sym``/``symbol``
 (the ``_contrib_`` operators), ``amp`` (mixed precision), ``horovod`` (the horovod.mxnet-style
-facade over MPI). amp and horovod load on first use: amp wraps operator lists (40 ms) and horovod
-needs mpi4py."""
+facade over MPI), ``tensorboard`` (metrics into TensorBoard files). amp, horovod and tensorboard
+load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py and tensorboard
+tensorboardX (when a writer is made)."""
 import importlib as _importlib
 
 from ..ndarray import contrib as ndarray  # noqa: F401
@@ -9,7 +10,7 @@ from ..ndarray import contrib as nd  # noqa: F401
 from ..symbol import contrib as symbol  # noqa: F401
 from ..symbol import contrib as sym  # noqa: F401
 
-_LAZY = ("amp", "horovod")
+_LAZY = ("amp", "horovod", "tensorboard")
 
 
 def __getattr__(name):
