@@ -1,13 +1,14 @@
 """`Estimator`: MXNet 1.9.1's Gluon fit loop (``fit`` and ``evaluate`` over DataLoaders)."""
 import copy
 import logging
+import os
 import sys
 import warnings
 
 from .batch_processor import BatchProcessor
 from .event_handler import (BatchBegin, BatchEnd, EpochBegin, EpochEnd, GradientUpdateHandler,
-                            LoggingHandler, MetricHandler, StoppingHandler, TrainBegin, TrainEnd,
-                            ValidationHandler, _check_event_handlers)
+                            LoggingHandler, MetricHandler, ProgressBarHandler, StoppingHandler,
+                            TrainBegin, TrainEnd, ValidationHandler, _check_event_handlers)
 from .utils import _check_handler_metric_ref, _check_metrics, _suggest_metric_for_loss
 from ...data import DataLoader
 from ...loss import Loss as _GluonLoss
@@ -19,6 +20,17 @@ __all__ = ["Estimator"]
 
 # the six events in the order `_categorize_handlers` returns them
 _EVENTS = (TrainBegin, EpochBegin, BatchBegin, BatchEnd, EpochEnd, TrainEnd)
+
+
+def _terminal_progress():
+    """Whether fit adds a progress bar by default: on a terminal, as Module.fit does, unless
+    MXC_PROGRESS=0 or CI is set."""
+    if os.environ.get("MXC_PROGRESS", "1") == "0" or os.environ.get("CI"):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stderr
+        return False
 
 
 class Estimator(object):
@@ -91,7 +103,7 @@ class Estimator(object):
                              f"{context}")
         for ctx in context:
             # AssertionError, as MXNet 1.9 raises for a device that is not there
-            assert ctx in available_gpus or ctx.device_type == "cpu", (
+            assert ctx in available_gpus or ctx.device_type.startswith("cpu"), (
                 "%s is not available, please make sure your context is in one of: mx.cpu(), %s"
                 % (ctx, ", ".join(str(g) for g in available_gpus)))
         return context
@@ -205,7 +217,8 @@ class Estimator(object):
         """Train on `train_data` for `epochs` epochs or `batches` batches (exactly one of
         them). Default handlers: StoppingHandler, GradientUpdateHandler, MetricHandler,
         ValidationHandler (when `val_data` is given) and LoggingHandler, each unless
-        `event_handlers` already has one of its kind."""
+        `event_handlers` already has one of its kind; on a terminal also a ProgressBarHandler,
+        which shows a bar once an epoch has run 2 s (MXC_PROGRESS=0 turns it off)."""
         self._check_loader(train_data, "train_data")
         if (not epochs) == (not batches):
             raise ValueError("Fit only support exactly one type of iteration, train by number "
@@ -269,6 +282,9 @@ class Estimator(object):
             defaults.append(MetricHandler(metrics=self.train_metrics))
         if missing(ValidationHandler) and val_data:
             defaults.append(ValidationHandler(val_data=val_data, eval_fn=self.evaluate))
+        if missing(ProgressBarHandler) and _terminal_progress():
+            # before the LoggingHandler of equal priority: the bar is gone when it logs
+            defaults.append(ProgressBarHandler(metrics=self.train_metrics))
         if missing(LoggingHandler):
             defaults.append(LoggingHandler(metrics=self.train_metrics))
         return self._finish_handlers(handlers, defaults, self.train_metrics + self.val_metrics)

@@ -11,7 +11,8 @@ import mxc as mx
 from mxc import gluon
 from mxc.gluon.contrib.estimator import (BatchEnd, BatchProcessor, EpochEnd, Estimator,
                                          GradientUpdateHandler, LoggingHandler, MetricHandler,
-                                         StoppingHandler, ValidationHandler)
+                                         ProgressBarHandler, StoppingHandler, ValidationHandler)
+from mxc.gluon.contrib.estimator import estimator as estimator_module
 
 from .conftest import classification_data, classifier, regression_data
 
@@ -103,7 +104,8 @@ def test_stops_after_epochs_or_batches(kwargs, batches, epochs):
     assert (counter.batches, counter.epochs) == (batches, epochs)
 
 
-def test_default_handlers_and_their_order():
+def test_default_handlers_and_their_order(monkeypatch):
+    monkeypatch.setenv("MXC_PROGRESS", "0")  # the list without a terminal's progress bar
     loader, _, _ = classification_data()
     net = classifier()
     est = Estimator(net, gluon.loss.SoftmaxCrossEntropyLoss(), context=mx.cpu(),
@@ -116,8 +118,22 @@ def test_default_handlers_and_their_order():
     mine = LoggingHandler(log_interval=2, metrics=est.train_metrics)
     handlers = est._prepare_default_handlers(None, [mine])
     assert [h for h in handlers if isinstance(h, LoggingHandler)] == [mine]
+    # on a terminal a progress bar comes too, before the logging handler
+    monkeypatch.setattr(estimator_module.sys, "stderr", _Tty())
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("MXC_PROGRESS")
+    handlers = est._prepare_default_handlers(None, None)
+    assert [type(h) for h in handlers][-2:] == [ProgressBarHandler, LoggingHandler]
+    monkeypatch.setenv("MXC_PROGRESS", "0")
+    assert not any(isinstance(h, ProgressBarHandler)
+                   for h in est._prepare_default_handlers(None, None))
     # the default metrics are accuracy and the loss for softmax cross-entropy
     assert [type(m) for m in est.train_metrics] == [mx.metric.Accuracy, mx.metric.Loss]
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
 
 
 def test_logging_handler_lines():
