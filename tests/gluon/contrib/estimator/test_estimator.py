@@ -14,7 +14,7 @@ from mxc.gluon.contrib.estimator import (BatchEnd, BatchProcessor, EpochEnd, Est
                                          ProgressBarHandler, StoppingHandler, ValidationHandler)
 from mxc.gluon.contrib.estimator import estimator as estimator_module
 
-from .conftest import classification_data, classifier, regression_data
+from .common import classification_data, classifier, regression_data
 
 
 def _linear_net(w, b):

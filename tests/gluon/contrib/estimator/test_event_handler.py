@@ -11,7 +11,7 @@ from mxc import gluon
 from mxc.gluon.contrib.estimator import (CheckpointHandler, EarlyStoppingHandler, EpochEnd,
                                          Estimator, ProgressBarHandler)
 
-from .conftest import classification_data, classifier
+from .common import classification_data, classifier
 
 
 def _estimator(seed=3, momentum=0.9):
