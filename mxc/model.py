@@ -23,23 +23,14 @@ def _kvs():
     return kvs
 
 
-def _kv_base(kvs):
-    return getattr(kvs, "KVStoreBase", None) or getattr(kvs, "KVStore")
-
-
 def _kv_can_optimize(kv):
-    kvs = _kvs()
-    cap = getattr(kv, "is_capable", None)
-    if cap is None:
-        return True
-    base = _kv_base(kvs)
-    return bool(cap(getattr(base, "OPTIMIZER", "optimizer")))
+    return bool(kv.is_capable(_kvs().KVStoreBase.OPTIMIZER))
 
 
 def _create_sparse_kvstore(kvstore):
     """A kvstore that can run the optimizer (needed for row_sparse weights)."""
     kvs = _kvs()
-    if isinstance(kvstore, _kv_base(kvs)):
+    if isinstance(kvstore, kvs.KVStoreBase):
         kv = kvstore
     elif isinstance(kvstore, str):
         kv = kvs.create(kvstore)
@@ -53,21 +44,24 @@ def _create_sparse_kvstore(kvstore):
 
 
 def _create_kvstore(kvstore, num_device, arg_params):
-    """(kvstore or None, update_on_kvstore) for `num_device` devices, as MXNet 1.9.1 decides."""
+    """(kvstore or None, update_on_kvstore) for `num_device` devices, as MXNet 1.9.1 decides
+    (for the Module API and the Gluon Trainer alike)."""
+    kvs = _kvs()
     update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
     if kvstore is None:
         kv = None
+    elif isinstance(kvstore, kvs.KVStoreBase):
+        kv = kvstore
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
-            kv = None  # one device: nothing to aggregate, the updater runs locally
+        kind = kvs.base.store_class(kvstore)
+        if num_device == 1 and not (kind is not None and kind.is_distributed):
+            kv = None  # one device in one process: nothing to reduce, the updater runs locally
         else:
-            kv = _kvs().create(kvstore)
+            kv = kvs.create(kvstore)
             if kvstore == "local" and arg_params:
                 biggest = max(int(np.prod(p.shape)) for p in arg_params.values())
                 if biggest > 1024 * 1024 * 16:
                     update_on_kvstore = False
-    elif isinstance(kvstore, _kv_base(_kvs())):
-        kv = kvstore
     else:
         raise TypeError(f"kvstore must be KVStore, str or None, got {type(kvstore).__name__}")
     if kv is None:

@@ -1,10 +1,7 @@
 """Trainer: applies an Optimizer to a set of Parameters after ``autograd.backward`` (gradients
 reduced across contexts through a KVStore when there are several), as mxnet.gluon.Trainer."""
-import os
-
-import numpy as np
-
 from .. import autograd
+from ..model import _create_kvstore, _create_sparse_kvstore, _kv_can_optimize
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
@@ -13,57 +10,6 @@ __all__ = ["Trainer"]
 def _opt():
     from .. import optimizer
     return optimizer
-
-
-def _kvs():
-    from .. import kvstore
-    return kvstore
-
-
-def _kv_capable_optimizer(kv):
-    return bool(kv.is_capable(_kvs().KVStoreBase.OPTIMIZER))
-
-
-def _create_sparse_kvstore(kvstore):
-    kvs = _kvs()
-    if isinstance(kvstore, kvs.KVStoreBase):
-        kv = kvstore
-    elif isinstance(kvstore, str):
-        kv = kvs.create(kvstore)
-    else:
-        raise TypeError(f"Cannot create '{kvstore}' KVStore with row_sparse parameters. The type "
-                        "must be KVStore or str.")
-    if not _kv_capable_optimizer(kv):
-        raise AssertionError("KVStore with sparse weight requires optimizer support. However, "
-                             "type(kv) does not support optimizer. Please consider other kvstore "
-                             "backends (e.g. dist_device) instead.")
-    return kv, True
-
-
-def _create_kvstore(kvstore, num_device, arg_params):
-    """(kvstore or None, update_on_kvstore) as MXNet's model._create_kvstore chooses them."""
-    kvs = _kvs()
-    update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-    if kvstore is None:
-        kv = None
-    elif isinstance(kvstore, kvs.KVStoreBase):
-        kv = kvstore
-    elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
-            kv = None           # one device on one machine: nothing to reduce
-        else:
-            kv = kvs.create(kvstore)
-            if kvstore == "local":
-                biggest = max(int(np.prod(p.shape)) for p in arg_params.values())
-                if biggest > 1024 * 1024 * 16:
-                    update_on_kvstore = False
-    else:
-        raise TypeError("kvstore must be KVStore, str or None")
-    if kv is None:
-        update_on_kvstore = False
-    else:
-        update_on_kvstore = update_on_kvstore and _kv_capable_optimizer(kv)
-    return kv, update_on_kvstore
 
 
 class Trainer:
@@ -158,7 +104,7 @@ class Trainer:
         return waiting
 
     def _reset_kvstore(self):
-        if self._kvstore and "dist" in self._kvstore.type:
+        if self._kvstore and self._kvstore.is_distributed:
             raise RuntimeError("Cannot reset distributed KVStore.")
         self._kv_initialized = False
         self._kvstore = None
@@ -170,14 +116,14 @@ class Trainer:
         config = self._kvstore_params
         if self._contains_sparse_weight:
             kvstore, update_on_kvstore = _create_sparse_kvstore(config["kvstore"])
-            self._distributed = "dist" in kvstore.type
+            self._distributed = kvstore.is_distributed
             if config["update_on_kvstore"] is False:
                 raise ValueError("Cannot set update_on_kvstore=False when sparse weights are "
                                  "present.")
         elif self._contains_sparse_grad:
             arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
             kvstore, _ = _create_kvstore(config["kvstore"], len(self._contexts), arrays)
-            self._distributed = "dist" in kvstore.type if kvstore else False
+            self._distributed = kvstore.is_distributed if kvstore else False
             update_on_kvstore = self._distributed
             if config["update_on_kvstore"] is not None:
                 if config["update_on_kvstore"] is False and self._distributed:
@@ -188,15 +134,15 @@ class Trainer:
             arrays = {p.name: p.data(self._contexts[0]) for p in self._params}
             kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
                                                          arrays)
-            self._distributed = "dist" in kvstore.type if kvstore else False
-            if self._distributed and "async" in kvstore.type:
+            self._distributed = kvstore.is_distributed if kvstore else False
+            if self._distributed and kvstore.is_async:
                 update_on_kvstore = True
                 if config["update_on_kvstore"] is False:
                     raise ValueError("Please set update_on_kvstore=True when training in async "
                                      "mode.")
             if config["update_on_kvstore"] is not None:
                 update_on_kvstore = config["update_on_kvstore"]
-            if update_on_kvstore and kvstore is not None and not _kv_capable_optimizer(kvstore):
+            if update_on_kvstore and kvstore is not None and not _kv_can_optimize(kvstore):
                 if config["update_on_kvstore"]:
                     raise ValueError("Please set update_on_kvstore=False when training with "
                                      f"{type(kvstore)}")
@@ -239,7 +185,7 @@ class Trainer:
             self._init_params()
         idx = self._param2idx[parameter.name]
         with autograd.pause(train_mode=autograd._modes.is_training()):
-            if full_idx and "dist" not in self._kvstore.type:
+            if full_idx and not self._kvstore.is_distributed:
                 if row_id.size != out.shape[0]:
                     raise AssertionError("row_sparse pull of all rows: row_id size does not "
                                          "match")

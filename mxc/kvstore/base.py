@@ -4,19 +4,34 @@ import warnings
 from ..base import MXNetError, string_types
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["create", "KVStoreBase"]
+__all__ = ["create", "KVStoreBase", "store_class"]
 
 
 class KVStoreBase(object):
     """The interface of a key-value store for data-parallel training.
 
-    Stores written in Python register with ``KVStoreBase.register`` and are then built by
-    ``mx.kv.create(<lower-cased class name>)``.
+    Stores register with ``KVStoreBase.register`` and are then built by ``mx.kv.create``: a
+    plugin under its lower-cased class name (as in MXNet), a built-in store under the MXNet type
+    names it declares in ``type_names``.
+
+    What kind of store it is, the class declares; the Trainer, Module and model read these
+    attributes (a plugin inherits the defaults: one process, synchronous, no compression).
     """
 
     OPTIMIZER = "optimizer"
 
     kv_registry = {}
+
+    #: the MXNet type names a built-in store serves (``create(name)`` calls ``klass(name)``)
+    type_names = ()
+    #: workers are separate processes (MPI ranks): each holds its own copy of the data and
+    #: the weights start as rank 0's
+    is_distributed = False
+    #: pushes are applied as they arrive, without waiting for the other workers: the
+    #: optimizer must run in the store
+    is_async = False
+    #: ``set_gradient_compression`` ('2bit') is available
+    supports_compression = False
 
     def broadcast(self, key, value, out, priority=0):
         """Initialize ``key`` with ``value`` (rank 0's) and pull it into ``out``."""
@@ -79,15 +94,17 @@ class KVStoreBase(object):
 
     @staticmethod
     def register(klass):
-        """Class decorator: make ``klass`` creatable as ``mx.kv.create(klass.__name__.lower())``."""
+        """Class decorator: make ``klass`` creatable as ``mx.kv.create(klass.__name__.lower())``,
+        or by each of the ``type_names`` it declares itself (the built-in stores)."""
         if not isinstance(klass, type):
             raise TypeError("KVStoreBase.register takes a class, got %r" % (klass,))
-        name = klass.__name__.lower()
-        old = KVStoreBase.kv_registry.get(name)
-        if old is not None and old is not klass:
-            warnings.warn("WARNING: New kvstore %s.%s is overriding existing kvstore %s.%s"
-                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
-        KVStoreBase.kv_registry[name] = klass
+        for name in vars(klass).get("type_names") or (klass.__name__.lower(),):
+            old = KVStoreBase.kv_registry.get(name)
+            if old is not None and old is not klass:
+                warnings.warn("WARNING: New kvstore %s.%s is overriding existing kvstore %s.%s"
+                              % (klass.__module__, klass.__name__, old.__module__,
+                                 old.__name__))
+            KVStoreBase.kv_registry[name] = klass
         return klass
 
 
@@ -141,36 +158,36 @@ class TestStore(KVStoreBase):
         raise NotImplementedError()
 
 
-# store types built on the local store; any other 'local*' name is local as in MXNet
-_LOCAL_TYPES = ("local", "device", "nccl", "local_update_cpu", "local_allreduce_cpu",
-                "local_allreduce_device")
+def store_class(name):
+    """The registered class ``create(name)`` would build, or None for an unknown name. MXNet
+    takes any other 'local*' name as the local store."""
+    name = name.lower()
+    klass = KVStoreBase.kv_registry.get(name)
+    if klass is None and name.startswith("local"):
+        klass = KVStoreBase.kv_registry.get("local")
+    return klass
 
 
 def create(name="local"):
-    """Create a KVStore.
+    """Create a KVStore of a registered type name.
 
-    ``'local'`` (and ``'local_update_cpu'``, ``'local_allreduce_cpu'``) sums pushed values and
-    runs the updater on the CPU; ``'device'``, ``'local_allreduce_device'`` and ``'nccl'`` are
-    accepted and behave as the local store here, since mxc computes on the CPU (a warning
-    says so once). ``'dist_sync'``, ``'dist_device_sync'``, ``'dist_sync_device'``,
-    ``'dist_async'`` and ``'horovod'`` build the distributed store over MPI
-    (``mxc/kvstore/dist.py``; mpi4py from the 'dist' extra). Names registered with
-    ``KVStoreBase.register`` create those classes.
+    ``'local'`` (and ``'local_update_cpu'``, ``'local_allreduce_cpu'``, ``'nccl'``, any other
+    ``'local*'`` name), ``'device'`` and ``'local_allreduce_device'`` are the one-machine store
+    (``mxc/kvstore/kvstore.py``): each key lives on the device of its init value and pushes are
+    summed there (on the GPU for arrays on one); the 'device' kinds also take 2-bit gradient
+    compression. ``'dist_sync'``, ``'dist_device_sync'``, ``'dist_sync_device'``,
+    ``'dist_async'`` (and its 'device' spellings) and ``'horovod'`` are the distributed stores
+    over MPI (``mxc/kvstore/dist.py``; mpi4py from the 'dist' extra, imported when one is
+    built). Classes registered with ``KVStoreBase.register`` are built by their name.
     """
     if not isinstance(name, string_types):
         raise TypeError("name must be a string")
     name = name.lower()
-    if name in KVStoreBase.kv_registry:
-        return KVStoreBase.kv_registry[name]()
-    if "dist" in name or name == "horovod":
-        from .dist import create_dist      # imports mpi4py only now
-        return create_dist(name)
     if name == "byteps":
         raise MXNetError("KVStore type 'byteps' needs the byteps package, which mxc does not "
                          "support; use 'dist_sync' or 'horovod'")
-    if name not in _LOCAL_TYPES and not name.startswith("local"):
-        raise MXNetError("Unknown KVStore type '%s'; valid types are %s, 'dist_*' and the "
-                         "registered %s" % (name, ", ".join(repr(t) for t in _LOCAL_TYPES),
-                                            sorted(KVStoreBase.kv_registry)))
-    from .kvstore import KVStore
-    return KVStore(name)
+    klass = store_class(name)
+    if klass is None:
+        raise MXNetError("Unknown KVStore type '%s'; valid types are %s" % (
+            name, ", ".join(repr(t) for t in sorted(KVStoreBase.kv_registry))))
+    return klass(name) if "type_names" in vars(klass) else klass()

@@ -57,11 +57,9 @@ from .base import KVStoreBase
 from .compression import dequantize_2bit, quantize_2bit
 from .kvstore import KVStore, _check_compression_params, _is_sparse, _pairs
 
-__all__ = ["DistKVStore", "HorovodStore", "create_dist", "DIST_TYPES"]
+__all__ = ["DistKVStore", "DistAsyncKVStore", "HorovodStore"]
 
-DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device", "dist_async",
-              "dist_device_async", "dist_async_device")
-
+_lock = threading.Lock()    # one store at a time takes the communicator
 _STAGE_PRIO = 1 << 24
 _MAX_BLOCKS = 4           # shared receive blocks per store (one per set of keys a step pushes)
 _BUCKET_BYTES = int(os.environ.get("MXC_KVSTORE_BUCKET_BYTES", str(32 << 20)))
@@ -240,20 +238,25 @@ class _Reducer(object):
                         [dst], "init", priority)
 
 
+@KVStoreBase.register
 class DistKVStore(KVStore):
     """A KVStore whose workers are MPI ranks; build it with ``mx.kv.create('dist_sync')``."""
 
+    type_names = ("dist_sync", "dist_device_sync", "dist_sync_device")
+    is_distributed = True
+    supports_compression = True
+
     def __init__(self, kvtype="dist_sync"):
-        super(DistKVStore, self).__init__(kvtype)
-        self._comm = _mpi.get_comm()
-        self._red = _Reducer(self._comm)
-        self._recv = {}
-        self._shared = set()      # keys whose stored value is the caller's array
-        self._held = []           # a Trainer step's pushes, for _flush_pushes
-        self._holding = False     # inside _pushpull_sums: pushes are held
-        self._blocks = {}         # the keys of a Trainer step -> their shared receive arrays
-        self._async = "async" in kvtype
-        self._server = _AsyncServer(self._comm) if self._async else None
+        with _lock:
+            super(DistKVStore, self).__init__(kvtype)
+            self._comm = _mpi.get_comm()
+            self._red = _Reducer(self._comm)
+            self._recv = {}
+            self._shared = set()      # keys whose stored value is the caller's array
+            self._held = []           # a Trainer step's pushes, for _flush_pushes
+            self._holding = False     # inside _pushpull_sums: pushes are held
+            self._blocks = {}         # the keys of a Trainer step -> their shared receive arrays
+            self._server = _AsyncServer(self._comm) if self.is_async else None
 
     def __repr__(self):
         return "<DistKVStore %s: rank %d of %d, %d keys>" % (
@@ -272,14 +275,14 @@ class DistKVStore(KVStore):
         pairs, kind = _pairs(key, value, "init")
         self._use_kind(kind)
         for k, v in pairs:
-            if self._async and _is_sparse(v):
+            if self.is_async and _is_sparse(v):
                 raise MXNetError("dist_async: key %r has %s storage; mxc's dist_async store "
                                  "holds dense values only (use dist_sync for sparse ones)"
                                  % (k, v.stype))
             self._check_new_key(k)
             dense = _dense(v)
             buf = dense.copy() if self.rank == 0 else _empty_like(dense)
-            if self._async:
+            if self.is_async:
                 self._server.init_key(k, buf)
                 self._store[k] = buf
                 continue
@@ -293,7 +296,7 @@ class DistKVStore(KVStore):
         copying per step, on a core that each rank shares with its compute. A change the
         script makes to the weight between steps (clipping it, say) is then kept, where
         MXNet's separate copy in the store overwrote it at the next pull."""
-        if self._async or _is_sparse(arr):
+        if self.is_async or _is_sparse(arr):
             return super(DistKVStore, self)._broadcast_shared(key, arr)
         ((key, _),), kind = _pairs(key, arr, "init")
         self._use_kind(kind)
@@ -309,7 +312,7 @@ class DistKVStore(KVStore):
                 raise MXNetError("push of key %r: value shape %s does not match the stored "
                                  "shape %s" % (key, v.shape, stored.shape))
         vals = [_dense(v) for v in vals]
-        if self._async:
+        if self.is_async:
             if self._updater is None:
                 raise MXNetError("dist_async: push of key %r without an optimizer: the "
                                  "asynchronous store applies pushes with the optimizer of "
@@ -358,7 +361,7 @@ class DistKVStore(KVStore):
         """A Trainer step that updates locally (update_on_kvstore=False): its keys are summed
         in buckets as ``_pushpull_updates``'s are, each sum becomes the key's stored value
         and is pulled into the gradients."""
-        if self._async or self._updater is not None:
+        if self.is_async or self._updater is not None:
             return super(DistKVStore, self)._pushpull_sums(items)
         self._held, self._holding = [], True
         try:
@@ -478,7 +481,7 @@ class DistKVStore(KVStore):
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored (reduced / updated) values into ``out``."""
-        if self._async:
+        if self.is_async:
             if out is None:
                 raise MXNetError("pull needs out= (the arrays to copy the stored values into)")
             pairs, kind = _pairs(key, out, "pull")
@@ -514,7 +517,7 @@ class DistKVStore(KVStore):
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         """The rows ``row_ids`` of the (reduced, identical on every rank) stored values."""
-        if self._async:
+        if self.is_async:
             raise MXNetError("row_sparse_pull is not supported by dist_async in mxc; use "
                              "dist_sync")
         super(DistKVStore, self).row_sparse_pull(key, out=out, priority=priority,
@@ -532,7 +535,7 @@ class DistKVStore(KVStore):
 
     def _set_updater(self, updater):
         super(DistKVStore, self)._set_updater(updater)
-        if self._async:
+        if self.is_async:
             self._server.updater = updater
 
     def _check_same(self, what, blob):
@@ -560,14 +563,14 @@ class DistKVStore(KVStore):
         t = _check_compression_params(compression_params)
         self._red.threshold = t
         self._red.residual = {}
-        if self._async:
+        if self.is_async:
             self._server.threshold = t
             self._server.residual = {}
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the updater's states (identical on every rank in dist_sync; rank 0's in
         dist_async) to fname."""
-        if self._async:
+        if self.is_async:
             if self.rank != 0:
                 raise MXNetError("dist_async: the optimizer states live on rank 0 (the "
                                  "server); call save_optimizer_states on rank 0 (this is rank "
@@ -581,7 +584,7 @@ class DistKVStore(KVStore):
     def load_optimizer_states(self, fname):
         """Read the updater's states from fname (on every rank; in dist_async rank 0's are
         the ones used)."""
-        if self._async:
+        if self.is_async:
             with self._server.lock:
                 self._server.flush()
                 super(DistKVStore, self).load_optimizer_states(fname)
@@ -592,7 +595,7 @@ class DistKVStore(KVStore):
         """Wait until every worker reached its barrier (in dist_async, once rank 0 has taken
         every push this worker made before it)."""
         comm = self._comm
-        if self._async:
+        if self.is_async:
             self._server.flush()
         req = comm.barrier_request()
         comm.submit(req, ready=True)
@@ -604,10 +607,26 @@ class DistKVStore(KVStore):
         """mxc's dist stores have no server processes; nothing to send."""
 
 
+@KVStoreBase.register
+class DistAsyncKVStore(DistKVStore):
+    """``mx.kv.create('dist_async')``: the asynchronous kind of DistKVStore (see the module's
+    docstring); its methods branch on ``is_async``."""
+
+    type_names = ("dist_async", "dist_device_async", "dist_async_device")
+    is_async = True
+
+    def __init__(self, kvtype="dist_async"):
+        super(DistAsyncKVStore, self).__init__(kvtype)
+
+
+@KVStoreBase.register
 class HorovodStore(KVStoreBase):
     """``mx.kv.create('horovod')``: allreduce (sum) and broadcast over MPI ranks."""
 
-    def __init__(self):
+    type_names = ("horovod",)
+    is_distributed = True
+
+    def __init__(self, kvtype="horovod"):
         self._comm = _mpi.get_comm()
         self._red = _Reducer(self._comm)
         self._recv = {}
@@ -880,18 +899,3 @@ class _AsyncServer(object):
 def _empty_like(arr):
     from .. import ndarray as nd
     return nd.empty(arr.shape, ctx=arr.context, dtype=arr.dtype)
-
-
-_lock = threading.Lock()
-
-
-def create_dist(name):
-    """The store for a 'dist_*' or 'horovod' type name."""
-    if name == "horovod":
-        return HorovodStore()
-    if name not in DIST_TYPES:
-        raise MXNetError("Unknown distributed KVStore type '%s'; valid types are %s and "
-                         "'horovod'" % (name, ", ".join(repr(t) for t in DIST_TYPES)))
-    with _lock:
-        return DistKVStore(name)
-

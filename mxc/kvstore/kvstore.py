@@ -19,9 +19,6 @@ from .base import KVStoreBase
 
 __all__ = ["KVStore"]
 
-_WARNED_TYPES = set()
-
-
 def _is_sparse(x):
     return getattr(x, "stype", "default") != "default"
 
@@ -108,8 +105,11 @@ def _check_compression_params(params):
     return threshold
 
 
+@KVStoreBase.register
 class KVStore(KVStoreBase):
     """A key-value store on one machine; build it with ``mx.kv.create(type)``."""
+
+    type_names = ("local", "local_update_cpu", "local_allreduce_cpu", "nccl")
 
     def __init__(self, kvtype="local"):
         kvtype = str(kvtype).lower()
@@ -121,13 +121,9 @@ class KVStore(KVStoreBase):
         self._deferred = None       # (key, grad, stored) held for one updater call
         self._updater_func = None
         self._str_updater_func = None
-        self._compression = None    # 2bit threshold on 'device'-type stores
+        self._compression = None    # 2bit threshold (supports_compression stores)
         self._residuals = {}
         self._pull_warned = set()
-        if kvtype in ("device", "nccl", "local_allreduce_device") and kvtype not in _WARNED_TYPES:
-            _WARNED_TYPES.add(kvtype)
-            warnings.warn("KVStore '%s': mxc computes on the CPU, so this store reduces and "
-                          "updates on the CPU like 'local'" % kvtype, stacklevel=3)
 
     def __repr__(self):
         return "<KVStore %s: %d keys>" % (self._type, len(self._store))
@@ -397,8 +393,8 @@ class KVStore(KVStoreBase):
 
     def set_gradient_compression(self, compression_params):
         """2-bit gradient compression ({'type': '2bit', 'threshold': t}) for 'device'-type
-        stores, as MXNet; other local stores do not support it."""
-        if "device" not in self._type and "dist" not in self._type:
+        and distributed stores, as MXNet; other local stores do not support it."""
+        if not self.supports_compression:
             raise MXNetError("Gradient compression is not supported for this type of kvstore "
                              "(%s); use a 'device' store" % self._type)
         self._compression = _check_compression_params(compression_params)
@@ -427,3 +423,13 @@ class KVStore(KVStoreBase):
 
     def _send_command_to_servers(self, head, body):
         """A local store has no servers."""
+
+
+@KVStoreBase.register
+class DeviceKVStore(KVStore):
+    """The 'device' kinds: MXNet reduces them on the GPU rather than in pinned CPU memory; here
+    every local store already sums where its keys live, so they differ from 'local' only in
+    taking 2-bit gradient compression (as MXNet's do)."""
+
+    type_names = ("device", "local_allreduce_device")
+    supports_compression = True

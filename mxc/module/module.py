@@ -304,8 +304,8 @@ class Module(BaseModule):
         kvstore, update_on_kvstore = _create_kvstore(kvstore, len(self._context),
                                                      self._arg_params)
         batch_size = self._exec_group.batch_size
-        if kvstore and "dist" in kvstore.type and "_sync" in kvstore.type:
-            batch_size *= kvstore.num_workers
+        if kvstore and kvstore.is_distributed and not kvstore.is_async:
+            batch_size *= kvstore.num_workers   # the store sums every worker's gradients
         rescale_grad = 1.0 / batch_size
         idx2name = {}
         if update_on_kvstore:

@@ -167,8 +167,8 @@ class _StatesUnpickler(pickle.Unpickler):
         np_ok = _numpy_whitelist().get((module, name))
         if np_ok is not None:
             return np_ok
-        if module in ("mxnet.optimizer.optimizer", "mxnet.optimizer", "mxc.optimizer.optimizer",
-                      "mxc.optimizer", "mxnet.optimizer.contrib", "mxc.optimizer.contrib"):
+        # mxnet.optimizer.optimizer (1.9.1), mxnet.optimizer.<name> (2.0's layout, mxc's)
+        if module.split(".")[:2] in (["mxnet", "optimizer"], ["mxc", "optimizer"]):
             from .optimizer import Optimizer
             for klass in Optimizer.opt_registry.values():
                 if klass.__name__ == name:

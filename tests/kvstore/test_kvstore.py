@@ -11,8 +11,6 @@ import pytest
 import mxc as mx
 from mxc.base import MXNetError
 
-pytestmark = pytest.mark.filterwarnings("ignore:KVStore '.*'. mxc computes on the CPU")
-
 SHAPE = (4, 3)
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "metric_golden.npz")
 
@@ -366,7 +364,7 @@ def test_types_and_properties():
     assert mx.kvstore.create is mx.kv.create
     for name in ("device", "nccl", "local_allreduce_device"):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")          # the one-time 'runs on the CPU' note
+            warnings.simplefilter("error")     # they sum where the keys live, as 'local' does
             kv = mx.kv.create(name)
         assert kv.type == name
         kv.init(0, mx.nd.zeros(SHAPE))
@@ -380,14 +378,61 @@ def test_types_and_properties():
         mx.kv.create(3)
 
 
-def test_device_types_warn_once_about_cpu():
-    from mxc.kvstore import kvstore as kvmod
-    kvmod._WARNED_TYPES.discard("nccl")
-    with pytest.warns(UserWarning, match="CPU"):
-        mx.kv.create("nccl")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        mx.kv.create("nccl")
+def test_store_kinds_are_declared_by_the_classes():
+    # (type name, class name, distributed, async, compression), as MXNet's names imply
+    want = [("local", "KVStore", False, False, False), ("nccl", "KVStore", False, False, False),
+            ("local_whatever", "KVStore", False, False, False),
+            ("device", "DeviceKVStore", False, False, True),
+            ("local_allreduce_device", "DeviceKVStore", False, False, True),
+            ("dist_sync", "DistKVStore", True, False, True),
+            ("dist_device_sync", "DistKVStore", True, False, True),
+            ("dist_sync_device", "DistKVStore", True, False, True),
+            ("dist_async", "DistAsyncKVStore", True, True, True),
+            ("dist_device_async", "DistAsyncKVStore", True, True, True),
+            ("dist_async_device", "DistAsyncKVStore", True, True, True),
+            ("horovod", "HorovodStore", True, False, False),
+            ("teststore", "TestStore", False, False, False)]
+    for name, cls, dist, is_async, compression in want:
+        klass = mx.kv.base.store_class(name)
+        assert klass.__name__ == cls, name
+        assert (klass.is_distributed, klass.is_async, klass.supports_compression) \
+            == (dist, is_async, compression), name
+    assert mx.kv.base.store_class("lcoal") is None
+    # the built-ins register like plugins: one registry holds every name create() accepts
+    reg = mx.kv.KVStoreBase.kv_registry
+    assert {n for n, *_ in want} - {"local_whatever"} <= set(reg)
+    assert reg["dist_async"].__mro__[1] is reg["dist_sync"]
+
+
+def test_plugin_store_gets_default_kinds_and_its_class_name():
+    @mx.kv.KVStoreBase.register
+    class MyKindStore(mx.kv.base.TestStore):
+        pass
+    try:
+        kv = mx.kv.create("mykindstore")
+        assert type(kv) is MyKindStore
+        assert not kv.is_distributed and not kv.is_async and not kv.supports_compression
+        # one device: a plugin named by string is not needed (MXNet's rule for non-dist names)
+        from mxc.model import _create_kvstore
+        assert _create_kvstore("mykindstore", 1, {}) == (None, False)
+        kv2, update = _create_kvstore("mykindstore", 2, {})
+        assert type(kv2) is MyKindStore and update is False   # it cannot run the optimizer
+    finally:
+        mx.kv.KVStoreBase.kv_registry.pop("mykindstore")
+
+
+def test_trainer_and_module_share_create_kvstore():
+    import mxc.gluon.trainer as trainer
+    import mxc.module.module as module
+    from mxc import model
+    assert trainer._create_kvstore is model._create_kvstore
+    assert module._create_kvstore is model._create_kvstore
+    assert trainer._create_sparse_kvstore is model._create_sparse_kvstore
+    kv, update = model._create_kvstore("device", 2, {"w": mx.nd.zeros((2, 2))})
+    assert type(kv).__name__ == "DeviceKVStore" and update is True
+    big = {"w": type("P", (), {"shape": (4097, 4097)})()}    # > 16M elements: update locally
+    assert model._create_kvstore("local", 2, big)[1] is False
+    assert model._create_kvstore("device", 2, big)[1] is True
 
 
 def test_gradient_compression_params():

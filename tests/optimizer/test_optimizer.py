@@ -285,3 +285,52 @@ def test_bad_inputs_are_named():
         opt.update(0, np.ones(2), mx.nd.ones(2), opt.create_state(0, mx.nd.ones(2)))
     with pytest.raises(AssertionError, match="param_idx2name"):
         mx.optimizer.SGD(param_idx2name=[1, 2])
+
+
+# MXNet 1.9.1's optimizers, all defined in mxnet/optimizer/optimizer.py there
+_MXNET_19 = ("SGD", "Signum", "FTML", "LARS", "LBSGD", "LAMB", "DCASGD", "NAG", "SGLD", "ccSGD",
+             "Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "Test")
+
+
+@pytest.mark.parametrize("name", _MXNET_19)
+def test_one_module_per_optimizer_and_mxnet_paths(name):
+    import io
+    import pickle
+    from mxc.optimizer.updater import _StatesUnpickler, dumps_states, loads_states
+    cls = getattr(mx.optimizer, name)
+    # MXNet 1.9.1 code imports mx.optimizer.optimizer.SGD; create() finds every one
+    assert getattr(mx.optimizer.optimizer, name) is cls
+    assert type(mx.optimizer.create(name.lower())) is cls
+    want_module = {"Test": "optimizer", "ccSGD": "sgd"}.get(name, name.lower())
+    assert cls.__module__ == f"mxc.optimizer.{want_module}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = cls(learning_rate=0.25)
+    assert type(pickle.loads(pickle.dumps(opt))) is cls
+    # .states files name the class as MXNet 1.9.1 does, and read back under either path
+    blob = dumps_states(({}, opt))
+    assert b"mxnet.optimizer.optimizer" in blob and name.encode() in blob
+    assert b"mxc.optimizer" not in blob
+    st, back = loads_states(blob)
+    assert type(back) is cls and back.lr == 0.25
+    reader = _StatesUnpickler(io.BytesIO(b""))
+    for module in ("mxnet.optimizer", f"mxnet.optimizer.{want_module}", cls.__module__):
+        assert reader.find_class(module, name) is cls
+
+
+def test_lars_takes_sgds_step():
+    # with eta chosen so the layer ratio is 1, LARS is SGD (its step is SGD's, not a copy)
+    rng = np.random.RandomState(5)
+    w0, grads = _data(rng)
+    w_norm = np.linalg.norm(w0)
+    g_norm = np.linalg.norm(grads[0])
+    lars = mx.optimizer.LARS(learning_rate=0.1, momentum=0.0, eta=g_norm / w_norm)
+    sgd = mx.optimizer.SGD(learning_rate=0.1, momentum=0.0)
+    assert isinstance(lars, mx.optimizer.SGD)
+    w_lars, _ = _run(lars, w0, grads[:1])
+    w_sgd, _ = _run(sgd, w0, grads[:1])
+    np.testing.assert_allclose(w_lars, w_sgd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w_sgd, w0 - 0.1 * grads[0], rtol=1e-6, atol=1e-6)
+    # biases keep the scheduled rate; only weights decay by default
+    lars = mx.optimizer.LARS(param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma"})
+    assert lars.wd_mult == {"fc_bias": 0.0, "bn_gamma": 0.0}

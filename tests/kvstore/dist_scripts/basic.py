@@ -101,6 +101,16 @@ def horovod():
     out = mx.nd.zeros((5, 2))
     kv.broadcast("p", mx.nd.array(val(RANK, 2, 0, (5, 2))), out)
     check("horovod broadcast", out, val(0, 2, 0, (5, 2)), exact=True)
+    # the store is declared distributed, so a Trainer given its name uses it with one device
+    # per rank too (as for 'dist_sync'): the update sees every rank's gradient summed
+    p = mx.gluon.Parameter("hvd_w", shape=(3,), init=mx.init.Zero())
+    p.initialize()
+    trainer = mx.gluon.Trainer([p], "sgd", {"learning_rate": 1.0}, kvstore="horovod")
+    with mx.autograd.record():
+        loss = (p.data() * mx.nd.array(val(RANK, 3, 0, (3,)))).sum()
+    loss.backward()
+    trainer.step(1)
+    check("horovod trainer", p.data(), -sum(val(r, 3, 0, (3,)) for r in range(N)))
 
 
 def compression():
