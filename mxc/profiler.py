@@ -187,6 +187,7 @@ class _Profiler:
         if state not in ("run", "stop"):
             raise ValueError(f"profiler.set_state: state must be 'run' or 'stop', got {state!r}")
         with self.lock:
+            self.paused = False        # as MXNet: a change of state ends a pause
             if state == "run":
                 self.running = True
                 self.output = True
