@@ -249,6 +249,8 @@ cdef ProfRec *g_prof = NULL
 cdef Py_ssize_t g_prof_n = 0
 cdef Py_ssize_t g_prof_cap = 0
 cdef long long g_prof_dropped = 0
+cdef ProfRec *g_prof_spare = NULL   # the buffer profile_take emptied, reused (no page faults)
+cdef Py_ssize_t g_prof_spare_cap = 0
 cdef long g_prof_worker_tid[PROF_MAX_WORKERS]   # engine worker i's thread id (0: none yet)
 cdef long g_prof_dev_tid[ENGINE_MAX_DEVICES]    # gpu(d)'s worker's thread id
 cdef int g_prof_nworker_tids = 0
@@ -335,23 +337,33 @@ def profile_take():
         many records were dropped since the last take because too many were waiting.
     """
     cdef ProfRec *recs
-    cdef Py_ssize_t n, i
+    cdef Py_ssize_t n, i, cap
     cdef long long dropped
-    global g_prof, g_prof_n, g_prof_cap, g_prof_dropped
+    global g_prof, g_prof_n, g_prof_cap, g_prof_dropped, g_prof_spare, g_prof_spare_cap
     with nogil:
         pthread_mutex_lock(&g_prof_mu)
         recs = g_prof
         n = g_prof_n
+        cap = g_prof_cap
         dropped = g_prof_dropped
-        g_prof = NULL
+        g_prof = g_prof_spare
+        g_prof_cap = g_prof_spare_cap
+        g_prof_spare = NULL
+        g_prof_spare_cap = 0
         g_prof_n = 0
-        g_prof_cap = 0
         g_prof_dropped = 0
         pthread_mutex_unlock(&g_prof_mu)
     try:
         out = [(recs[i].name.decode("utf-8", "replace"), recs[i].t0, recs[i].t1, recs[i].tid,
                 recs[i].dev) for i in range(n)]
     finally:
+        with nogil:
+            pthread_mutex_lock(&g_prof_mu)
+            if g_prof_spare == NULL:
+                g_prof_spare = recs
+                g_prof_spare_cap = cap
+                recs = NULL
+            pthread_mutex_unlock(&g_prof_mu)
         free(recs)
     return out, dropped
 
@@ -1581,11 +1593,14 @@ def _after_fork_child():
     g_threads = NULL
     mxc_engine_set_worker(0)
     # the profiler: the parent's records and workers are not the child's; its thread id is new
-    global g_prof, g_prof_n, g_prof_cap, g_prof_nworker_tids
+    global g_prof, g_prof_n, g_prof_cap, g_prof_nworker_tids, g_prof_spare, g_prof_spare_cap
     pthread_mutex_init(&g_prof_mu, NULL)
     free(g_prof)
     g_prof = NULL
     g_prof_n = g_prof_cap = 0
+    free(g_prof_spare)
+    g_prof_spare = NULL
+    g_prof_spare_cap = 0
     g_prof_nworker_tids = 0
     for i in range(ENGINE_MAX_DEVICES):
         g_prof_dev_tid[i] = 0
