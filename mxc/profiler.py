@@ -16,7 +16,8 @@ the user's objects (Domain, Task, Frame, Event, Counter, Marker), and writes:
   per user object, per category, as text or JSON.
 
 Operations run by a custom operator are named ``"<op_type>::<op>"`` (category
-``Custom Operator``), as MXNet names them. Differences from MXNet: ``profile_symbolic`` and
+``Custom Operator``), as MXNet names them; those a KVStore push or pull of a key runs are
+``"KVStorePush[key]::<op>"`` / ``"KVStorePull[key]::<op>"`` (category ``KVStore``). Differences from MXNet: ``profile_symbolic`` and
 ``profile_imperative`` both turn on the recording of every operation (mxc runs both through
 the same engine path); ``profile_api`` records nothing (mxc has no C API);
 ``continuous_dump`` defaults to False; a GPU operation's time is the time its worker took to
@@ -245,9 +246,15 @@ class _Profiler:
         if self.child:
             return
         for name, t0, t1, tid, dev in ops:
-            if dev < 0 and name == "_copyto":
-                name = "CopyCPU2CPU"        # MXNet's name for a copy between host arrays
-            category = "Custom Operator" if "::" in name else "operator"
+            scope, sep, op = name.rpartition("::")
+            if dev < 0 and op == "_copyto":
+                name = scope + sep + "CopyCPU2CPU"   # MXNet's name for a copy between host arrays
+            if not sep:
+                category = "operator"
+            elif scope.startswith("KVStore"):
+                category = "KVStore"                 # KVStorePush[key]::<op>, KVStorePull[key]::
+            else:
+                category = "Custom Operator"         # <op_type>::<op>
             self.add_span(category, "cpu/0" if dev < 0 else f"gpu/{dev}", name, t0, t1, tid)
         for t, dev_type, dev_id, in_use in mems:
             kind = _DEVICE_NAMES.get(dev_type, str(dev_type))

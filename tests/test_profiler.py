@@ -454,3 +454,22 @@ def test_forked_child_writes_nothing(prof):
     profiler.dump()
     names = [e["name"] for e in ops_of(check_trace(prof))]
     assert "_plus_scalar" in names
+
+
+def test_kvstore_operations_named_per_key(prof):
+    kv = mx.kv.create("local")
+    a = mx.nd.ones((4,))
+    kv.init(3, a)
+    kv.init(7, a)
+    profiler.set_state("run")
+    kv.push(3, [a, a * 2])
+    out = mx.nd.zeros((4,))
+    kv.pull(3, out=out)
+    kv.push(7, a)
+    kv.pull(7, out=[out])
+    mx.nd.waitall()
+    np.testing.assert_array_equal(out.asnumpy(), [1, 1, 1, 1])
+    profiler.dump()
+    kvs = [e["name"] for e in check_trace(prof) if e.get("cat") == "KVStore"]
+    assert sorted(kvs) == sorted(["KVStorePush[3]::add_n", "KVStorePull[3]::CopyCPU2CPU",
+                                  "KVStorePush[7]::CopyCPU2CPU", "KVStorePull[7]::CopyCPU2CPU"])

@@ -399,6 +399,40 @@ def profile_scope(name):
         free(old)
 
 
+cdef class ProfileScope:
+    """``with ProfileScope(name[, key][, span=True])``: while the profiler records, operations
+    pushed by this thread inside the block are named ``"<name>::<op>"`` (``"<name>[key]::<op>"``
+    with a key), and with span the block itself is recorded as ``"<name>::pure_python"``.
+    Off, entering and leaving test one flag (the name is only formatted when recording)."""
+    cdef object name, key, prev, full
+    cdef bint span, active
+    cdef long long t0
+
+    def __init__(self, name, key=None, bint span=False):
+        self.name = name
+        self.key = key
+        self.span = span
+        self.active = False
+
+    def __enter__(self):
+        if not g_prof_ops:
+            return self
+        self.active = True
+        self.full = self.name if self.key is None else f"{self.name}[{self.key}]"
+        self.prev = profile_scope(self.full)
+        self.t0 = mxc_now_ns()
+        return self
+
+    def __exit__(self, *exc):
+        if not self.active:
+            return False
+        self.active = False
+        if self.span:
+            profile_span(f"{self.full}::pure_python", self.t0, mxc_now_ns())
+        profile_scope(self.prev)
+        return False
+
+
 def profile_threads():
     """``{thread_id: name}`` of the engine's worker threads started so far."""
     out = {}

@@ -6,9 +6,6 @@ output shapes and dtypes through it, creates the operator and runs its ``forward
 right away in the calling thread (its NDArray operations are queued on the engine as usual).
 Under autograd the call is one node whose gradient runs the operator's ``backward``.
 """
-import time
-from contextlib import contextmanager
-
 import numpy as np
 
 from .._core import engine as _engine
@@ -44,23 +41,6 @@ def _shapes_dtypes(prop, inputs):
     return [tuple(s) for s in out_shapes], [np.dtype(t) for t in out_types], n_args
 
 
-@contextmanager
-def _profiled(name):
-    """While the profiler records: the user's Python code is a span named
-    "<name>::pure_python", and the operations it pushes are named "<name>::<op>" (MXNet's
-    names, category "Custom Operator")."""
-    if not _engine.profile_ops_on():
-        yield
-        return
-    prev = _engine.profile_scope(name)
-    t0 = time.monotonic_ns()
-    try:
-        yield
-    finally:
-        _engine.profile_span(f"{name}::pure_python", t0, time.monotonic_ns())
-        _engine.profile_scope(prev)
-
-
 def _forward(F, attrs, *inputs):
     prop = _prop(attrs)
     out_shapes, out_types, n_args = _shapes_dtypes(prop, inputs)
@@ -69,7 +49,8 @@ def _forward(F, attrs, *inputs):
     op = prop.create_operator(ctx, [x.shape for x in inputs[:n_args]],
                               [x.dtype for x in inputs[:n_args]])
     try:
-        with _profiled(attrs["op_type"]):
+        # profiled as MXNet names it: "<op_type>::pure_python", its operations "<op_type>::<op>"
+        with _engine.ProfileScope(attrs["op_type"], span=True):
             op.forward(is_train=is_training(), req=["write"] * len(outs),
                        in_data=list(inputs[:n_args]), out_data=outs, aux=list(inputs[n_args:]))
     except MXNetError:
@@ -86,7 +67,7 @@ def _grad(F, attrs, inputs, outputs, out_grads):
     n_args = len(prop.list_arguments())
     in_grads = [F.zeros_like(x) for x in inputs[:n_args]]
     try:
-        with _profiled(f"_backward_{attrs.get('op_type')}"):
+        with _engine.ProfileScope(f"_backward_{attrs.get('op_type')}", span=True):
             op.backward(req=["write"] * n_args, out_grad=list(out_grads),
                         in_data=list(inputs[:n_args]), out_data=list(outputs), in_grad=in_grads,
                         aux=list(inputs[n_args:]))
