@@ -473,3 +473,29 @@ def test_kvstore_operations_named_per_key(prof):
     kvs = [e["name"] for e in check_trace(prof) if e.get("cat") == "KVStore"]
     assert sorted(kvs) == sorted(["KVStorePush[3]::add_n", "KVStorePull[3]::CopyCPU2CPU",
                                   "KVStorePush[7]::CopyCPU2CPU", "KVStorePull[7]::CopyCPU2CPU"])
+
+
+def test_bound_graph_records_each_operator(prof):
+    """A bound executor runs its kernels as one bulk operation; each is recorded inside it."""
+    a, b = mx.sym.Variable("A"), mx.sym.Variable("B")
+    ex = mx.sym.relu(mx.sym.dot(a, b) + 1).simple_bind(mx.cpu(), "write", A=(16, 16),
+                                                       B=(16, 16))
+    ex.arg_dict["A"][:] = 1
+    ex.arg_dict["B"][:] = -1
+    ex.forward()
+    ex.outputs[0].wait_to_read()
+    profiler.set_state("run")
+    ex.forward()
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), np.zeros((16, 16)))
+    profiler.dump()
+    ops = ops_of(check_trace(prof))
+    by = {e["name"]: e for e in ops}
+    assert {"dot", "_plus_scalar", "relu"} <= set(by)
+    if "bulk" in by:
+        outer = by["bulk"]
+        for name in ("dot", "_plus_scalar", "relu"):
+            inner = by[name]
+            assert inner["tid"] == outer["tid"]
+            assert outer["ts"] <= inner["ts"] + 1e-3
+            assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-3
+    assert by["dot"]["ts"] <= by["_plus_scalar"]["ts"] <= by["relu"]["ts"]

@@ -315,6 +315,18 @@ cdef void _prof_name_thread(int dev) noexcept nogil:
     pthread_mutex_unlock(&g_prof_mu)
 
 
+cdef bint profile_recording() noexcept nogil:
+    return g_prof_ops
+
+
+cdef void profile_record(const char *name, long long t0, long long t1, int dev) noexcept nogil:
+    _prof_add(name, t0, t1, dev)
+
+
+cdef long long profile_now_ns() noexcept nogil:
+    return mxc_now_ns()
+
+
 def profile_set_ops(bint on):
     """Start (True) or stop (False) recording every operation's begin and end."""
     global g_prof_ops
