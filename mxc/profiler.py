@@ -25,7 +25,8 @@ queue it on the device's stream, not the kernel's run on the device.
 
 Environment (read at import): ``MXNET_PROFILER_AUTOSTART=1`` starts the profiler at once
 (written to ``profile.json`` at exit unless configured otherwise); ``MXNET_PROFILER_MODE`` is
-MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; default 1).
+MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; 0, the default,
+means 1, as MXNet documents it).
 """
 import atexit
 import json
@@ -151,7 +152,8 @@ class _Profiler:
             self.apply()
 
     def set_mode(self, mode):
-        """MXNet's MXNET_PROFILER_MODE bit mask."""
+        """MXNet's MXNET_PROFILER_MODE bit mask; 0 is the documented "symbolic operators"."""
+        mode = mode or 1
         self.symbolic = bool(mode & 1)
         self.imperative = bool(mode & 2)
         self.api = bool(mode & 4)
