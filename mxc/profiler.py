@@ -34,6 +34,7 @@ import os
 import struct
 import threading
 import time
+import warnings
 
 from ._core import engine as _engine
 from ._core import storage as _storage
@@ -230,9 +231,11 @@ class _Profiler:
             st.add(value)
 
     def add_span(self, category, process, name, t0_ns, t1_ns, tid):
-        self.add_event({"name": name, "cat": category, "ph": "X", "ts": _us(t0_ns),
-                        "dur": round((t1_ns - t0_ns) / 1000, 3), "pid": self.pid(process),
-                        "tid": tid})
+        # dur from the two rounded ends: a span inside another stays inside it in the viewer
+        # (us since the epoch keep about 0.25 us in a double)
+        begin, end = _us(t0_ns), _us(t1_ns)
+        self.add_event({"name": name, "cat": category, "ph": "X", "ts": begin,
+                        "dur": end - begin, "pid": self.pid(process), "tid": tid})
         self.add_stat(category, name, (t1_ns - t0_ns) / 1000)   # us, MXNet's unit
 
     def add_counter(self, category, name, value, t_ns, tid):
@@ -491,6 +494,8 @@ def set_config(**kwargs):
 
 def profiler_set_config(mode="symbolic", filename="profile.json"):
     """Deprecated MXNet 0.x form of :func:`set_config`."""
+    warnings.warn("profiler.profiler_set_config() is deprecated. Please use "
+                  "profiler.set_config() instead")
     set_config(**{"profile_" + mode: True, "filename": filename})
 
 
@@ -502,6 +507,8 @@ def set_state(state="stop", profile_process="worker"):
 
 def profiler_set_state(state="stop"):
     """Deprecated MXNet 0.x form of :func:`set_state`."""
+    warnings.warn("profiler.profiler_set_state() is deprecated. Please use "
+                  "profiler.set_state() instead")
     set_state(state)
 
 
@@ -521,6 +528,7 @@ def dump(finished=True, profile_process="worker"):
 
 def dump_profile():
     """Deprecated form of ``dump(True)``."""
+    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead")
     dump(True)
 
 

@@ -499,3 +499,15 @@ def test_bound_graph_records_each_operator(prof):
             assert outer["ts"] <= inner["ts"] + 1e-3
             assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-3
     assert by["dot"]["ts"] <= by["_plus_scalar"]["ts"] <= by["relu"]["ts"]
+
+
+def test_deprecated_forms(prof, tmp_path):
+    fname = str(tmp_path / "old.json")
+    with pytest.warns(UserWarning, match="deprecated"):
+        profiler.profiler_set_config(mode="all", filename=fname)
+    with pytest.warns(UserWarning, match="deprecated"):
+        profiler.profiler_set_state("run")
+    (mx.nd.ones((2,)) * 7).wait_to_read()
+    with pytest.warns(UserWarning, match="deprecated"):
+        profiler.dump_profile()
+    assert "_mul_scalar" in [e["name"] for e in ops_of(check_trace(fname))]
