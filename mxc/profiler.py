@@ -116,6 +116,7 @@ class _Profiler:
         self.pids = {}                # process name -> pid
         self.threads = {}             # (pid, tid) -> thread name, None until named
         self.stats = {}               # category -> name -> _Stat
+        self.op_names = {}            # (engine record name, device) -> _op_kind's answer
         self.dropped = 0
         self.flusher = None
         self.flush_stop = None
@@ -231,11 +232,8 @@ class _Profiler:
             st.add(value)
 
     def add_span(self, category, process, name, t0_ns, t1_ns, tid):
-        # dur from the two rounded ends: a span inside another stays inside it in the viewer
-        # (us since the epoch keep about 0.25 us in a double)
-        begin, end = _us(t0_ns), _us(t1_ns)
-        self.add_event({"name": name, "cat": category, "ph": "X", "ts": begin,
-                        "dur": end - begin, "pid": self.pid(process), "tid": tid})
+        self.add_event({"name": name, "cat": category, "ph": "X", "ts": _us(t0_ns),
+                        "dur": (t1_ns - t0_ns) / 1000, "pid": self.pid(process), "tid": tid})
         self.add_stat(category, name, (t1_ns - t0_ns) / 1000)   # us, MXNet's unit
 
     def add_counter(self, category, name, value, t_ns, tid):
@@ -250,22 +248,54 @@ class _Profiler:
         self.dropped += dropped + mdropped
         if self.child:
             return
+        # the hot loop of a big trace (about 5 us a record): names classified once, events
+        # formatted directly, statistics updated inline
+        names = self.op_names
+        threads = self.threads
+        events = self.events
+        stats = self.stats if self.aggregate else None
+        offset = _EPOCH_OFFSET_NS
         for name, t0, t1, tid, dev in ops:
-            scope, sep, op = name.rpartition("::")
-            if dev < 0 and op == "_copyto":
-                name = scope + sep + "CopyCPU2CPU"   # MXNet's name for a copy between host arrays
-            if not sep:
-                category = "operator"
-            elif scope.startswith("KVStore"):
-                category = "KVStore"                 # KVStorePush[key]::<op>, KVStorePull[key]::
-            else:
-                category = "Custom Operator"         # <op_type>::<op>
-            self.add_span(category, "cpu/0" if dev < 0 else f"gpu/{dev}", name, t0, t1, tid)
+            known = names.get((name, dev))
+            if known is None:
+                known = names[(name, dev)] = self._op_kind(name, dev)
+            shown, literal, category, process = known
+            pid = self.pid(process)
+            if (pid, tid) not in threads:
+                threads[(pid, tid)] = None
+            us, ns = divmod(t0 + offset, 1000)
+            dus, dns = divmod(t1 - t0, 1000)
+            events.append(f'{{"name":{literal},"cat":"{category}","ph":"X","ts":{us}.{ns:03d},'
+                          f'"dur":{dus}.{dns:03d},"pid":{pid},"tid":{tid}}}')
+            if stats is not None:
+                cat = stats.get(category)
+                if cat is None:
+                    cat = stats[category] = {}
+                st = cat.get(shown)
+                if st is None:
+                    st = cat[shown] = _Stat(False)
+                st.add((t1 - t0) / 1000)
+        if ops:
+            self.unwritten = True
         for t, dev_type, dev_id, in_use in mems:
             kind = _DEVICE_NAMES.get(dev_type, str(dev_type))
             label = f"Memory: {kind}/{dev_id}" if dev_type == 2 or dev_type == 1 \
                 else f"Memory: {kind}/"
             self.add_counter("Device Storage", label, in_use, t, 0)
+
+    @staticmethod
+    def _op_kind(name, dev):
+        """(shown name, its JSON literal, category, process) of an engine record's name."""
+        scope, sep, op = name.rpartition("::")
+        if dev < 0 and op == "_copyto":
+            name = scope + sep + "CopyCPU2CPU"     # MXNet's name for a copy between host arrays
+        if not sep:
+            category = "operator"
+        elif scope.startswith("KVStore"):
+            category = "KVStore"                   # KVStorePush[key]::<op>, KVStorePull[key]::
+        else:
+            category = "Custom Operator"           # <op_type>::<op>
+        return name, json.dumps(name), category, "cpu/0" if dev < 0 else f"gpu/{dev}"
 
     # ---- output ----------------------------------------------------------------------------------
 
