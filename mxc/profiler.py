@@ -246,6 +246,10 @@ class _Profiler:
         ops, dropped = _engine.profile_take()
         mems, mdropped = _storage.profile_take_memory()
         self.dropped += dropped + mdropped
+        if dropped + mdropped:
+            warnings.warn(f"profiler: {dropped + mdropped} records were dropped: about 4 million "
+                          f"waited to be taken; dump (or dumps) more often, or use "
+                          f"continuous_dump")
         if self.child:
             return
         # the hot loop of a big trace (about 5 us a record): names classified once, events
