@@ -358,10 +358,7 @@ class _Profiler:
             if self.flusher is not None:
                 self.flush_stop.set()
                 self.flusher = None
-        try:
-            _engine.wait_for_all()     # the operations pushed before exit, recorded
-        except Exception:              # noqa: BLE001  (their errors are not the profiler's)
-            pass
+        _engine.wait_for_pushed()      # the operations pushed before exit, recorded
         with self.lock:
             self.collect()
             if self.unwritten:

@@ -538,3 +538,21 @@ def test_check_trace_rejects_broken_traces(tmp_path, events, why):
             {"ph": "E", "name": "a", "ts": 2, "pid": 0, "tid": 0}]
     path.write_text(json.dumps({"traceEvents": meta + good}))
     assert len(check_trace(path)) == 5
+
+
+def test_exit_with_a_pushing_daemon_thread(tmp_path):
+    """The exit dump waits for what was pushed before exit, not for a thread that never stops."""
+    code = ("import threading, mxc as mx\n"
+            "from mxc import profiler\n"
+            "profiler.set_config(filename='p.json')\n"
+            "profiler.set_state('run')\n"
+            "def spin():\n"
+            "    x = mx.nd.ones((4,))\n"
+            "    while True:\n"
+            "        x = x + 1\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            "(mx.nd.ones((3,)) * 4).wait_to_read()\n")
+    r = _run(code, {}, tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    names = {e["name"] for e in ops_of(check_trace(tmp_path / "p.json"))}
+    assert {"_mul_scalar", "_plus_scalar"} <= names

@@ -1613,6 +1613,16 @@ def _shutdown():
     g_nstarted = 0
 
 
+def wait_for_pushed():
+    """Block until every operation pushed before this call is done; later pushes are not
+    waited for (a thread that never stops pushing cannot hang the caller), and errors stay on
+    their vars. The profiler's exit uses it to record what was pushed before exit."""
+    if g_inline or mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
+        return
+    with nogil:
+        _drain_pushed_before_now()
+
+
 def _before_fork():
     # Finish queued work so the child inherits a consistent, idle engine (MXNet stops its engine
     # around fork for the same reason). Skipped inside an operation, where it could not finish.
