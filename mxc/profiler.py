@@ -16,7 +16,8 @@ the user's objects (Domain, Task, Frame, Event, Counter, Marker), and writes:
   per user object, per category, as text or JSON.
 
 Operations run by a custom operator are named ``"<op_type>::<op>"`` (category
-``Custom Operator``), as MXNet names them; those a KVStore push or pull of a key runs are
+``Custom Operator``), as MXNet names them; those autograd runs for an operator's gradient
+``"_backward_<op>::<op run>"`` (MXNet's backward operator is ``_backward_<op>``); those a KVStore push or pull of a key runs are
 ``"KVStorePush[key]::<op>"`` / ``"KVStorePull[key]::<op>"`` (category ``KVStore``). Differences from MXNet: ``profile_symbolic`` and
 ``profile_imperative`` both turn on the recording of every operation (mxc runs both through
 the same engine path); ``profile_api`` records nothing (mxc has no C API);
@@ -38,6 +39,7 @@ import warnings
 
 from ._core import engine as _engine
 from ._core import storage as _storage
+from .ops.custom import PROPS as _CUSTOM_OPS       # the registered custom operators' op_types
 from .base import MXNetError
 
 __all__ = ["set_config", "set_state", "dump", "dumps", "pause", "resume", "Domain", "Task",
@@ -293,12 +295,13 @@ class _Profiler:
         scope, sep, op = name.rpartition("::")
         if dev < 0 and op == "_copyto":
             name = scope + sep + "CopyCPU2CPU"     # MXNet's name for a copy between host arrays
-        if not sep:
-            category = "operator"
+        if sep and (scope in _CUSTOM_OPS or scope.startswith("_backward_")
+                    and scope[len("_backward_"):] in _CUSTOM_OPS):
+            category = "Custom Operator"           # <op_type>::<op>, _backward_<op_type>::<op>
         elif scope.startswith("KVStore"):
             category = "KVStore"                   # KVStorePush[key]::<op>, KVStorePull[key]::
         else:
-            category = "Custom Operator"           # <op_type>::<op>
+            category = "operator"                  # <op>, and _backward_<op>::<op> (autograd)
         return name, json.dumps(name), category, "cpu/0" if dev < 0 else f"gpu/{dev}"
 
     # ---- output ----------------------------------------------------------------------------------

@@ -546,13 +546,33 @@ def test_exit_with_a_pushing_daemon_thread(tmp_path):
             "from mxc import profiler\n"
             "profiler.set_config(filename='p.json')\n"
             "profiler.set_state('run')\n"
+            "started = threading.Event()\n"
             "def spin():\n"
             "    x = mx.nd.ones((4,))\n"
             "    while True:\n"
             "        x = x + 1\n"
+            "        started.set()\n"
             "threading.Thread(target=spin, daemon=True).start()\n"
+            "started.wait(30)\n"
             "(mx.nd.ones((3,)) * 4).wait_to_read()\n")
     r = _run(code, {}, tmp_path, timeout=60)
     assert r.returncode == 0, r.stderr
     names = {e["name"] for e in ops_of(check_trace(tmp_path / "p.json"))}
     assert {"_mul_scalar", "_plus_scalar"} <= names
+
+
+def test_backward_operations_named_after_their_operator(prof):
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    profiler.set_state("run")
+    with mx.autograd.record():
+        y = (x * 2).sum()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])
+    profiler.dump()
+    ops = ops_of(check_trace(prof))
+    backward = {e["name"] for e in ops if e["name"].startswith("_backward_")}
+    assert {e["cat"] for e in ops if e["name"].startswith("_backward_")} == {"operator"}
+    assert any(n.startswith("_backward_sum::") for n in backward), backward
+    assert any(n.startswith("_backward_mul_scalar::") for n in backward), backward
+    assert {"_mul_scalar", "sum"} <= {e["name"] for e in ops}
