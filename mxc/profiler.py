@@ -126,33 +126,39 @@ class _Profiler:
     # ---- configuration and state -------------------------------------------------------------
 
     def configure(self, kwargs):
+        """Check every option first, then change them all (a bad one changes nothing)."""
+        flags = {"profile_symbolic": "symbolic", "profile_imperative": "imperative",
+                 "profile_memory": "memory", "profile_api": "api",
+                 "continuous_dump": "continuous", "aggregate_stats": "aggregate"}
+        new = {}
         for key, value in kwargs.items():
             if key not in _OPTIONS:
                 raise MXNetError(f"profiler.set_config: unknown option {key!r}; the options are "
                                  f"{', '.join(_OPTIONS)}")
-        with self.lock:
-            for key, value in kwargs.items():
-                if key == "filename":
-                    if not isinstance(value, str) or not value:
-                        raise MXNetError(f"profiler.set_config: filename must be a non-empty "
-                                         f"string, got {value!r}")
-                    self.filename = value
-                elif key == "dump_period":
+            if key == "filename":
+                if not isinstance(value, str) or not value:
+                    raise MXNetError(f"profiler.set_config: filename must be a non-empty "
+                                     f"string, got {value!r}")
+                new["filename"] = value
+            elif key == "dump_period":
+                try:
                     period = float(value)
-                    if not period > 0:
-                        raise MXNetError(f"profiler.set_config: dump_period must be > 0 "
-                                         f"seconds, got {value!r}")
-                    self.dump_period = period
-                elif key == "profile_process":
-                    _check_process(value)
-                elif key == "profile_all":
-                    if _as_bool(key, value):
-                        self.symbolic = self.imperative = self.memory = self.api = True
-                else:
-                    attr = {"profile_symbolic": "symbolic", "profile_imperative": "imperative",
-                            "profile_memory": "memory", "profile_api": "api",
-                            "continuous_dump": "continuous", "aggregate_stats": "aggregate"}[key]
-                    setattr(self, attr, _as_bool(key, value))
+                except (TypeError, ValueError):
+                    period = float("nan")
+                if not period > 0:
+                    raise MXNetError(f"profiler.set_config: dump_period must be > 0 seconds, "
+                                     f"got {value!r}")
+                new["dump_period"] = period
+            elif key == "profile_process":
+                _check_process(value)
+            elif key == "profile_all":
+                if _as_bool(key, value):
+                    new.update(symbolic=True, imperative=True, memory=True, api=True)
+            else:
+                new[flags[key]] = _as_bool(key, value)
+        with self.lock:
+            for attr, value in new.items():
+                setattr(self, attr, value)
             self.apply()
 
     def set_mode(self, mode):
@@ -188,7 +194,11 @@ class _Profiler:
                     return
                 self.collect()
                 if self.unwritten and self.output:
-                    self.write()
+                    try:
+                        self.write()
+                    except MXNetError as e:      # say so once; dump() raises it to the caller
+                        warnings.warn(f"{e}; continuous_dump stops")
+                        return
 
     def set_state(self, state):
         if state not in ("run", "stop"):

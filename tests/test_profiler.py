@@ -355,6 +355,15 @@ def test_dumps_argument_errors():
         profiler.set_config(profile_memory="maybe")
     with pytest.raises(MXNetError, match="dump_period"):
         profiler.set_config(dump_period=0)
+    # a bad option changes nothing, not even the good ones before it
+    before = profiler._P.filename
+    with pytest.raises(MXNetError, match="not a boolean"):
+        profiler.set_config(filename="elsewhere.json", profile_memory="maybe")
+    assert profiler._P.filename == before
+    with pytest.raises(MXNetError, match="cannot write the trace file"):
+        profiler.set_config(filename="/nonexistent-dir/x/trace.json")
+        profiler.dump()
+    profiler.set_config(filename=before)
 
 
 def _run(code, env_extra, cwd, timeout=120):
