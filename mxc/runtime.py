@@ -21,7 +21,8 @@ def feature_list():
     """Every feature MXNet 1.9.1 lists, with this build's answer."""
     have = {"CPU_SSE": True, "CPU_SSE2": True, "CPU_SSE3": True, "CPU_SSE4_1": True,
             "CPU_SSE4_2": True, "CPU_AVX": True, "CPU_AVX2": True, "F16C": True, "BLAS_OPEN": True,
-            "LAPACK": True, "OPENMP": True, "SIGNAL_HANDLER": True, "INT64_TENSOR_SIZE": True}
+            "LAPACK": True, "OPENMP": True, "SIGNAL_HANDLER": True, "INT64_TENSOR_SIZE": True,
+            "PROFILER": True}
     names = ("CUDA", "CUDNN", "NCCL", "CUDA_RTC", "TENSORRT", "CPU_SSE", "CPU_SSE2", "CPU_SSE3",
              "CPU_SSE4_1", "CPU_SSE4_2", "CPU_SSE4A", "CPU_AVX", "CPU_AVX2", "OPENMP", "SSE",
              "F16C", "JEMALLOC", "BLAS_OPEN", "BLAS_ATLAS", "BLAS_MKL", "BLAS_APPLE", "LAPACK",

@@ -96,3 +96,10 @@ cdef void engine_set_gpu_sync(gpu_sync_fn fn) noexcept nogil
 
 cdef class Var:
     cdef VarC *c
+
+# The profiler's records (mxc/profiler.py drives them): whether operations are being recorded,
+# and a record of part of an operation (a bulk operation's kernels, handle.pyx) on the calling
+# thread, times from profile_now_ns (CLOCK_MONOTONIC ns).
+cdef bint profile_recording() noexcept nogil
+cdef void profile_record(const char *name, long long t0, long long t1, int dev) noexcept nogil
+cdef long long profile_now_ns() noexcept nogil

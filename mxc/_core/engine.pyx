@@ -87,6 +87,20 @@ cdef extern from *:
         struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
         return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     }
+    #include <unistd.h>
+    #include <sys/syscall.h>
+    /* Profiler: the OS thread id (what Perfetto shows, and Python's threading.get_native_id),
+       cached per thread; and the scope a thread is in (a custom operator's name), which names
+       the operations it pushes "scope::op" while the profiler records. */
+    static __thread long mxc_tls_tid = 0;
+    static __thread char *mxc_tls_scope = 0;
+    static inline long mxc_thread_id(void) {
+        if (!mxc_tls_tid) mxc_tls_tid = (long)syscall(SYS_gettid);
+        return mxc_tls_tid;
+    }
+    static inline void mxc_reset_thread_id(void) { mxc_tls_tid = 0; }
+    static inline char *mxc_prof_scope(void) { return mxc_tls_scope; }
+    static inline void mxc_set_prof_scope(char *s) { mxc_tls_scope = s; }
     static inline void mxc_sleep_us(long long us) {
         struct timespec ts; ts.tv_sec = us / 1000000; ts.tv_nsec = (us % 1000000) * 1000;
         nanosleep(&ts, 0);
@@ -106,6 +120,10 @@ cdef extern from *:
     void mxc_atomic_store_i(int *p, int v) noexcept nogil
     long long mxc_now_ns() noexcept nogil
     void mxc_sleep_us(long long us) noexcept nogil
+    long mxc_thread_id() noexcept nogil
+    void mxc_reset_thread_id() noexcept nogil
+    char *mxc_prof_scope() noexcept nogil
+    void mxc_set_prof_scope(char *s) noexcept nogil
 
 
 cdef enum:
@@ -203,6 +221,240 @@ cdef inline void _lock() noexcept nogil:
 
 cdef inline void _unlock() noexcept nogil:
     pthread_mutex_unlock(&g_mu)
+
+# ---------------------------------------------------------------------------------------------
+# profiler records (the front is mxc/profiler.py; the engine never imports it)
+#
+# While the profiler records (profile_set_ops(1)), _execute times every operation on the thread
+# that runs it and appends (name, begin, end, thread, device) here; the front takes them with
+# profile_take(). A record is one fixed-size slot with the name inline, so recording is one
+# clock read before and after the operation plus a short critical section on its own mutex
+# (never the engine's). Off, the cost is the one test of g_prof_ops in _execute.
+
+cdef enum:
+    PROF_NAME = 88                 # bytes of a name kept (longer ones are cut)
+    PROF_MAX_RECORDS = 1 << 22     # past this many untaken records new ones are counted, dropped
+    PROF_MAX_WORKERS = 256
+
+cdef struct ProfRec:
+    long long t0                   # CLOCK_MONOTONIC ns (Python's time.monotonic_ns)
+    long long t1
+    long tid                       # OS thread id
+    int dev                        # -1 cpu, k gpu(k) (the time to enqueue on its stream)
+    char name[PROF_NAME]
+
+cdef int g_prof_ops = 0
+cdef pthread_mutex_t g_prof_mu
+cdef ProfRec *g_prof = NULL
+cdef Py_ssize_t g_prof_n = 0
+cdef Py_ssize_t g_prof_cap = 0
+cdef long long g_prof_dropped = 0
+cdef ProfRec *g_prof_spare = NULL   # the buffer profile_take emptied, reused (no page faults)
+cdef Py_ssize_t g_prof_spare_cap = 0
+cdef long g_prof_worker_tid[PROF_MAX_WORKERS]   # engine worker i's thread id (0: none yet)
+cdef long g_prof_dev_tid[ENGINE_MAX_DEVICES]    # gpu(d)'s worker's thread id
+cdef int g_prof_nworker_tids = 0
+pthread_mutex_init(&g_prof_mu, NULL)
+
+
+cdef void _prof_add(const char *name, long long t0, long long t1, int dev) noexcept nogil:
+    cdef ProfRec *grown
+    cdef Py_ssize_t cap
+    cdef size_t k
+    pthread_mutex_lock(&g_prof_mu)
+    if g_prof_n == g_prof_cap:
+        cap = g_prof_cap * 2 + 1024
+        grown = NULL
+        if cap <= PROF_MAX_RECORDS:
+            grown = <ProfRec*>realloc(g_prof, sizeof(ProfRec) * cap)
+        if grown == NULL:
+            _prof_drop()
+            pthread_mutex_unlock(&g_prof_mu)
+            return
+        _prof_grow(grown, cap)
+    k = strlen(name)
+    if k > PROF_NAME - 1:
+        k = PROF_NAME - 1
+    memcpy(g_prof[g_prof_n].name, name, k)
+    g_prof[g_prof_n].name[k] = 0
+    g_prof[g_prof_n].t0 = t0
+    g_prof[g_prof_n].t1 = t1
+    g_prof[g_prof_n].tid = mxc_thread_id()
+    g_prof[g_prof_n].dev = dev
+    _prof_count(1)
+    pthread_mutex_unlock(&g_prof_mu)
+
+
+cdef inline void _prof_grow(ProfRec *p, Py_ssize_t cap) noexcept nogil:
+    global g_prof, g_prof_cap
+    g_prof = p
+    g_prof_cap = cap
+
+
+cdef inline void _prof_count(Py_ssize_t d) noexcept nogil:
+    global g_prof_n
+    g_prof_n += d
+
+
+cdef inline void _prof_drop() noexcept nogil:
+    global g_prof_dropped
+    g_prof_dropped += 1
+
+
+cdef void _prof_name_thread(int dev) noexcept nogil:
+    """A worker notes its thread id: dev -1 for a CPU worker, k for gpu(k)'s."""
+    global g_prof_nworker_tids
+    cdef int i
+    if dev >= 0:
+        g_prof_dev_tid[dev] = mxc_thread_id()
+        return
+    pthread_mutex_lock(&g_prof_mu)
+    if g_prof_nworker_tids < PROF_MAX_WORKERS:
+        g_prof_worker_tid[g_prof_nworker_tids] = mxc_thread_id()
+        g_prof_nworker_tids += 1
+    pthread_mutex_unlock(&g_prof_mu)
+
+
+cdef bint profile_recording() noexcept nogil:
+    return g_prof_ops
+
+
+cdef void profile_record(const char *name, long long t0, long long t1, int dev) noexcept nogil:
+    _prof_add(name, t0, t1, dev)
+
+
+cdef long long profile_now_ns() noexcept nogil:
+    return mxc_now_ns()
+
+
+def profile_set_ops(bint on):
+    """Start (True) or stop (False) recording every operation's begin and end."""
+    global g_prof_ops
+    g_prof_ops = on
+
+
+def profile_ops_on():
+    """Whether operations are being recorded."""
+    return bool(g_prof_ops)
+
+
+def profile_take():
+    """Take the records made so far (they are removed).
+
+    Returns
+    -------
+    (list, int)
+        ``(name, begin_ns, end_ns, thread_id, device)`` tuples in the order they completed
+        (times from CLOCK_MONOTONIC, as ``time.monotonic_ns``; device -1 is the cpu), and how
+        many records were dropped since the last take because too many were waiting.
+    """
+    cdef ProfRec *recs
+    cdef Py_ssize_t n, i, cap
+    cdef long long dropped
+    global g_prof, g_prof_n, g_prof_cap, g_prof_dropped, g_prof_spare, g_prof_spare_cap
+    with nogil:
+        pthread_mutex_lock(&g_prof_mu)
+        recs = g_prof
+        n = g_prof_n
+        cap = g_prof_cap
+        dropped = g_prof_dropped
+        g_prof = g_prof_spare
+        g_prof_cap = g_prof_spare_cap
+        g_prof_spare = NULL
+        g_prof_spare_cap = 0
+        g_prof_n = 0
+        g_prof_dropped = 0
+        pthread_mutex_unlock(&g_prof_mu)
+    try:
+        out = [(recs[i].name.decode("utf-8", "replace"), recs[i].t0, recs[i].t1, recs[i].tid,
+                recs[i].dev) for i in range(n)]
+    finally:
+        with nogil:
+            pthread_mutex_lock(&g_prof_mu)
+            if g_prof_spare == NULL:
+                g_prof_spare = recs
+                g_prof_spare_cap = cap
+                recs = NULL
+            pthread_mutex_unlock(&g_prof_mu)
+        free(recs)
+    return out, dropped
+
+
+def profile_span(str name, long long begin_ns, long long end_ns):
+    """Record a span the engine did not run itself (a custom operator's Python code), on the
+    calling thread, as if it were an operation (only while recording)."""
+    cdef bytes b = name.encode("utf-8", "replace")
+    if g_prof_ops:
+        _prof_add(b, begin_ns, end_ns, -1)
+
+
+def profile_scope(name):
+    """Set the calling thread's scope to ``name`` (str) or none (None); returns the previous one.
+
+    While the profiler records, operations pushed from a scope are named ``"<scope>::<op>"``
+    (MXNet's names for the operations a custom operator runs)."""
+    cdef char *old = mxc_prof_scope()
+    cdef char *new = NULL
+    cdef bytes b
+    if name is not None:
+        b = str(name).encode("utf-8", "replace")
+        new = <char*>malloc(len(b) + 1)
+        if new == NULL:
+            raise MemoryError()
+        memcpy(new, <char*>b, len(b) + 1)
+    mxc_set_prof_scope(new)
+    if old == NULL:
+        return None
+    try:
+        return old.decode("utf-8", "replace")
+    finally:
+        free(old)
+
+
+cdef class ProfileScope:
+    """``with ProfileScope(name[, key][, span=True])``: while the profiler records, operations
+    pushed by this thread inside the block are named ``"<name>::<op>"`` (``"<name>[key]::<op>"``
+    with a key), and with span the block itself is recorded as ``"<name>::pure_python"``.
+    Off, entering and leaving test one flag (the name is only formatted when recording)."""
+    cdef object name, key, prev, full
+    cdef bint span, active
+    cdef long long t0
+
+    def __init__(self, name, key=None, bint span=False):
+        self.name = name
+        self.key = key
+        self.span = span
+        self.active = False
+
+    def __enter__(self):
+        if not g_prof_ops:
+            return self
+        self.active = True
+        self.full = self.name if self.key is None else f"{self.name}[{self.key}]"
+        self.prev = profile_scope(self.full)
+        self.t0 = mxc_now_ns()
+        return self
+
+    def __exit__(self, *exc):
+        if not self.active:
+            return False
+        self.active = False
+        if self.span:
+            profile_span(f"{self.full}::pure_python", self.t0, mxc_now_ns())
+        profile_scope(self.prev)
+        return False
+
+
+def profile_threads():
+    """``{thread_id: name}`` of the engine's worker threads started so far."""
+    out = {}
+    cdef int i
+    for i in range(g_prof_nworker_tids):
+        out[g_prof_worker_tid[i]] = f"engine worker {i}"
+    for i in range(ENGINE_MAX_DEVICES):
+        if g_prof_dev_tid[i]:
+            out[g_prof_dev_tid[i]] = f"gpu({i}) worker"
+    return out
 
 # ---------------------------------------------------------------------------------------------
 # vars and error records
@@ -520,11 +772,17 @@ cdef void _execute(OpBlock *op) noexcept nogil:
     cdef char buf[ERRBUF]
     cdef void *outer = mxc_engine_cur_op()
     cdef int rc
+    cdef long long t0
     if op.err == NULL:
         buf[0] = 0
         mxc_engine_set_op(op)
         mxc_engine_add_depth(1)
-        rc = op.fn(op.arg, buf, ERRBUF)
+        if g_prof_ops:           # the profiler's one branch per operation while it is off
+            t0 = mxc_now_ns()
+            rc = op.fn(op.arg, buf, ERRBUF)
+            _prof_add(op.opname, t0, mxc_now_ns(), op.dev)
+        else:
+            rc = op.fn(op.arg, buf, ERRBUF)
         mxc_engine_add_depth(-1)
         mxc_engine_set_op(outer)
         if rc != 0:
@@ -644,6 +902,7 @@ cdef void* _worker_main(void *unused) noexcept nogil:
     cdef OpBlock *op
     cdef OpBlock *nxt
     mxc_engine_set_worker(1)
+    _prof_name_thread(-1)
     _lock()
     while True:
         while g_heap_n == 0 and not g_stop:
@@ -676,6 +935,7 @@ cdef void* _device_worker_main(void *arg) noexcept nogil:
     cdef int d = <int><size_t>arg
     cdef OpBlock *op
     mxc_engine_set_worker(1)
+    _prof_name_thread(d)
     _lock()
     while True:
         while (g_dq_head[d] == NULL and not g_stop) or g_dbusy[d]:
@@ -830,7 +1090,9 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
             raise ValueError("mxc engine: NULL var in mutable_vars")
     if opname == NULL:
         opname = b"operator"
-    name_len = strlen(opname)
+    cdef char *scope = mxc_prof_scope() if g_prof_ops else NULL
+    cdef size_t scope_len = strlen(scope) + 2 if scope != NULL else 0
+    name_len = strlen(opname) + scope_len
     n = nconst + nmut
     total = sizeof(OpBlock) + <size_t>n * (sizeof(VarC*) + sizeof(DepEntry)) + name_len + 1
     op = <OpBlock*>mxc_sp_alloc(total)
@@ -840,7 +1102,11 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     op.entries = <DepEntry*>p
     op.vars = <VarC**>(p + <size_t>n * sizeof(DepEntry))
     op.opname = <char*>(p + <size_t>n * (sizeof(VarC*) + sizeof(DepEntry)))
-    memcpy(op.opname, opname, name_len + 1)
+    if scope != NULL:            # "MyOp::_plus_scalar", as MXNet names a custom op's operations
+        memcpy(op.opname, scope, scope_len - 2)
+        op.opname[scope_len - 2] = b':'
+        op.opname[scope_len - 1] = b':'
+    memcpy(op.opname + scope_len, opname, name_len - scope_len + 1)
     n = _dedupe(op.vars, mutable_vars, nmut, const_vars, nconst, &nm)
     if n < 0:
         mxc_sp_free(op)
@@ -1347,6 +1613,16 @@ def _shutdown():
     g_nstarted = 0
 
 
+def wait_for_pushed():
+    """Block until every operation pushed before this call is done; later pushes are not
+    waited for (a thread that never stops pushing cannot hang the caller), and errors stay on
+    their vars. The profiler's exit uses it to record what was pushed before exit."""
+    if g_inline or mxc_engine_cur_op() != NULL or mxc_engine_is_worker():
+        return
+    with nogil:
+        _drain_pushed_before_now()
+
+
 def _before_fork():
     # Finish queued work so the child inherits a consistent, idle engine (MXNet stops its engine
     # around fork for the same reason). Skipped inside an operation, where it could not finish.
@@ -1372,6 +1648,19 @@ def _after_fork_child():
     free(g_threads)
     g_threads = NULL
     mxc_engine_set_worker(0)
+    # the profiler: the parent's records and workers are not the child's; its thread id is new
+    global g_prof, g_prof_n, g_prof_cap, g_prof_nworker_tids, g_prof_spare, g_prof_spare_cap
+    pthread_mutex_init(&g_prof_mu, NULL)
+    free(g_prof)
+    g_prof = NULL
+    g_prof_n = g_prof_cap = 0
+    free(g_prof_spare)
+    g_prof_spare = NULL
+    g_prof_spare_cap = 0
+    g_prof_nworker_tids = 0
+    for i in range(ENGINE_MAX_DEVICES):
+        g_prof_dev_tid[i] = 0
+    mxc_reset_thread_id()
 
 
 atexit.register(_shutdown)

@@ -4,12 +4,13 @@ NDArrayBase; everything on the per-operator hot path lives here, in C."""
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, strlen
 cimport numpy as cnp
 import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
-from mxc._core.engine cimport Var, VarC, push_native, wait_var, free_fn
+from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_recording,
+                               profile_record, profile_now_ns)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
@@ -444,7 +445,8 @@ cdef struct SeqOp:
     int refs                 # the KernelSeq's, plus one per queued run (atomic)
     int n
     Pushed **items
-    char **labels            # the graph node each call belongs to (error messages)
+    char **labels            # the graph node each call belongs to (error messages), then,
+                             # after its NUL, the call's operator name (the profiler's)
 
 
 cdef void _seq_release(void *arg) noexcept nogil:
@@ -464,8 +466,14 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef SeqOp *s = <SeqOp*>arg
     cdef int i, rc
     cdef char *msg
+    cdef long long t0
     for i in range(s.n):
-        rc = _run_pushed(s.items[i], err, errlen)
+        if profile_recording():      # each kernel of the bulk operation on its own
+            t0 = profile_now_ns()
+            rc = _run_pushed(s.items[i], err, errlen)
+            profile_record(s.labels[i] + strlen(s.labels[i]) + 1, t0, profile_now_ns(), -1)
+        else:
+            rc = _run_pushed(s.items[i], err, errlen)
         if rc != 0:
             msg = <char*>malloc(errlen)
             if msg != NULL:
@@ -500,8 +508,9 @@ cdef class KernelSeq:
             raise MemoryError()
         self.keep = []
         for i in range(n):
-            ptr, inputs, outputs, _ = calls[i]
+            ptr, inputs, outputs, opname = calls[i]
             lab = labels[i].encode() if isinstance(labels[i], str) else bytes(labels[i])
+            lab = lab.replace(b"\0", b"") + b"\0" + bytes(opname).replace(b"\0", b"")
             self.s.labels[i] = <char*>malloc(len(lab) + 1)
             if self.s.labels[i] == NULL:
                 raise MemoryError()

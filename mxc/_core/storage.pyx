@@ -21,7 +21,7 @@ runs after them. GPU pools keep everything by default (as MXNet and CuPy do);
 ``MXC_GPU_MEM_POOL_LIMIT_MB`` or ``set_pool_limit(n, dev_type=2)`` bounds them.
 """
 from libc.stdint cimport uint64_t, uintptr_t
-from libc.stdlib cimport malloc, free, abort
+from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memset
 from libc.stdio cimport fprintf, stderr
 from posix.stdlib cimport posix_memalign
@@ -141,6 +141,7 @@ cdef Block* storage_alloc(size_t nbytes, int dev_type, int dev_id) noexcept nogi
     cdef int c
     cdef Header *h
     cdef void *mem = NULL
+    cdef size_t used = 0
     if p == NULL or nbytes > MAX_REQUEST:
         return NULL
     c = size_class(nbytes, &cap)
@@ -153,6 +154,7 @@ cdef Block* storage_alloc(size_t nbytes, int dev_type, int dev_id) noexcept nogi
         p.in_use += cap
         if p.in_use > p.peak:
             p.peak = p.in_use
+        used = p.in_use
     pthread_mutex_unlock(&p.lock)
     if h == NULL:
         if use_backend(dev_type):
@@ -177,11 +179,14 @@ cdef Block* storage_alloc(size_t nbytes, int dev_type, int dev_id) noexcept nogi
         p.in_use += cap
         if p.in_use > p.peak:
             p.peak = p.in_use
+        used = p.in_use
         pthread_mutex_unlock(&p.lock)
     h.next = NULL
     h.tag = TAG_LIVE
     h.blk.nbytes = nbytes
     h.blk.dev_id = dev_id
+    if g_prof_mem:
+        _mem_record(dev_type, dev_id, used)
     return &h.blk
 
 
@@ -191,6 +196,7 @@ cdef void storage_free(Block *b) noexcept nogil:
     cdef size_t cap
     cdef int c
     cdef bint keep
+    cdef size_t used
     if b == NULL:
         return
     p = pool_of(b.dev_type, b.dev_id)
@@ -203,6 +209,7 @@ cdef void storage_free(Block *b) noexcept nogil:
                 <void*>b)
         abort()
     p.in_use -= cap
+    used = p.in_use
     keep = p.pooled + cap <= p.limit
     if keep:
         h.tag = TAG_FREE
@@ -213,6 +220,8 @@ cdef void storage_free(Block *b) noexcept nogil:
         h.tag = 0
         p.os_frees += 1
     pthread_mutex_unlock(&p.lock)
+    if g_prof_mem:
+        _mem_record(b.dev_type, b.dev_id, used)
     if not keep:
         release_memory(h)
 
@@ -287,6 +296,112 @@ cdef int init_pools(size_t limit, size_t gpu_limit) except -1:
 
 
 init_pools(_limit_from_env(), _limit_env("MXC_GPU_MEM_POOL_LIMIT_MB", 1 << 40))
+
+
+# ---------------------------------------------------------------- profiler records
+# While the profiler records memory (profile_set_memory(1); the front is mxc/profiler.py),
+# every allocation and free appends (time, device, bytes in use after it) to a buffer on its own
+# mutex; the front takes them with profile_take_memory(). Off, it is one test per call.
+
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline long long mxc_storage_now_ns(void) {
+        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
+    """
+    long long mxc_storage_now_ns() noexcept nogil
+
+cdef enum:
+    MEM_MAX_RECORDS = 1 << 22
+
+cdef struct MemRec:
+    long long t              # CLOCK_MONOTONIC ns
+    size_t in_use            # the pool's bytes in use after the call
+    int dev_type
+    int dev_id
+
+cdef int g_prof_mem = 0
+cdef pthread_mutex_t g_mem_mu
+cdef MemRec *g_mem = NULL
+cdef Py_ssize_t g_mem_n = 0
+cdef Py_ssize_t g_mem_cap = 0
+cdef long long g_mem_dropped = 0
+pthread_mutex_init(&g_mem_mu, NULL)
+
+
+cdef void _mem_record(int dev_type, int dev_id, size_t in_use) noexcept nogil:
+    global g_mem, g_mem_n, g_mem_cap, g_mem_dropped
+    cdef MemRec *grown
+    cdef Py_ssize_t cap
+    cdef long long t = mxc_storage_now_ns()
+    pthread_mutex_lock(&g_mem_mu)
+    if g_mem_n == g_mem_cap:
+        cap = g_mem_cap * 2 + 1024
+        grown = NULL
+        if cap <= MEM_MAX_RECORDS:
+            grown = <MemRec*>realloc(g_mem, sizeof(MemRec) * cap)
+        if grown == NULL:
+            g_mem_dropped += 1
+            pthread_mutex_unlock(&g_mem_mu)
+            return
+        g_mem = grown
+        g_mem_cap = cap
+    g_mem[g_mem_n].t = t
+    g_mem[g_mem_n].in_use = in_use
+    g_mem[g_mem_n].dev_type = dev_type
+    g_mem[g_mem_n].dev_id = dev_id
+    g_mem_n += 1
+    pthread_mutex_unlock(&g_mem_mu)
+
+
+def profile_set_memory(bint on):
+    """Start (True) or stop (False) recording every allocation and free."""
+    global g_prof_mem
+    g_prof_mem = on
+
+
+def profile_take_memory():
+    """Take the memory records made so far (they are removed).
+
+    Returns
+    -------
+    (list, int)
+        ``(time_ns, dev_type, dev_id, bytes_in_use)`` tuples (CLOCK_MONOTONIC, as
+        ``time.monotonic_ns``; bytes are the pool's capacity in use after the call), and how
+        many records were dropped since the last take because too many were waiting.
+    """
+    global g_mem, g_mem_n, g_mem_cap, g_mem_dropped
+    cdef MemRec *recs
+    cdef Py_ssize_t n, i
+    cdef long long dropped
+    with nogil:
+        pthread_mutex_lock(&g_mem_mu)
+        recs = g_mem
+        n = g_mem_n
+        dropped = g_mem_dropped
+        g_mem = NULL
+        g_mem_n = g_mem_cap = 0
+        g_mem_dropped = 0
+        pthread_mutex_unlock(&g_mem_mu)
+    try:
+        out = [(recs[i].t, recs[i].dev_type, recs[i].dev_id, recs[i].in_use) for i in range(n)]
+    finally:
+        free(recs)
+    return out, dropped
+
+
+def _profile_after_fork():
+    global g_mem, g_mem_n, g_mem_cap
+    pthread_mutex_init(&g_mem_mu, NULL)
+    free(g_mem)
+    g_mem = NULL
+    g_mem_n = g_mem_cap = 0
+
+
+import os as _os
+_os.register_at_fork(after_in_child=_profile_after_fork)
 
 
 # ---------------------------------------------------------------- Python API

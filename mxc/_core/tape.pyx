@@ -7,6 +7,8 @@ storage without autograd state, so arrays and nodes form no reference cycles and
 freed with its last output. Recording is on the per-operator hot path, hence Cython.
 """
 from mxc._core.handle cimport NDArrayBase
+from mxc._core.engine cimport profile_recording
+from mxc._core.engine import ProfileScope
 from mxc.base import MXNetError
 from mxc._core import modes as _modes_mod
 
@@ -257,11 +259,21 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
                 outs = [_attached(outs[k], _out_info(node, k)) for k in range(n)]
             else:
                 ins = node.in_views
-            grads = None
-            if not create_graph and _grad_runner is not None and _grad_hook is None:
-                grads = _grad_runner(node, ins, outs, ogs)
-            if grads is None:
-                grads = list(gfn(F, node.attrs, ins, outs, ogs))
+            # while the profiler records, the operations a gradient runs are named
+            # "_backward_<op>::<op run>" (MXNet names the backward operator _backward_<op>)
+            scope = ProfileScope("_backward_" + node.op.name.lstrip("_")) \
+                if profile_recording() else None
+            if scope is not None:
+                scope.__enter__()
+            try:
+                grads = None
+                if not create_graph and _grad_runner is not None and _grad_hook is None:
+                    grads = _grad_runner(node, ins, outs, ogs)
+                if grads is None:
+                    grads = list(gfn(F, node.attrs, ins, outs, ogs))
+            finally:
+                if scope is not None:
+                    scope.__exit__(None, None, None)
             if _grad_hook is not None:
                 _grad_hook(node, grads)
             for k in range(min(len(grads), len(node.in_info))):

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._core import engine as _engine
 from ..base import MXNetError, string_types
 from ..ndarray.ndarray import NDArray
 from .base import KVStoreBase
@@ -179,6 +180,11 @@ class KVStore(KVStoreBase):
             self._push_one(k, vals)
 
     def _push_one(self, key, vals):
+        # the profiler names this key's operations "KVStorePush[key]::<op>"
+        with _engine.ProfileScope("KVStorePush", key):
+            self._push_one_scoped(key, vals)
+
+    def _push_one_scoped(self, key, vals):
         stored = self._store[key]
         for v in vals:
             if v.shape != stored.shape:
@@ -283,8 +289,9 @@ class KVStore(KVStoreBase):
             kept.append((k, o))
         for k, outs in self._grouped(kept):
             stored = self._store[k]
-            for o in outs:
-                self._copy_into(k, stored, o)
+            with _engine.ProfileScope("KVStorePull", k):
+                for o in outs:
+                    self._copy_into(k, stored, o)
 
     @staticmethod
     def _copy_into(key, src, dst):

@@ -542,10 +542,15 @@ def from_dlpack(dlpack):
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
-    nd = _nd()
+    return _filled("_full", shape, ctx, dtype, out, value=val)
+
+
+def _filled(opname, shape, ctx, dtype, out, **value):
+    # zeros and ones run MXNet's _zeros and _ones (the names the profiler shows)
+    op = getattr(_nd(), opname)
     if out is not None:
-        return nd._full(shape=out.shape, value=val, dtype=out._dtype.name, out=out)
-    return nd._full(shape=_shape(shape), value=val, ctx=ctx, dtype=_dtype(dtype).name)
+        return op(shape=out.shape, dtype=out._dtype.name, out=out, **value)
+    return op(shape=_shape(shape), ctx=ctx, dtype=_dtype(dtype).name, **value)
 
 
 def _op_kwargs(fn, kwargs):
@@ -562,11 +567,11 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     if stype not in (None, "default"):
         from . import sparse
         return sparse.zeros(stype, shape, ctx, dtype, **kwargs)
-    return full(shape, 0.0, ctx, dtype, out=_op_kwargs("zeros", kwargs))
+    return _filled("_zeros", shape, ctx, dtype, _op_kwargs("zeros", kwargs))
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    return full(shape, 1.0, ctx, dtype, out=_op_kwargs("ones", kwargs))
+    return _filled("_ones", shape, ctx, dtype, _op_kwargs("ones", kwargs))
 
 
 def zeros_like(data, **kwargs):

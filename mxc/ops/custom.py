@@ -8,6 +8,7 @@ Under autograd the call is one node whose gradient runs the operator's ``backwar
 """
 import numpy as np
 
+from .._core import engine as _engine
 from ..base import MXNetError
 from .params import Param
 from .registry import OpDef, register, is_training
@@ -48,8 +49,10 @@ def _forward(F, attrs, *inputs):
     op = prop.create_operator(ctx, [x.shape for x in inputs[:n_args]],
                               [x.dtype for x in inputs[:n_args]])
     try:
-        op.forward(is_train=is_training(), req=["write"] * len(outs),
-                   in_data=list(inputs[:n_args]), out_data=outs, aux=list(inputs[n_args:]))
+        # profiled as MXNet names it: "<op_type>::pure_python", its operations "<op_type>::<op>"
+        with _engine.ProfileScope(attrs["op_type"], span=True):
+            op.forward(is_train=is_training(), req=["write"] * len(outs),
+                       in_data=list(inputs[:n_args]), out_data=outs, aux=list(inputs[n_args:]))
     except MXNetError:
         raise
     except Exception as e:      # as MXNet: an error in the user's Python code is an MXNetError
@@ -64,9 +67,10 @@ def _grad(F, attrs, inputs, outputs, out_grads):
     n_args = len(prop.list_arguments())
     in_grads = [F.zeros_like(x) for x in inputs[:n_args]]
     try:
-        op.backward(req=["write"] * n_args, out_grad=list(out_grads),
-                    in_data=list(inputs[:n_args]), out_data=list(outputs), in_grad=in_grads,
-                    aux=list(inputs[n_args:]))
+        with _engine.ProfileScope(f"_backward_{attrs.get('op_type')}", span=True):
+            op.backward(req=["write"] * n_args, out_grad=list(out_grads),
+                        in_data=list(inputs[:n_args]), out_data=list(outputs), in_grad=in_grads,
+                        aux=list(inputs[n_args:]))
     except MXNetError:
         raise
     except Exception as e:

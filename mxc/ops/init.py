@@ -15,9 +15,10 @@ def _fill_infer(a, s, d):
     return [tuple(0 if x < 0 else x for x in a["shape"])], [np.dtype(a["dtype"])]
 
 
-def _fill_forward(value):
+def _fill_forward(name, value):
+    # the engine names the operation after the operator (_zeros, _ones, _full), as MXNet does
     fwd = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                         attrs=lambda a, i, o: ((), (value(a),)), name="_full")
+                         attrs=lambda a, i, o: ((), (value(a),)), name=name)
     return fwd
 
 
@@ -25,7 +26,7 @@ for _name, _value in [("_zeros", lambda a: 0.0), ("_ones", lambda a: 1.0), ("_fu
     _params = (Param("shape", "shape", ()), Param("dtype", "dtype", "float32"))
     if _name == "_full":
         _params += (Param("value", float, required=True),)
-    register(OpDef(_name, inputs=(), params=_params, infer=_fill_infer, forward=_fill_forward(_value),
+    register(OpDef(_name, inputs=(), params=_params, infer=_fill_infer, forward=_fill_forward(_name, _value),
                    doc=f"A new array filled with {_name.strip('_')}."))
 
 
