@@ -45,7 +45,20 @@ from .._core.modes import is_training  # noqa: F401  (for forwards that depend o
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
-           "copy_then_inplace", "is_training"]
+           "copy_then_inplace", "is_training", "METHODS"]
+
+# The operators that NDArray and Symbol also offer as methods (x.exp(), s.sum(axis=1)): one list
+# for both fronts (mxc/ndarray/methods.py, mxc/symbol/symbol.py), MXNet 1.9.1's plus negative and
+# softsign. A class that defines a name itself keeps its own (NDArray.reshape).
+METHODS = (
+    "negative abs sign round rint ceil floor trunc fix square sqrt rsqrt cbrt exp expm1 log log10 "
+    "log2 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh degrees "
+    "radians sigmoid relu softsign reciprocal sum mean prod max min nansum nanprod norm argmax "
+    "argmin clip transpose swapaxes flatten expand_dims squeeze broadcast_to broadcast_like split "
+    "slice slice_axis take one_hot tile repeat flip zeros_like ones_like broadcast_axes "
+    "pad diag sort argsort topk pick argmax_channel shape_array size_array depth_to_space "
+    "space_to_depth softmax log_softmax softmin reshape_like slice_like rcbrt reshape astype"
+).split()
 
 _OPS = {}        # every name and alias -> OpDef
 _DEFS = []       # each OpDef once, in registration order
@@ -223,6 +236,16 @@ def skip_unneeded_outputs(op, attrs, outs, needed):
     return dict(attrs, _skip_outputs=skip) if skip else attrs
 
 
+_KERNELS = {}    # (family, kernel name) of every kernel_forward made
+
+
+def kernel_names(family, kind):
+    """The <op> of every kernel "<kind>:<op>" of `family` that some operator's forward pushes,
+    in the order they were first made (the GPU families instantiate these)."""
+    prefix = kind + ":"
+    return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
+
+
 def kernel_forward(family, kname, key=None, attrs=None, name=None):
     """A ``forward`` that pushes kernel `kname` of ``mxc.ops.cpu.<family>.KERNELS``.
 
@@ -230,6 +253,7 @@ def kernel_forward(family, kname, key=None, attrs=None, name=None):
     attrs(attrs, inputs, outputs) -> (iattr, fattr) fills the kernel's attribute slots."""
     import importlib
     from .._core.handle import push_kernel
+    _KERNELS.setdefault((family, kname), None)
     bname = (name or kname.split(":")[-1]).encode()
     table = {}
 

@@ -32,7 +32,7 @@ def build(tmp_path_factory, name, text):
     return ctypes.CDLL(str(so))
 
 
-# ---- a CPU stand-in for the device launcher: any launch dict of specs.launch_spec -------------
+# ---- a CPU stand-in for the device launcher: any launch dict of launch_spec -------------------
 # g++ compiles a family's source plus one wrapper per name expression: the wrapper runs the
 # kernel over (grid, block) on one thread, unpacking its arguments from an array of pointers
 # by the parameter types the compiler deduces from the template instance, so the launch's

@@ -1,4 +1,4 @@
-"""Launch specs (mxc/ops/cuda/specs.py) without a GPU: every kernel a spec names is one the
+"""Launch specs (mxc/ops/cuda/<family>.py) without a GPU: every kernel a spec names is one the
 family instantiates (so the offline compile check covers it), and the host-side index maths
 (broadcast strides, dim collapsing, reduction maps) address the same elements numpy does."""
 import struct
@@ -6,7 +6,9 @@ import struct
 import numpy as np
 import pytest
 
-from mxc.ops.cuda import specs as S
+from mxc.ops.cuda import launch_spec
+from mxc.ops.cuda._launch import bcast_strides, collapse, instantiations
+from mxc.ops.cuda.reduce import reduce_map
 
 
 class Arr:
@@ -111,14 +113,14 @@ CASES += [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] + ":" + c[5] for c in CASES])
 def test_spec_names_an_instantiated_kernel(case):
     op, attrs, ins, outs, fam, kern, ia, fa = case
-    spec = S.launch_spec(op, attrs, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
+    spec = launch_spec(op, attrs, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
     assert spec is not None
     for launch in spec.get("launches", [spec]):
         _check_launch(launch, ins, outs, spec.get("workspace", 0))
 
 
 def _check_launch(spec, ins, outs, workspace):
-    assert spec["name"] in S.instantiations(spec["family"])
+    assert spec["name"] in instantiations(spec["family"])
     assert all(g >= 1 for g in spec["grid"]) and spec["block"][0] % 32 == 0
     for kind, v in spec["args"]:
         assert kind in ("in", "out", "ptr", "bytes", "i32", "i64", "u8", "u16", "u32", "u64",
@@ -133,19 +135,42 @@ def _check_launch(spec, ins, outs, workspace):
 
 def test_unsupported_gives_none():
     # no GPU kernel: the caller raises naming the operator and "gpu"
-    assert S.launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
-    assert S.launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
+    assert launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
+    assert launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
                          family="softmax", kernel="softmax_ce") is None
     # integer GEMMs, and index maps past 8 dims
-    assert S.launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
+    assert launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
                          family="dot", kernel="gemm", iattr=(1, 1, 2, 2, 2, 0, 0, 0) + (4, 0, 2) * 4,
                          fattr=(1.0, 0.0)) is None
-    assert S.launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
+    assert launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
                          kernel="transpose") is None
 
 
+def test_a_builder_error_is_an_error():
+    # a bug in a builder (here: no output array) must surface, not read as "no GPU kernel"
+    with pytest.raises(IndexError):
+        launch_spec("exp", {}, [Arr((4,))], [], family="elemwise", kernel="unary:exp")
+    with pytest.raises(TypeError):
+        launch_spec("clip", {}, [Arr((4,))], [Arr((4,))], family="elemwise", kernel="clip",
+                    iattr=(), fattr=(None, 1.0))
+
+
+def test_name_lists_come_from_the_registry():
+    from mxc.ops import registry
+    unary = [n for n in registry.kernel_names("elemwise", "unary") if n != "copy"]
+    names = instantiations("elemwise")
+    assert "exp" in unary and "erf" in unary
+    for op in unary:
+        assert "mxc_unary<mxc::op_%s, float>" % op in names
+    assert "mxc_unary<mxc::op_copy, float>" not in names
+    for op in registry.kernel_names("elemwise", "binary"):
+        assert "mxc_bcast_binary<mxc::op_%s, double>" % op in instantiations("broadcast")
+    assert "mxc_reduce_cols<mxc::r_norm2, float, float>" in instantiations("reduce")
+    assert "mxc_sgd_mom_update<__half>" in instantiations("optimizer_ops")
+
+
 def test_take_raise_carries_a_device_check():
-    spec = S.launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
+    spec = launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
                          family="shape", kernel="take", iattr=(0, 2), fattr=())
     (launch,) = spec["launches"]
     assert launch["args"][-1] == ("i32", 0)            # taken with clip once checked
@@ -169,7 +194,7 @@ def _gather_offsets(shape, strides, out_shape):
                                            ((6, 1), (1, 7)), ((3, 5), (3, 5)), ((1,), (2, 2))])
 def test_broadcast_maps_match_numpy(ashape, bshape):
     out = np.broadcast_shapes(ashape, bshape)
-    shp, (sa, sb) = S.collapse(out, S.bcast_strides(ashape, out), S.bcast_strides(bshape, out))
+    shp, (sa, sb) = collapse(out, bcast_strides(ashape, out), bcast_strides(bshape, out))
     a = np.arange(int(np.prod(ashape))).reshape(ashape)
     b = np.arange(int(np.prod(bshape))).reshape(bshape)
     np.testing.assert_array_equal(a.ravel()[_gather_offsets(shp, sa, out)],
@@ -181,7 +206,7 @@ def test_broadcast_maps_match_numpy(ashape, bshape):
 @pytest.mark.parametrize("shape,mask", [((4, 5, 6), (0, 1, 0)), ((4, 5, 6), (1, 0, 1)),
                                         ((3, 1, 7), (1, 1, 1)), ((2, 3), (0, 0))])
 def test_reduce_map_matches_numpy(shape, mask):
-    nout, count, packed, _ = S.reduce_map(shape, mask)
+    nout, count, packed, _ = reduce_map(shape, mask)
     v = struct.unpack("<34q", packed[1])
     nk, ks, kst = v[0], v[1:9], v[9:17]
     nr, rs, rst = v[17], v[18:26], v[26:34]
@@ -220,7 +245,7 @@ def test_index_maps_match_numpy():
              ("broadcast_to", {}, (1, 5), (4, 5), None, np.broadcast_to(x[:1], (4, 5)))]
     for kern, attrs, xs, ys, ia, want in cases:
         src = x if xs == x.shape else x[:1]
-        spec = S.launch_spec(kern, attrs, [Arr(xs, "int64")], [Arr(ys, "int64")], family="shape",
+        spec = launch_spec(kern, attrs, [Arr(xs, "int64")], [Arr(ys, "int64")], family="shape",
                              kernel=kern, iattr=ia, fattr=())
         np.testing.assert_array_equal(src.ravel()[_index_map_offsets(spec["args"][3][1])],
                                       want.ravel())
@@ -229,14 +254,14 @@ def test_index_maps_match_numpy():
 def test_concat_split_launches():
     a, b = np.arange(12).reshape(3, 4), 100 + np.arange(6).reshape(3, 2)
     out = np.concatenate([a, b], axis=1)
-    spec = S.launch_spec("concat", {}, [Arr(a.shape, "int64"), Arr(b.shape, "int64")],
+    spec = launch_spec("concat", {}, [Arr(a.shape, "int64"), Arr(b.shape, "int64")],
                          [Arr(out.shape, "int64")], family="shape", kernel="concat", iattr=(1,))
     y = np.zeros(out.size, np.int64)
     for launch, part in zip(spec["launches"], (a, b)):
         assert launch["name"] == "mxc_scatter_map<unsigned long long>"
         y[_index_map_offsets(launch["args"][3][1])] = part.ravel()
     np.testing.assert_array_equal(y, out.ravel())
-    spec = S.launch_spec("split", {}, [Arr(out.shape, "int64")],
+    spec = launch_spec("split", {}, [Arr(out.shape, "int64")],
                          [Arr(a.shape, "int64"), Arr(b.shape, "int64")], family="shape",
                          kernel="split", iattr=(1,))
     for launch, part in zip(spec["launches"], (a, b)):
