@@ -126,6 +126,7 @@ _UNARY = {
     "relu": lambda F, x, y, g: F._backward_relu(g, y),
     "softsign": lambda F, x, y, g: g / F.square(F.abs(x) + 1.0),
     "erf": lambda F, x, y, g: g * (2.0 / math.sqrt(math.pi)) * F.exp(-x * x),
+    "erfinv": lambda F, x, y, g: g * (0.5 * math.sqrt(math.pi)) * F.exp(y * y),
     "gamma": lambda F, x, y, g: g * y * digamma(F, x),
     "gammaln": lambda F, x, y, g: g * digamma(F, x),
     "reciprocal": lambda F, x, y, g: -g * y * y,
