@@ -120,7 +120,7 @@ def _k(name):
 _LK = {n: _k(n) for n in ("fwd:xelu", "fwd:xelu_arr", "fwd:elu", "fwd:selu", "fwd:gelu",
                           "fwd:prelu")}
 _FILL = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                       attrs=lambda a, i, o: ((), (a["_v"],)), name="LeakyReLU")
+                       fill={"value": lambda a, i, o: a["_v"]}, name="LeakyReLU")
 
 
 def _leaky_forward(attrs, inputs, outputs):

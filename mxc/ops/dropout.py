@@ -60,7 +60,7 @@ _dropout = kernel_forward("random", "dropout", key=lambda a, i, o: o[-1]._dcode,
                           name="Dropout")
 _copy = kernel_forward("elemwise", "unary:copy", name="Dropout")
 _fill = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                       attrs=lambda a, i, o: ((), (1.0,)), name="Dropout")
+                       fill={"value": lambda a, i, o: 1.0}, name="Dropout")
 
 
 def _forward(a, inputs, outputs):

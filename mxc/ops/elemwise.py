@@ -249,10 +249,6 @@ for _name, _rule in _UNARY_BACKWARD.items():
 _SCALAR_PARAMS = (Param("scalar", float, 1.0), Param("is_int", bool, True))
 
 
-def _scalar_attrs(attrs, inputs, outputs):
-    return (), (attrs["scalar"],)
-
-
 # op name: (kernel, aliases, gradient f(F, x, s, y, g))
 _SCALAR = {
     "_plus_scalar": ("scalar:add", ("_PlusScalar",), lambda F, x, s, y, g: g),
@@ -292,7 +288,7 @@ def _scalar_grad(rule):
 
 for _name, (_k, _aliases, _rule) in _SCALAR.items():
     register(OpDef(_name, aliases=_aliases, params=_SCALAR_PARAMS, infer=unary_infer,
-                   forward=kernel_forward("elemwise", _k, attrs=_scalar_attrs, name=_name),
+                   forward=kernel_forward("elemwise", _k, floats=("scalar",), name=_name),
                    grad=_scalar_grad(_rule), inplace=((0, 0),), fast=("elemwise", _k, 3),
                    doc=f"{_k.split(':')[1]} of an array and a scalar."))
 
@@ -312,8 +308,7 @@ register(OpDef("cast", aliases=("Cast",), params=(Param("dtype", "dtype", requir
 register(OpDef("clip", params=(Param("a_min", float, required=True),
                                Param("a_max", float, required=True)),
                infer=unary_infer,
-               forward=kernel_forward("elemwise", "clip",
-                                      attrs=lambda a, i, o: ((), (a["a_min"], a["a_max"]))),
+               forward=kernel_forward("elemwise", "clip", floats=("a_min", "a_max")),
                grad=lambda F, a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
                inplace=((0, 0),), doc="Clip values into [a_min, a_max]."))
 

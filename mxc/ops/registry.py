@@ -45,7 +45,7 @@ from .._core.modes import is_training  # noqa: F401  (for forwards that depend o
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
-           "copy_then_inplace", "is_training", "METHODS"]
+           "copy_then_inplace", "is_training", "METHODS", "Kernel", "kernel", "kernels"]
 
 # The operators that NDArray and Symbol also offer as methods (x.exp(), s.sum(axis=1)): one list
 # for both fronts (mxc/ndarray/methods.py, mxc/symbol/symbol.py), MXNet 1.9.1's plus negative and
@@ -236,7 +236,96 @@ def skip_unneeded_outputs(op, attrs, outs, needed):
     return dict(attrs, _skip_outputs=skip) if skip else attrs
 
 
-_KERNELS = {}    # (family, kernel name) of every kernel_forward made
+class Slots(tuple):
+    """A kernel's integer or float attributes (the values in the CPU kernel's iattr / fattr
+    order) read by slot name: ``fattr.lr``. A name declared with a trailing "*" is a run: the
+    runs share the values after the named ones equally (a per-axis mask; a slice's starts then
+    steps). Subclassed per signature (``Kernel``); a tuple, so plans can key on it."""
+    __slots__ = ()
+    _index = {}          # slot name -> position (a run: -1 - its run number)
+    _nfixed = 0
+    _nruns = 0
+
+    def __getattr__(self, name):
+        try:
+            k = type(self)._index[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no slot {name!r}") from None
+        if k >= 0:
+            return self[k]
+        n = (len(self) - self._nfixed) // self._nruns
+        start = self._nfixed + (-1 - k) * n
+        return self[start:start + n]
+
+
+class Kernel:
+    """The contract of one CPU kernel (``mxc.ops.cpu.<family>.KERNELS[name]``), declared once
+    by the operator family that owns it: its integer and float attribute slots by name, in the
+    order the C kernel reads ``iattr[k]`` / ``fattr[k]`` (and the GPU kernel takes them).
+    ``kernel_forward`` fills them by name from the operator's attributes; the GPU launch builders
+    read them by name (``Kernel.ints_of(iattr).axis``); tests check the C and CUDA sources
+    against them. Undeclared (ints and floats None): the forward computes them positionally."""
+    __slots__ = ("family", "name", "ints", "floats", "Ints", "Floats")
+
+    def __init__(self, family, name, ints=None, floats=None):
+        self.family, self.name = family, name
+        self.ints = None if ints is None else tuple(ints)
+        self.floats = None if floats is None else tuple(floats)
+        self.Ints = _slots_class(f"{name}:ints", self.ints or ())
+        self.Floats = _slots_class(f"{name}:floats", self.floats or ())
+
+    def declared(self):
+        return self.ints is not None or self.floats is not None
+
+    def ints_of(self, values):
+        return values if isinstance(values, self.Ints) else self.Ints(values or ())
+
+    def floats_of(self, values):
+        return values if isinstance(values, self.Floats) else self.Floats(values or ())
+
+    def __repr__(self):
+        return f"<Kernel {self.family}/{self.name} ints={self.ints} floats={self.floats}>"
+
+
+def _slots_class(label, names):
+    fixed = [n for n in names if not n.endswith("*")]
+    runs = [n[:-1] for n in names if n.endswith("*")]
+    if names[:len(fixed)] != tuple(fixed):
+        raise TypeError(f"{label}: runs (names ending in '*') come after the single slots")
+    index = {n: k for k, n in enumerate(fixed)}
+    index.update((n, -1 - r) for r, n in enumerate(runs))
+    return type("Slots", (Slots,), {"__slots__": (), "_index": index, "_nfixed": len(fixed),
+                                    "_nruns": len(runs)})
+
+
+_KERNELS = {}    # (family, kernel name) -> Kernel, for every kernel an operator pushes
+
+
+def kernel(family, name, ints=None, floats=None):
+    """The Kernel (family, name), declaring its slots when ints / floats are given (once: a
+    second, different declaration is an error); undeclared kernels are recorded as used."""
+    k = _KERNELS.get((family, name))
+    if k is None:
+        k = _KERNELS[family, name] = Kernel(family, name, ints, floats)
+    elif ints is not None or floats is not None:
+        if not k.declared():
+            k = _KERNELS[family, name] = Kernel(family, name, ints, floats)
+        elif (k.ints, k.floats) != (None if ints is None else tuple(ints),
+                                    None if floats is None else tuple(floats)):
+            raise TypeError(f"kernel {family}/{name} declared twice with different slots: "
+                            f"{k!r} and ints={ints} floats={floats}")
+    return k
+
+
+def declared_kernel(family, name):
+    """The Kernel (family, name) if its slots are declared, else None."""
+    k = _KERNELS.get((family, name))
+    return k if k is not None and k.declared() else None
+
+
+def kernels():
+    """Every Kernel an operator pushes (declared or not)."""
+    return list(_KERNELS.values())
 
 
 def kernel_names(family, kind):
@@ -246,14 +335,66 @@ def kernel_names(family, kind):
     return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
 
 
-def kernel_forward(family, kname, key=None, attrs=None, name=None):
+def _getter(kern, slot, fill):
+    f = fill.get(slot.rstrip("*")) if fill else None
+    if f is not None:
+        return f
+    name = slot.rstrip("*")
+    if slot.endswith("*"):
+        raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a fill "
+                        f"function")
+
+    def from_attrs(a, i, o):
+        return a[name]
+    return from_attrs
+
+
+def _filler(kern, fill):
+    """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name: a
+    slot's value is fill[name](a, inputs, outputs) where given, else a[name]; a run's fill
+    gives a sequence."""
+    unknown = set(fill or ()) - {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
+    if unknown:
+        raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {sorted(unknown)}")
+    ig = [(_getter(kern, s, fill), s.endswith("*")) for s in kern.ints or ()]
+    fg = [(_getter(kern, s, fill), s.endswith("*")) for s in kern.floats or ()]
+    if not any(run for _, run in ig + fg):
+        ig0, fg0 = [g for g, _ in ig], [g for g, _ in fg]
+        return lambda a, i, o: (tuple([g(a, i, o) for g in ig0]),
+                                tuple([g(a, i, o) for g in fg0]))
+
+    def flat(gs, a, i, o):
+        out = []
+        for g, run in gs:
+            if run:
+                out.extend(g(a, i, o))
+            else:
+                out.append(g(a, i, o))
+        return tuple(out)
+    return lambda a, i, o: (flat(ig, a, i, o), flat(fg, a, i, o))
+
+
+def kernel_forward(family, kname, key=None, attrs=None, name=None, ints=None, floats=None,
+                   fill=None):
     """A ``forward`` that pushes kernel `kname` of ``mxc.ops.cpu.<family>.KERNELS``.
 
-    key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code);
-    attrs(attrs, inputs, outputs) -> (iattr, fattr) fills the kernel's attribute slots."""
+    key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code).
+    The kernel's attribute slots: declared by name (ints=, floats=: see Kernel; declared once
+    per kernel, by its family; another forward of the same kernel names neither and gets the
+    declaration) and filled from the operator's attributes by name, fill={slot: f(attrs,
+    inputs, outputs)} for the slots whose values are computed. A kernel not yet declared may
+    still take attrs(attrs, inputs, outputs) -> (iattr, fattr) by position."""
     import importlib
     from .._core.handle import push_kernel
-    _KERNELS.setdefault((family, kname), None)
+    kern = kernel(family, kname, ints, floats)
+    if kern.declared():
+        if attrs is not None:
+            raise TypeError(f"kernel {family}/{kname} declares its slots: give fill=, not attrs=")
+        attrs = _filler(kern, fill)
+        if not (kern.ints or kern.floats):
+            attrs = None
+    elif fill:
+        raise TypeError(f"kernel {family}/{kname}: fill= needs declared slots (ints=, floats=)")
     bname = (name or kname.split(":")[-1]).encode()
     table = {}
 
@@ -275,6 +416,7 @@ def kernel_forward(family, kname, key=None, attrs=None, name=None):
             raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
         push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS)
+    forward.kernel = kern
     return forward
 
 

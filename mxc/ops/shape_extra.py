@@ -256,7 +256,7 @@ register(OpDef("size_array", infer=lambda a, s, d: ([(1,)], [np.dtype(np.int64)]
 
 def _fill_like(value, name):
     fill = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                          attrs=lambda a, i, o: ((), (value,)), name=name)
+                          fill={"value": lambda a, i, o: value}, name=name)
 
     def forward(a, inputs, outputs):
         fill(a, [], outputs)       # the values do not depend on the input's

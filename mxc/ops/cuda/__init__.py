@@ -8,6 +8,7 @@ returns the launch spec (see ``launch_spec``). Each ``<family>.cu`` has its
 """
 import importlib
 
+from .. import registry
 from ._launch import NoKernel
 
 
@@ -32,9 +33,13 @@ def launch_spec(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=
     if build is None:           # a .cu's instantiations only (broadcast)
         return None
     attrs = attrs if isinstance(attrs, dict) else {}
+    sig = registry.declared_kernel(family, kernel)
+    if sig is not None:           # slots read by name (registry.Kernel)
+        iattr, fattr = sig.ints_of(iattr), sig.floats_of(fattr)
+    else:
+        iattr = None if iattr is None else tuple(iattr)
+        fattr = None if fattr is None else tuple(fattr)
     try:
-        return build(opname, kernel, attrs, inputs, outputs,
-                     None if iattr is None else tuple(iattr),
-                     None if fattr is None else tuple(fattr))
+        return build(opname, kernel, attrs, inputs, outputs, iattr, fattr)
     except NoKernel:
         return None

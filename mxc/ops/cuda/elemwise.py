@@ -66,7 +66,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if kind in ("scalar", "rscalar"):
         return launch("elemwise", "mxc_scalar<mxc::op_%s, %s>" % (op, c), n,
                        [("in", 0), ("out", 0), ("i64", n),
-                        ("f64", float(fattr[0] if fattr else attrs["scalar"])),
+                        ("f64", float(fattr.scalar)),
                         ("i32", 1 if kind == "rscalar" else 0)])
     if kernel == "cast":
         return launch("elemwise", "mxc_cast<%s, %s>" % (ctype(inputs[0].dtype), c), n,
@@ -74,8 +74,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if kernel == "clip":
         return launch("elemwise", "mxc_clip<%s>" % c, n,
                        [("in", 0), ("out", 0), ("i64", n),
-                        ("f64", float(fattr[0] if fattr else attrs["a_min"])),
-                        ("f64", float(fattr[1] if fattr else attrs["a_max"]))])
+                        ("f64", float(fattr.a_min)), ("f64", float(fattr.a_max))])
     if kernel == "where":
         cond = inputs[0]
         cc = ctype(cond.dtype)

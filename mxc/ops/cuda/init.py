@@ -16,17 +16,17 @@ def instantiations():
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     y = outputs[0]
     n, c = nelem(y), ctype(y.dtype)
-    if kernel == "fill" and fattr:
-        return launch("init", "mxc_fill<%s>" % c, n, [("out", 0), ("i64", n), ("f64", float(fattr[0]))])
-    if kernel == "arange" and fattr and len(fattr) >= 2:
+    if kernel == "fill":
+        return launch("init", "mxc_fill<%s>" % c, n,
+                      [("out", 0), ("i64", n), ("f64", float(fattr.value))])
+    if kernel == "arange":
         return launch("init", "mxc_arange<%s>" % c, n,
-                       [("out", 0), ("i64", n), ("f64", float(fattr[0])), ("f64", float(fattr[1])),
-                        ("i64", int(attrs.get("repeat", 1) or 1))])
+                      [("out", 0), ("i64", n), ("f64", float(fattr.start)),
+                       ("f64", float(fattr.step)), ("i64", int(attrs.get("repeat", 1) or 1))])
     if kernel == "eye":
         rows = int(y.shape[0])
         return launch("init", "mxc_eye<%s>" % c, n,
-                       [("out", 0), ("i64", rows), ("i64", n // max(1, rows)),
-                        ("i64", int(iattr[0]) if iattr else int(attrs.get("k", 0)))])
+                      [("out", 0), ("i64", rows), ("i64", n // max(1, rows)), ("i64", int(iattr.k))])
     return None
 
 
