@@ -335,38 +335,57 @@ def kernel_names(family, kind):
     return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
 
 
-def _getter(kern, slot, fill):
-    f = fill.get(slot.rstrip("*")) if fill else None
-    if f is not None:
-        return f
-    name = slot.rstrip("*")
-    if slot.endswith("*"):
-        raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a fill "
-                        f"function")
+def _getters(kern, slots, fill):
+    """[(f(a, inputs, outputs), gives a sequence)] filling `slots` in order: fill[name], or
+    fill[(name, next, ...)] for consecutive slots one function computes together, else
+    attrs[name]; a run's function gives its values."""
+    out, k = [], 0
+    while k < len(slots):
+        name = slots[k].rstrip("*")
+        group = next((g for g in fill if isinstance(g, tuple) and g[0] == name), None)
+        if group is not None:
+            if tuple(s.rstrip("*") for s in slots[k:k + len(group)]) != group:
+                raise TypeError(f"kernel {kern.family}/{kern.name}: fill group {group} is not "
+                                f"a run of consecutive slots of {slots}")
+            out.append((fill[group], True))
+            k += len(group)
+            continue
+        f = fill.get(name)
+        if f is None:
+            if slots[k].endswith("*"):
+                raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a "
+                                f"fill function")
+            f = _from_attrs(name)
+        out.append((f, slots[k].endswith("*")))
+        k += 1
+    return out
 
+
+def _from_attrs(name):
     def from_attrs(a, i, o):
         return a[name]
     return from_attrs
 
 
 def _filler(kern, fill):
-    """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name: a
-    slot's value is fill[name](a, inputs, outputs) where given, else a[name]; a run's fill
-    gives a sequence."""
-    unknown = set(fill or ()) - {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
+    """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name (see
+    _getters)."""
+    fill = fill or {}
+    names = {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
+    unknown = [k for k in fill if not set(k if isinstance(k, tuple) else (k,)) <= names]
     if unknown:
-        raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {sorted(unknown)}")
-    ig = [(_getter(kern, s, fill), s.endswith("*")) for s in kern.ints or ()]
-    fg = [(_getter(kern, s, fill), s.endswith("*")) for s in kern.floats or ()]
-    if not any(run for _, run in ig + fg):
+        raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {unknown}")
+    ig = _getters(kern, kern.ints or (), fill)
+    fg = _getters(kern, kern.floats or (), fill)
+    if not any(many for _, many in ig + fg):
         ig0, fg0 = [g for g, _ in ig], [g for g, _ in fg]
         return lambda a, i, o: (tuple([g(a, i, o) for g in ig0]),
                                 tuple([g(a, i, o) for g in fg0]))
 
     def flat(gs, a, i, o):
         out = []
-        for g, run in gs:
-            if run:
+        for g, many in gs:
+            if many:
                 out.extend(g(a, i, o))
             else:
                 out.append(g(a, i, o))

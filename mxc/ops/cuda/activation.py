@@ -23,7 +23,7 @@ def prelu_view(iattr):
     """(inner, channels) of activation.cu's gamma lookup gamma[(i / inner) % channels] for the
     CPU's prelu view iattr (d0, d1, rest, g0, g1): data (d0, d1, rest), gamma (g0, g1) with g0 in
     {1, d0} and g1 in {1, d1}."""
-    d0, d1, rest, g0, g1 = (int(v) for v in iattr[:5])
+    d0, d1, rest, g0, g1 = (int(getattr(iattr, s)) for s in ("d0", "d1", "rest", "g0", "g1"))
     if g1 > 1:
         return rest, g0 * g1
     return d1 * rest, g0
@@ -33,14 +33,12 @@ def _leaky(kind, t, inputs, outputs, iattr, fattr):
     y = outputs[0]
     n, c = nelem(y), ctype(y.dtype)
     act = LEAKY_TYPES[t]
-    slope = float(fattr[0]) if fattr else 0.0
+    slope = float(fattr.slope) if t in ("xelu", "elu") else 0.0
     inner, channels = 1, 1
     gamma = ("ptr", 0)
     if t == "xelu_arr":          # rrelu's per-element slopes: input 1 (forward) or 2 (backward)
         gamma, channels = ("in", 1 if kind == "fwd" else 2), max(1, n)
     elif t == "prelu":
-        if not iattr or len(iattr) < 5:
-            return None
         inner, channels = prelu_view(iattr)
         gamma = ("in", 1 if kind == "fwd" else 2)
     tail = [("i64", n), ("i32", act), ("f64", slope), ("i64", max(1, inner)),

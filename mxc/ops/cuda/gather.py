@@ -26,16 +26,13 @@ def instantiations():
 
 # ---- gather family (csrc/kernels/gather.h's kernels) ------------------------------------------
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
-    """take_along (pick, _take_along_axis): in (x, idx), iattr (pre, n, post, k, mode);
-    put_along (_backward_pick): in (g, idx[, data]), out (pre, n, post), iattr as take_along;
-    gather_nd: in (x, idx (M, N)), iattr (M,); scatter_nd: in (data, idx) or (dst, data, idx),
-    iattr (M, add, has_dst, clip)."""
-    if not iattr:
-        return None
-    ia = [int(v) for v in iattr]
+    """take_along (pick, _take_along_axis): in (x, idx), slots ALONG_INTS (ops/gather.py: pre,
+    n, post, k, mode); put_along (_backward_pick): in (g, idx[, data]), out (pre, n, post), slots
+    as take_along; gather_nd: in (x, idx (M, N)), slot M; scatter_nd: in (data, idx) or (dst,
+    data, idx), slots M, add, has_dst, clip."""
     y = outputs[0]
-    if kernel in ("take_along", "put_along") and len(ia) >= 5:
-        pre, n, post, k, mode = ia[:5]
+    if kernel in ("take_along", "put_along"):
+        pre, n, post, k, mode = (int(getattr(iattr, s)) for s in ("pre", "n", "post", "k", "mode"))
         idx = inputs[1]
         tname = "%s, %s" % (ctype(y.dtype), ctype(idx.dtype))
         if kernel == "take_along":
@@ -50,7 +47,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
                         ("i64", post), ("i64", k if n else 0), ("i32", mode)])
     if kernel == "gather_nd":
         x, idx = inputs[0], inputs[1]
-        M = ia[0]
+        M = int(iattr.M)
         N = nelem(idx) // M if M else 0
         dims = [int(d) for d in tuple(x.shape)[:M]]
         K = nelem(x) // max(1, int(np.prod(dims))) if dims else nelem(x)
@@ -62,8 +59,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
         return {"launches": [spec], "check": bounds_check(
             1, [(-d, d) for d in dims],
             "gather_nd: index {v} is out of bounds for dimension {m} with size {d}")}
-    if kernel == "scatter_nd" and len(ia) >= 4:
-        M, add, has_dst, clip = ia[:4]
+    if kernel == "scatter_nd":
+        M, add, has_dst, clip = (int(getattr(iattr, s)) for s in ("M", "add", "has_dst", "clip"))
         vi, ii = (1, 2) if has_dst else (0, 1)
         if len(inputs) <= ii:
             return None

@@ -16,11 +16,12 @@ def instantiations():
 
 # ---- ordering: sort / argsort / topk through a padded bitonic sort --------------------------
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
-    """CPU attributes iattr (pre, n, post, k, ret, ascend); ret 0 values, 1 indices, 2 the 0/1
+    """Slots (ops/ordering.py TOPK_INTS) pre, n, post, k, ret, ascend; ret 0 values, 1 indices, 2 the 0/1
     mask (data-shaped, the data's dtype), 3 both."""
-    if kernel != "topk" or not iattr or len(iattr) < 6 or int(iattr[4]) not in (0, 1, 2, 3):
+    if kernel != "topk":
         return None
-    pre, n, post, k, ret, ascend = (int(v) for v in iattr[:6])
+    pre, n, post, k, ret, ascend = (int(getattr(iattr, s)) for s in
+                                    ("pre", "n", "post", "k", "ret", "ascend"))
     x = inputs[0]
     rows = pre * post
     p = 1

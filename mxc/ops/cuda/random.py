@@ -27,7 +27,8 @@ _REJECT_DISTS = {"gamma": 0, "poisson": 1, "negative_binomial": 2,
 
 
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
-    """CPU attributes: iattr (key, counter base, ...), fattr (distribution parameters). The
+    """Slots: key, counter (+ low, high for randint); floats: the distribution's parameters
+    in order (ops/random.py), dropout's pkeep. The
     _sample_* forms pass one or two parameter arrays as inputs instead: they are cast to double
     into the workspace first (the kernels read double parameters, as the CPU's)."""
     if kernel == "multinomial_backward" and len(inputs) == 3:
@@ -39,9 +40,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
                                                                    ctype(smp.dtype)), N,
                        [("in", 0), ("in", 1), ("in", 2), ("out", 0), ("i64", N), ("i64", K),
                         ("i64", M)])
-    if not iattr or len(iattr) < 2:
-        return None
-    key, base = int(iattr[0]) & (2**64 - 1), int(iattr[1]) & (2**64 - 1)
+    key, base = int(iattr.key) & (2**64 - 1), int(iattr.counter) & (2**64 - 1)
     y = outputs[-1]
     n, c = nelem(y), ctype(y.dtype)
     if kernel == "dropout":
@@ -52,7 +51,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
         else:
             return None
         return launch("random", "mxc_dropout<%s>" % c, -(-n // 4),
-                       xs + [("i64", n), ("u64", key), ("u64", base), ("f32", float(fattr[0]))])
+                       xs + [("i64", n), ("u64", key), ("u64", base), ("f32", float(fattr.pkeep))])
     if kernel in _FIXED_DISTS or kernel in _REJECT_DISTS:
         launches, ws = [], 0
         pargs = [("ptr", 0), ("ptr", 0)]
@@ -69,7 +68,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
                                         [("in", j), ("ws", ws), ("i64", np_)]))
                 pargs[j] = ("ws", ws)
                 ws += 8 * np_
-        p = [float(v) for v in (fattr or ())] + [0.0, 0.0]
+        p = [float(v) for v in fattr] + [0.0, 0.0]          # by position: names vary
         args = [("out", 0), ("i64", n), ("u64", key), ("u64", base)] + pargs + \
             [("f64", p[0]), ("f64", p[1]), ("i64", nbatch)]
         if kernel in _REJECT_DISTS:
@@ -93,8 +92,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
                                                               ctype(outputs[0].dtype)), N * M,
                        [("in", 0), ("out", 0), logp, ("i64", N), ("i64", K), ("i64", M),
                         ("u64", key), ("u64", base)])
-    if kernel == "randint" and len(iattr) >= 4:
-        low, rng = int(iattr[2]), (int(iattr[3]) - int(iattr[2])) & (2**64 - 1)
+    if kernel == "randint":
+        low, rng = int(iattr.low), (int(iattr.high) - int(iattr.low)) & (2**64 - 1)
         if c == "int":
             return launch("random", "mxc_randint32", -(-n // 4),
                            [("out", 0), ("i64", n), ("u64", key), ("u64", base), ("i64", low), ("u64", rng)])

@@ -53,7 +53,7 @@ def reduce_map(shape, mask):
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     name = kernel.split(":", 1)[1]
     x, y = inputs[0], outputs[0]
-    mask = tuple(iattr[:x.ndim]) if iattr else (attrs.get("_mask") or (1,) * x.ndim)
+    mask = tuple(iattr.mask) or (1,) * x.ndim
     nout, count, packed, inner_red = reduce_map(tuple(x.shape), mask)
     c, co = ctype(x.dtype), ctype(y.dtype)
     if name in ("argmax", "argmin"):
@@ -62,7 +62,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
             [("in", 0), ("out", 0), ("i64", nout), ("i64", count), packed],
             grid=(max(1, min(nout, 65535)),))
     if name == "norm":
-        r = "norm1" if int(attrs.get("ord", 2)) == 1 else "norm2"
+        r = "norm1" if int(fattr.ord) == 1 else "norm2"
     else:
         r = name     # launch() answers None for a reducer reduce.cu does not instantiate
     if inner_red and count >= 65536 and nout < 2 * 132:

@@ -31,16 +31,16 @@ _LEN_T = {"int32": "int", "int64": "long long"}
 
 
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
-    """CPU attributes: iattr (outer, n, inner, log, negate, use_length), fattr (temperature,).
+    """Slots (ops/softmax.py SOFTMAX_INTS, temperature).
     Forward inputs (x[, length]) -> y in the dtype= output dtype; backward inputs (dy, y[,
     length]) -> dx in the forward input's dtype."""
-    if not iattr or len(iattr) < 6:
+    if kernel not in ("softmax", "softmax_bwd"):
         return None
-    outer, n, inner, logm, neg, use_len = (int(v) for v in iattr[:6])
+    outer, n, inner = int(iattr.outer), int(iattr.n), int(iattr.inner)
+    logm, use_len = iattr.log, iattr.use_length
     # softmin(x) = softmax(-x): the kernels scale by 1/t, so a negated temperature negates x
     # (and the backward's final 1/t carries the sign of the chain rule)
-    t = float(fattr[0]) if fattr else 1.0
-    t = -t if neg else t
+    t = -float(fattr.temperature) if iattr.negate else float(fattr.temperature)
     log = "true" if logm else "false"
     nin = 2 if kernel == "softmax" else 3
     if len(inputs) != nin - 1 + (1 if use_len else 0):

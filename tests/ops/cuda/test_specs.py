@@ -32,7 +32,7 @@ CASES = [
     ("sum", {}, [Arr((64, 500))], [Arr((64, 1))], "reduce", "reduce:sum", (0, 1), ()),
     ("max", {}, [Arr((500, 3), "int32")], [Arr((1, 3), "int32")], "reduce", "reduce:max", (1, 0), ()),
     ("argmax", {}, [Arr((8, 9))], [Arr((8, 1))], "reduce", "reduce:argmax", (0, 1), ()),
-    ("norm", {"ord": 2}, [Arr((8, 9))], [Arr((1, 1))], "reduce", "reduce:norm", (1, 1), ()),
+    ("norm", {"ord": 2}, [Arr((8, 9))], [Arr((1, 1))], "reduce", "reduce:norm", (1, 1), (2.0,)),
     ("log_softmax", {}, [Arr((4, 5))], [Arr((4, 5))], "softmax", "softmax", (4, 5, 1, 1, 0, 0), (1.0,)),
     ("softmax", {}, [Arr((4, 5, 6))], [Arr((4, 5, 6))], "softmax", "softmax", (4, 5, 6, 0, 0, 0), (2.0,)),
     ("_backward_softmax", {}, [Arr((4, 5))] * 2, [Arr((4, 5))], "softmax", "softmax_bwd",
