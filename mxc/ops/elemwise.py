@@ -140,12 +140,14 @@ def _unary_grad(rule):
 
 
 for _name, _rule in _UNARY.items():
-    register(OpDef(_name, infer=unary_infer, forward=kernel_forward("elemwise", "unary:" + _name),
+    register(OpDef(_name, infer=unary_infer,
+                   forward=kernel_forward("elemwise", "unary:" + _name, ints=(), floats=()),
                    grad=_unary_grad(_rule), inplace=((0, 0),), fast=("elemwise", "unary:" + _name, 1),
                    doc=f"Elementwise {_name} (MXNet operator ``{_name}``)."))
 
 register(OpDef("_copy", aliases=("identity",), infer=unary_infer,
-               forward=kernel_forward("elemwise", "unary:copy", name="_copy"),
+               forward=kernel_forward("elemwise", "unary:copy", name="_copy", ints=(),
+                                      floats=()),
                grad=lambda F, a, i, o, g: [g[0]], inplace=((0, 0),),
                fast=("elemwise", "unary:copy", 1), doc="A copy of the input."))
 register(OpDef("_copyto", infer=unary_infer,
@@ -196,7 +198,7 @@ def _binary_grad(rule):
 
 
 def _binary_forward(kname):
-    fwd = kernel_forward("elemwise", kname)
+    fwd = kernel_forward("elemwise", kname, ints=(), floats=())
 
     def forward(attrs, inputs, outputs):
         fwd(attrs, _padded_views(inputs, outputs), outputs)
@@ -239,7 +241,8 @@ def _unary_backward_grad(rule):
 for _name, _rule in _UNARY_BACKWARD.items():
     _bname = "_backward_" + _name
     register(OpDef(_bname, inputs=("ograd", "output"), infer=same_shape(_bname),
-                   forward=kernel_forward("elemwise", f"binary:{_name}_grad", name=_bname),
+                   forward=kernel_forward("elemwise", f"binary:{_name}_grad", name=_bname,
+                                          ints=(), floats=()),
                    grad=_unary_backward_grad(_rule), inplace=((0, 0),),
                    fast=("elemwise", f"binary:{_name}_grad", 2),
                    doc=f"Gradient of {_name} from the output gradient and {_name}'s output."))
@@ -300,7 +303,7 @@ def _cast_infer(attrs, shapes, dtypes):
 
 register(OpDef("cast", aliases=("Cast",), params=(Param("dtype", "dtype", required=True),),
                infer=_cast_infer,
-               forward=kernel_forward("elemwise", "cast",
+               forward=kernel_forward("elemwise", "cast", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode), name="cast"),
                grad=lambda F, a, i, o, g: [F.cast(g[0], dtype=i[0].dtype.__name__)],
                doc="Cast to `dtype` (numpy's conversion rules)."))
@@ -333,7 +336,7 @@ def _where_infer_back(attrs, in_s, outs):
 
 register(OpDef("where", inputs=("condition", "x", "y"), infer=_where_infer,
                infer_back=_where_infer_back,
-               forward=kernel_forward("elemwise", "where",
+               forward=kernel_forward("elemwise", "where", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0]),
                                            F.where(i[0], g[0], F.zeros_like(g[0])),

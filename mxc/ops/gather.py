@@ -276,7 +276,7 @@ def _emb_infer(a, s, d):
 def _emb_forward():
     take = kernel_forward("shape", "take", name="Embedding",
                           key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
-                          attrs=lambda a, i, o: ((0, 0), ()))
+                          fill={"axis": _const(0), "mode": _const(0)})
 
     def forward(a, inputs, outputs):
         data, weight = inputs

@@ -282,7 +282,7 @@ def _add_n_infer(a, s, d):
 
 register(OpDef("add_n", aliases=("ElementWiseSum",), inputs=(), variadic="num_args",
                params=(Param("num_args", int, required=True),), infer=_add_n_infer,
-               forward=kernel_forward("shape_extra", "add_n", name="add_n"),
+               forward=kernel_forward("shape_extra", "add_n", name="add_n", ints=(), floats=()),
                grad=lambda F, a, i, o, g: [g[0] for _ in i],
                doc="The element-wise sum of all inputs, in one pass."))
 

@@ -34,12 +34,16 @@ def gemm_plan(iattr, fattr, dtype):
     transa, transb, m, n, k, a_off, lda, stride_a, b_off, ldb, stride_b, c_off, ldc, stride_c,
     batch; "a" is the cuBLAS A operand, i.e. mxc's B), "alpha", "beta", and "prep": None,
     "bias" (copy the bias row into every row of O first) or "copy_c" (copy C into O first).
-    None when the layout is not one cuBLAS can take."""
-    ia = [int(v) for v in iattr]
-    nouter, ninner, M, N, K, ta, tb, cmode = ia[:8]
-    la, lb, lc, lo = ia[8:11], ia[11:14], ia[14:17], ia[17:20]
-    alpha = float(fattr[0]) if fattr else 1.0
-    beta = float(fattr[1]) if fattr and len(fattr) > 1 else 0.0
+    None when the layout is not one cuBLAS can take. iattr, fattr: the gemm kernel's slots
+    (ops/dot.py GEMM_INTS; alpha, beta), as Slots or in their order."""
+    from ..dot import GEMM
+    ia, fa = GEMM.ints_of(iattr), GEMM.floats_of(fattr)
+    nouter, ninner, M, N, K, ta, tb, cmode = (int(getattr(ia, s)) for s in GEMM.ints[:8])
+
+    def layout(x):
+        return [int(getattr(ia, "%s_%s" % (x, s))) for s in ("outer", "inner", "ld")]
+    la, lb, lc, lo = layout("a"), layout("b"), layout("c"), layout("o")
+    alpha, beta = float(fa.alpha), float(fa.beta)
     if np.dtype(dtype).name not in FLOATS:
         return None
     prep = None
@@ -115,7 +119,7 @@ def _gemm_run(plan, dtype):
 
 
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
-    if kernel != "gemm" or not iattr or len(iattr) < 20:
+    if kernel != "gemm":
         return None
     plan = gemm_plan(iattr, fattr, outputs[0].dtype)
     if plan is None:

@@ -21,27 +21,22 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     xs, ys = tuple(x.shape), tuple(y.shape)
     st = cstrides(xs)
     if kernel == "transpose":
-        axes = attrs.get("axes") or tuple(range(len(xs)))[::-1]
-        m = index_map_bytes(0, ys, [st[a] for a in axes])
+        m = index_map_bytes(0, ys, [st[int(a)] for a in iattr.axes])
     elif kernel == "broadcast_to":
         m = index_map_bytes(0, ys, bcast_strides(xs, ys))
     elif kernel == "flip":
-        axes = attrs.get("axis")
-        axes = (axes,) if isinstance(axes, int) else tuple(axes)
-        axes = [a % len(xs) for a in axes]
+        axes = [d for d, flip in enumerate(iattr.mask) if flip]
         begin = sum((xs[a] - 1) * st[a] for a in axes)
         m = index_map_bytes(begin, ys, [-st[d] if d in axes else st[d] for d in range(len(xs))])
-    elif kernel == "slice" and iattr and len(iattr) == 2 * len(xs):
-        # iattr: per-axis start then per-axis step (mxc/ops/shape.py slice_plan)
-        starts, steps = iattr[:len(xs)], iattr[len(xs):]
+    elif kernel == "slice":
+        # per-axis begin and step (mxc/ops/shape.py slice_plan)
+        starts, steps = iattr.begin, iattr.step
         m = index_map_bytes(sum(int(b) * st[d] for d, b in enumerate(starts)), ys,
                             [int(k) * st[d] for d, k in enumerate(steps)])
-    elif kernel in ("slice_assign", "slice_assign_scalar") and iattr and \
-            len(iattr) >= 2 * len(xs):
+    elif kernel in ("slice_assign", "slice_assign_scalar"):
         # inputs (dst, value) or (dst,), output dst's buffer (copy_then_inplace copied dst into
         # it): write the value (or the scalar) at the slice's positions
-        nd = len(xs)
-        starts, steps = iattr[:nd], iattr[nd:2 * nd]
+        starts, steps = iattr.begin, iattr.step
         begin = sum(int(b) * st[d] for d, b in enumerate(starts))
         stride = [int(k) * st[d] for d, k in enumerate(steps)]
         if kernel == "slice_assign":
@@ -51,18 +46,16 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
             nv = nelem(inputs[1])
             return launch("shape", "mxc_scatter_map<%s>" % t, nv,
                            [("in", 1), ("out", 0), ("i64", nv), index_map_bytes(begin, vs, stride)])
-        if len(iattr) < 3 * nd:
-            return None
-        lens = [int(v) for v in iattr[2 * nd:3 * nd]]
+        lens = [int(v) for v in iattr.length]
         nv = int(np.prod(lens)) if lens else 1
-        kind, bits = scalar_bits(float(fattr[0]) if fattr else 0.0, y.dtype)
+        kind, bits = scalar_bits(float(fattr.scalar), y.dtype)
         return launch("shape", "mxc_scatter_value<%s>" % t, nv,
                        [("out", 0), ("i64", nv), index_map_bytes(begin, lens, stride),
                         (kind, bits)])
-    elif kernel in ("concat", "split") and iattr:
+    elif kernel in ("concat", "split"):
         # one gather per part: concat copies input j into its slab of the output; split copies
         # the slab of output j out of the input
-        axis = int(iattr[0])
+        axis = int(iattr.axis)
         parts = inputs if kernel == "concat" else outputs
         whole = ys if kernel == "concat" else xs
         wst = cstrides(whole)
@@ -84,8 +77,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
                                             [("in", 0), ("out", j), ("i64", pn), m]))
             off += ps[axis]
         return {"launches": launches}
-    elif kernel == "take" and iattr and len(iattr) >= 2 and iattr[1] in (0, 1, 2):
-        axis, mode = int(iattr[0]) % len(xs), int(iattr[1])
+    elif kernel == "take":
+        axis, mode = int(iattr.axis) % len(xs), int(iattr.mode)
         idx = inputs[1]
         outer = int(np.prod(xs[:axis])) if axis else 1
         inner = int(np.prod(xs[axis + 1:])) if axis + 1 < len(xs) else 1
@@ -118,11 +111,11 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
             return None
         return {"launches": [spec], "check": bounds_check(
             1, [(-N, N)], "scatter_rows: index {v} is out of bounds for axis 0 with size {d}")}
-    elif kernel == "one_hot" and iattr and fattr:
-        depth = int(iattr[0])
+    elif kernel == "one_hot":
+        depth = int(iattr.depth)
         return launch("gather", "mxc_one_hot<%s, %s>" % (ctype(y.dtype), ctype(x.dtype)), n,
                        [("in", 0), ("out", 0), ("i64", nelem(x)), ("i64", depth),
-                        ("f64", float(fattr[0])), ("f64", float(fattr[1]))])
+                        ("f64", float(fattr.on_value)), ("f64", float(fattr.off_value))])
     else:
         return None
     return launch("shape", "mxc_gather_map<%s>" % t, n, [("in", 0), ("out", 0), ("i64", n), m])

@@ -54,7 +54,8 @@ def captured(monkeypatch):
 
     def recorder(name):
         def fwd(attrs, inputs, outputs):
-            ia, fa = attrs
+            # push_gemm's slot values: the integer slots in their order, alpha and beta
+            ia, fa = attrs["_ints"], (attrs["alpha"], attrs["beta"])
             calls.append((name, ia, fa, [x.asnumpy() for x in inputs], outputs[0].shape))
         return fwd
     for name in ("dot", "batch_dot", "FullyConnected", "_linalg_gemm", "_linalg_gemm2"):

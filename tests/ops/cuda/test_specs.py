@@ -51,8 +51,10 @@ CASES = [
     ("_random_randint", {}, [], [Arr((9,), "int64")], "random", "randint", (7, 100, -3, 9), ()),
     ("take", {}, [Arr((4, 5)), Arr((3,), "int64")], [Arr((3, 5))], "shape", "take", (0, 1), ()),
     ("one_hot", {}, [Arr((3,), "int32")], [Arr((3, 5))], "shape", "one_hot", (5,), (1.0, 0.0)),
-    ("transpose", {"axes": (1, 0)}, [Arr((4, 5))], [Arr((5, 4))], "shape", "transpose", None, None),
-    ("reverse", {"axis": 1}, [Arr((4, 5), "int8")], [Arr((4, 5), "int8")], "shape", "flip", None, None),
+    ("transpose", {"axes": (1, 0)}, [Arr((4, 5))], [Arr((5, 4))], "shape", "transpose", (1, 0),
+     None),
+    ("reverse", {"axis": 1}, [Arr((4, 5), "int8")], [Arr((4, 5), "int8")], "shape", "flip", (0, 1),
+     None),
     ("broadcast_to", {}, [Arr((1, 5))], [Arr((4, 5))], "shape", "broadcast_to", None, None),
     ("slice", {}, [Arr((6, 5))], [Arr((3, 5))], "shape", "slice", (1, 0, 2, 1), ()),
 ]
@@ -143,7 +145,7 @@ def test_unsupported_gives_none():
                          family="dot", kernel="gemm", iattr=(1, 1, 2, 2, 2, 0, 0, 0) + (4, 0, 2) * 4,
                          fattr=(1.0, 0.0)) is None
     assert launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
-                         kernel="transpose") is None
+                       kernel="transpose", iattr=tuple(range(9))[::-1]) is None
 
 
 def test_a_builder_error_is_an_error():
@@ -240,8 +242,8 @@ def _index_map_offsets(packed):
 def test_index_maps_match_numpy():
     x = np.arange(6 * 5).reshape(6, 5)
     cases = [("slice", {}, (6, 5), (3, 5), (1, 0, 2, 1), x[1::2]),
-             ("transpose", {"axes": (1, 0)}, (6, 5), (5, 6), None, x.T),
-             ("flip", {"axis": 1}, (6, 5), (6, 5), None, x[:, ::-1]),
+             ("transpose", {"axes": (1, 0)}, (6, 5), (5, 6), (1, 0), x.T),
+             ("flip", {"axis": 1}, (6, 5), (6, 5), (0, 1), x[:, ::-1]),
              ("broadcast_to", {}, (1, 5), (4, 5), None, np.broadcast_to(x[:1], (4, 5)))]
     for kern, attrs, xs, ys, ia, want in cases:
         src = x if xs == x.shape else x[:1]
