@@ -10,6 +10,8 @@ from mxc.ops.cuda import launch_spec
 from mxc.ops.cuda._launch import bcast_strides, collapse, instantiations
 from mxc.ops.cuda.reduce import reduce_map
 
+from ._emu import cu_parameters
+
 
 class Arr:
     def __init__(self, shape, dtype="float32"):
@@ -60,7 +62,30 @@ CASES = [
 ]
 
 
-CASES += [
+def _optimizer_cases():
+    """One launch of every optimizer kernel (its slots with distinct values)."""
+    from mxc.ops import registry
+    out = []
+    for k in registry.kernels():
+        if k.family != "optimizer_ops" or not k.declared():
+            continue
+        ints = {"has_mom": 1, "preloaded": -1, "multi": 0, "bias_correction": 1}
+        w = "float16" if k.name.startswith("opt:mp_") else "float32"
+        ins = [Arr((9,), w), Arr((9,), w)] + [Arr((9,))] * 4
+        out.append((k.name, {}, ins, [Arr((9,), w)] + [Arr((9,))] * 3, "optimizer_ops", k.name,
+                    tuple(ints[n] for n in k.ints), tuple(0.5 + j for j in range(len(k.floats)))))
+    return out
+
+
+CASES += _optimizer_cases() + [
+    ("_random_normal", {}, [], [Arr((9,), "float64")], "random", "normal", (7, 100), (0.0, 1.0)),
+    ("_random_randint", {}, [], [Arr((9,), "int32")], "random", "randint", (7, 100, -3, 9), ()),
+    ("_sample_multinomial", {}, [Arr((4, 5))], [Arr((4, 3), "int32"), Arr((4, 3))], "random",
+     "multinomial", (7, 100), ()),
+    ("_backward_sample_multinomial", {}, [Arr((4, 3)), Arr((4, 5)), Arr((4, 3), "int32")],
+     [Arr((4, 5))], "random", "multinomial_backward", (), ()),
+    ("where", {}, [Arr((4, 1), "int32"), Arr((4, 5)), Arr((4, 5))], [Arr((4, 5))], "elemwise",
+     "where", (), ()),
     ("sum", {}, [Arr((1 << 20,))], [Arr((1,))], "reduce", "reduce:sum", (1,), ()),
     ("topk", {}, [Arr((3, 100))], [Arr((3, 5)), Arr((3, 5), "int32")], "ordering", "topk",
      (3, 100, 1, 5, 3, 0), ()),
@@ -121,8 +146,23 @@ def test_spec_names_an_instantiated_kernel(case):
         _check_launch(launch, ins, outs, spec.get("workspace", 0))
 
 
+# the parameter types each kind of launch argument may fill (common.cuh's structs by value;
+# a template type T takes the raw bits of slice_assign_scalar's value)
+_KIND_TYPES = {"i32": {"int"}, "i64": {"i64", "long long"}, "u64": {"u64", "T"},
+               "u8": {"T"}, "u16": {"T"}, "u32": {"T"}, "f32": {"float"}, "f64": {"double"},
+               "bytes": {"bcast2", "bcast3", "index_map", "reduce_map"}}
+
+
 def _check_launch(spec, ins, outs, workspace):
     assert spec["name"] in instantiations(spec["family"])
+    # every argument fills the .cu kernel's parameter at its place, pointer for pointer
+    params = cu_parameters(spec["family"], spec["name"].split("<")[0])
+    assert len(params) == len(spec["args"]), (spec["name"], params, spec["args"])
+    for (kind, _), (ptype, pname) in zip(spec["args"], params):
+        if kind in ("in", "out", "ptr", "ws"):
+            assert ptype.endswith("*"), (spec["name"], pname, kind)
+        else:
+            assert ptype in _KIND_TYPES[kind], (spec["name"], pname, ptype, kind)
     assert all(g >= 1 for g in spec["grid"]) and spec["block"][0] % 32 == 0
     for kind, v in spec["args"]:
         assert kind in ("in", "out", "ptr", "bytes", "i32", "i64", "u8", "u16", "u32", "u64",
