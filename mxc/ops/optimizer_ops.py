@@ -91,9 +91,11 @@ def _infer_single(op, names, fp32=(), weight_dtypes=_FLOATS, out_dtype=None):
 
 # ---- forwards -----------------------------------------------------------------------------
 
-def _rounded(name):
+def _rounded(names):
     # MXNet's float parameters are C floats: each reaches the kernel rounded to float32
-    return lambda a, i, o: _f32(a[name])
+    def rounded(a, i, o):
+        return [_f32(a[n]) for n in names]
+    return rounded
 
 
 def _exact(name):
@@ -102,9 +104,16 @@ def _exact(name):
 
 def _f32_fill(floats, **fill):
     """fill= for float slots read from the attributes of the same name, rounded to float32 (as
-    MXNet's C floats), but those given in `fill`."""
-    out = {n: _rounded(n) for n in floats}
-    out.update(fill)
+    MXNet's C floats; one function per run of such slots: this runs per weight per step), but
+    those given in `fill`."""
+    out, run = dict(fill), []
+    for n in tuple(floats) + (None,):
+        if n is not None and n not in fill:
+            run.append(n)
+            continue
+        if run:
+            out[tuple(run)] = _rounded(tuple(run))
+            run = []
     return out
 
 

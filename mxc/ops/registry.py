@@ -335,10 +335,10 @@ def kernel_names(family, kind):
     return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
 
 
-def _getters(kern, slots, fill):
-    """[(f(a, inputs, outputs), gives a sequence)] filling `slots` in order: fill[name], or
-    fill[(name, next, ...)] for consecutive slots one function computes together, else
-    attrs[name]; a run's function gives its values."""
+def _slot_exprs(kern, slots, fill, env):
+    """Source expressions filling `slots` in order: fill[name](a, i, o), or a starred
+    fill[(name, next, ...)](a, i, o) for consecutive slots one function computes together (and
+    for a run), else a[name]; the functions are bound in `env`."""
     out, k = [], 0
     while k < len(slots):
         name = slots[k].rstrip("*")
@@ -347,7 +347,8 @@ def _getters(kern, slots, fill):
             if tuple(s.rstrip("*") for s in slots[k:k + len(group)]) != group:
                 raise TypeError(f"kernel {kern.family}/{kern.name}: fill group {group} is not "
                                 f"a run of consecutive slots of {slots}")
-            out.append((fill[group], True))
+            env["f%d" % len(env)] = fill[group]
+            out.append("*f%d(a, i, o)" % (len(env) - 1))
             k += len(group)
             continue
         f = fill.get(name)
@@ -355,42 +356,30 @@ def _getters(kern, slots, fill):
             if slots[k].endswith("*"):
                 raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a "
                                 f"fill function")
-            f = _from_attrs(name)
-        out.append((f, slots[k].endswith("*")))
+            out.append("a[%r]" % name)
+        else:
+            env["f%d" % len(env)] = f
+            out.append(("*" if slots[k].endswith("*") else "") + "f%d(a, i, o)" % (len(env) - 1))
         k += 1
     return out
 
 
-def _from_attrs(name):
-    def from_attrs(a, i, o):
-        return a[name]
-    return from_attrs
-
-
 def _filler(kern, fill):
     """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name (see
-    _getters)."""
+    _slot_exprs). Compiled to one function that builds both tuples directly: it runs on every
+    call of the operator (an optimizer update per weight per step)."""
     fill = fill or {}
     names = {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
     unknown = [k for k in fill if not set(k if isinstance(k, tuple) else (k,)) <= names]
     if unknown:
         raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {unknown}")
-    ig = _getters(kern, kern.ints or (), fill)
-    fg = _getters(kern, kern.floats or (), fill)
-    if not any(many for _, many in ig + fg):
-        ig0, fg0 = [g for g, _ in ig], [g for g, _ in fg]
-        return lambda a, i, o: (tuple([g(a, i, o) for g in ig0]),
-                                tuple([g(a, i, o) for g in fg0]))
-
-    def flat(gs, a, i, o):
-        out = []
-        for g, many in gs:
-            if many:
-                out.extend(g(a, i, o))
-            else:
-                out.append(g(a, i, o))
-        return tuple(out)
-    return lambda a, i, o: (flat(ig, a, i, o), flat(fg, a, i, o))
+    env = {}
+    ints = _slot_exprs(kern, kern.ints or (), fill, env)
+    floats = _slot_exprs(kern, kern.floats or (), fill, env)
+    src = "def fill(a, i, o):\n    return (%s), (%s)\n" % (
+        "".join(x + ", " for x in ints), "".join(x + ", " for x in floats))
+    exec(compile(src, f"<slots of {kern.family}/{kern.name}>", "exec"), env)
+    return env["fill"]
 
 
 def kernel_forward(family, kname, key=None, attrs=None, name=None, ints=None, floats=None,
