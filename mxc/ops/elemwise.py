@@ -208,7 +208,8 @@ def _binary_forward(kname):
 for _name, (_ew, _bcast_aliases, _rule) in _BINARY.items():
     _grad = _binary_grad(_rule)
     register(OpDef(_ew[0], aliases=_ew[1:], inputs=("lhs", "rhs"), infer=same_shape(_ew[0]),
-                   forward=kernel_forward("elemwise", "binary:" + _name, name=_ew[0]), grad=_grad,
+                   forward=kernel_forward("elemwise", "binary:" + _name, name=_ew[0], ints=(),
+                                          floats=()), grad=_grad,
                    inplace=((0, 0), (1, 0)), fast=("elemwise", "binary:" + _name, 2), doc=f"Elementwise {_name} of two arrays of one shape."))
     _bname = "broadcast_" + _name
     register(OpDef(_bname, aliases=_bcast_aliases, inputs=("lhs", "rhs"),

@@ -418,11 +418,13 @@ def _unravel_infer(a, s, d):
     return [(len(shape), x[0])], [d[0]]
 
 
+# ravel / unravel's slots: the array's ndim and shape
+_RAVEL_FILL = {"ndim": lambda a, i, o: len(a["shape"]), "shape": lambda a, i, o: a["shape"]}
 for _name, _alias, _infer, _k in [("_ravel_multi_index", "ravel_multi_index", _ravel_infer, "ravel"),
                                   ("_unravel_index", "unravel_index", _unravel_infer, "unravel")]:
     register(OpDef(_name, aliases=(_alias,), params=(Param("shape", "shape", ()),), infer=_infer,
-                   forward=kernel_forward("gather", _k, name=_name,
-                                          attrs=lambda a, i, o: ((len(a["shape"]),) + tuple(a["shape"]), ())),
+                   forward=kernel_forward("gather", _k, name=_name, ints=("ndim", "shape*"),
+                                          floats=(), fill=_RAVEL_FILL),
                    grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                    doc="Flat indices from multi-indices (rows of the input) in an array of `shape`."
                    if _k == "ravel" else "Multi-indices (rows of the result) from flat indices "
@@ -466,19 +468,21 @@ def _hist_infer(a, s, d):
     return [(b[0] - 1,), b], [np.dtype(np.int64), d[0]]
 
 
-def _hist_attrs(a, i, o):
-    B = o[0].shape[0]
-    if len(i) == 2:
-        return (1, B), ()
-    lo, hi = _hist_range(a)
-    return (0, B), (lo, hi)
+# histogram's slots: whether the bins are an input (edges), their count; the range of
+# bin_cnt equal bins (unread with edges)
+def _hist_range_slots(a, i, o):
+    return (0.0, 0.0) if len(i) == 2 else _hist_range(a)
 
 
 register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"),
                input_names=lambda a: ("data",) if a["bin_cnt"] is not None else ("data", "bins"),
                params=(Param("bin_cnt", int, None, optional=True), Param("range", str, None, optional=True)),
                infer=_hist_infer, num_outputs=2,
-               forward=kernel_forward("gather", "histogram", name="_histogram", attrs=_hist_attrs),
+               forward=kernel_forward("gather", "histogram", name="_histogram",
+                                      ints=("has_bins", "nbins"), floats=("low", "high"),
+                                      fill={"has_bins": lambda a, i, o: int(len(i) == 2),
+                                            "nbins": lambda a, i, o: o[0].shape[0],
+                                            ("low", "high"): _hist_range_slots}),
                doc="Counts (int64) of `data` in bins given as edges (`bins` input) or as "
                    "`bin_cnt` equal bins over `range`; also returns the edges. The last bin is "
                    "closed; values outside are ignored."))

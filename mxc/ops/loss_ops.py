@@ -135,7 +135,8 @@ def _sce_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("softmax_cross_entropy", inputs=("data", "label"), infer=_sce_infer,
-               forward=kernel_forward("softmax", "softmax_ce", name="softmax_cross_entropy"),
+               forward=kernel_forward("softmax", "softmax_ce", name="softmax_cross_entropy",
+                                      ints=(), floats=()),
                grad=_sce_grad,
                doc="sum over rows of -log(softmax(data)[label]) (probabilities below 1e-8 are "
                    "clipped), as a 1-element array."))
@@ -179,14 +180,15 @@ def _ce_rows_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("_softmax_ce_rows", inputs=("data", "label"), infer=_ce_rows_infer,
-               forward=kernel_forward("softmax", "softmax_ce_rows", name="_softmax_ce_rows"),
+               forward=kernel_forward("softmax", "softmax_ce_rows", name="_softmax_ce_rows",
+                                      ints=(), floats=()),
                grad=_ce_rows_grad,
                doc="-log_softmax(data)[i, label[i]] per row of 2-D data (label truncated and "
                    "clipped to [0, classes), as pick's 'clip' mode), shape (batch,)."))
 register(OpDef("_backward_softmax_ce_rows", inputs=("out_grad", "data", "label"),
                infer=_ce_rows_bwd_infer,
                forward=kernel_forward("softmax", "softmax_ce_rows_bwd",
-                                      name="_backward_softmax_ce_rows"),
+                                      name="_backward_softmax_ce_rows", ints=(), floats=()),
                grad=no_second_order("_backward_softmax_ce_rows"),
                doc="Gradient of _softmax_ce_rows: out_grad[i] (softmax(data[i]) - onehot)."))
 

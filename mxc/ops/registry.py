@@ -263,8 +263,8 @@ class Kernel:
     by the operator family that owns it: its integer and float attribute slots by name, in the
     order the C kernel reads ``iattr[k]`` / ``fattr[k]`` (and the GPU kernel takes them).
     ``kernel_forward`` fills them by name from the operator's attributes; the GPU launch builders
-    read them by name (``Kernel.ints_of(iattr).axis``); tests check the C and CUDA sources
-    against them. Undeclared (ints and floats None): the forward computes them positionally."""
+    read them by name (``Kernel.ints_of(iattr).axis``); tests/ops/test_kernel_signatures.py
+    checks the C tables and the CUDA kernels against them."""
     __slots__ = ("family", "name", "ints", "floats", "Ints", "Floats")
 
     def __init__(self, family, name, ints=None, floats=None):
@@ -382,27 +382,22 @@ def _filler(kern, fill):
     return env["fill"]
 
 
-def kernel_forward(family, kname, key=None, attrs=None, name=None, ints=None, floats=None,
-                   fill=None):
+def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, fill=None):
     """A ``forward`` that pushes kernel `kname` of ``mxc.ops.cpu.<family>.KERNELS``.
 
     key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code).
-    The kernel's attribute slots: declared by name (ints=, floats=: see Kernel; declared once
-    per kernel, by its family; another forward of the same kernel names neither and gets the
-    declaration) and filled from the operator's attributes by name, fill={slot: f(attrs,
-    inputs, outputs)} for the slots whose values are computed. A kernel not yet declared may
-    still take attrs(attrs, inputs, outputs) -> (iattr, fattr) by position."""
+    The kernel's attribute slots are declared by name (ints=, floats=; see Kernel), once per
+    kernel: by the first forward made for it, which is its family's; later forwards of the same
+    kernel name neither. They are filled from the operator's attributes by name, and
+    fill={slot: f(attrs, inputs, outputs)} gives the slots whose values are computed (a tuple of
+    consecutive slot names for several computed together)."""
     import importlib
     from .._core.handle import push_kernel
     kern = kernel(family, kname, ints, floats)
-    if kern.declared():
-        if attrs is not None:
-            raise TypeError(f"kernel {family}/{kname} declares its slots: give fill=, not attrs=")
-        attrs = _filler(kern, fill)
-        if not (kern.ints or kern.floats):
-            attrs = None
-    elif fill:
-        raise TypeError(f"kernel {family}/{kname}: fill= needs declared slots (ints=, floats=)")
+    if not kern.declared():
+        raise TypeError(f"kernel {family}/{kname}: declare its slots (ints=, floats=; () for "
+                        f"none) where its family first pushes it")
+    attrs = _filler(kern, fill) if (kern.ints or kern.floats) else None
     bname = (name or kname.split(":")[-1]).encode()
     table = {}
 

@@ -334,9 +334,14 @@ def _sob_infer(attrs, shapes, dtypes):
 
 
 _NORM = {"null": 0, "batch": 1, "valid": 2}
+# its slots (csrc/kernels/softmax.h): the output as (n, K, inner), the flags, the labels' count;
+# ignore_label, smooth_alpha, grad_scale (the operator's parameters of those names)
+_SO_BWD_INTS = ("n", "K", "inner", "use_ignore", "smooth", "normalization", "out_grad",
+                "multi_output", "nlabel")
 _so_bwd_kernel = kernel_forward(
-    "softmax", "softmax_output_bwd",
-    attrs=lambda a, i, o: a["_k"], name="_backward_SoftmaxOutput")
+    "softmax", "softmax_output_bwd", ints=_SO_BWD_INTS,
+    floats=("ignore_label", "smooth_alpha", "grad_scale"),
+    fill={_SO_BWD_INTS: lambda a, i, o: a["_view"]}, name="_backward_SoftmaxOutput")
 
 
 def _sob_forward(attrs, inputs, outputs):
@@ -356,8 +361,7 @@ def _sob_forward(attrs, inputs, outputs):
     smooth = 1 if attrs["smooth_alpha"] != 0.0 and not attrs["multi_output"] else 0
     ia = (n, k, inner, int(attrs["use_ignore"]), smooth, _NORM[attrs["normalization"]],
           int(attrs["out_grad"]), int(attrs["multi_output"]), nlab)
-    fa = (attrs["ignore_label"], attrs["smooth_alpha"], attrs["grad_scale"])
-    _so_bwd_kernel(dict(attrs, _k=(ia, fa)), [y, label], outputs)
+    _so_bwd_kernel(dict(attrs, _view=ia), [y, label], outputs)
 
 
 register(OpDef("_backward_SoftmaxOutput", inputs=("output", "label"), params=_SO_PARAMS,

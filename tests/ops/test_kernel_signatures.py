@@ -6,7 +6,7 @@ The C side is read after the preprocessor (gcc -E): for each table entry of a de
 the literal slot indices its function (and the functions it names) reads, c->fattr[k] or a copy
 x->f[k] (minus the slots the kernel fills itself from its inputs), must need no more slots than
 are declared, and a declaration must not hold more slots than the kernel reads (reads guarded
-by ``nfattr > k ?`` are optional). Runs (slots named "x*", as long as the data has dims) are
+by ``nfattr > k ?`` or ``&&`` are optional). Runs (slots named "x*", as long as the data has dims) are
 read in loops, so only their fixed slots are checked."""
 import os
 import re
@@ -68,7 +68,7 @@ def slots_read(bodies, fn):
             continue
         seen.add(f)
         b = bodies.get(f, "")
-        for m in re.finditer(r"n(iattr|fattr)\s*>\s*(\d+)\s*\?\s*\w+->\1\[(\d+)\]", b):
+        for m in re.finditer(r"n(iattr|fattr)\s*>\s*(\d+)\s*(?:\?|&&)\s*\w+->\1\[(\d+)\]", b):
             opt[m.group(1)].add(int(m.group(3)))
         for m in re.finditer(r"\b(?:c|call)->(iattr|fattr)\[(\d+)\]", b):
             req[m.group(1)].add(int(m.group(2)))
@@ -76,6 +76,12 @@ def slots_read(bodies, fn):
             (own if m.group(3) else req)[which[m.group(1)]].add(int(m.group(2)))
         for alias, kind in re.findall(r"\b(\w+)\s*=\s*(?:c|call)->(iattr|fattr)\s*;", b):
             req[kind] |= {int(k) for k in re.findall(r"\b%s\[(\d+)\]" % alias, b)}
+        # a local copy filled in a loop: f[k] = k < c->nfattr ? c->fattr[k] : 0.0
+        for alias, _, kind in re.findall(r"\b(\w+)\[(\w+)\]\s*=\s*[^;]*?\b(?:c|call)->"
+                                         r"(iattr|fattr)\[\2\]", b):
+            # (not its declaration, double f[8])
+            req[kind] |= {int(k) for k in re.findall(r"(?<!double )(?<!int64_t )\b%s\[(\d+)\]"
+                                                     % alias, b)}
         todo += [g for g in set(re.findall(r"\b(\w+)\b", b)) if g in bodies and g not in seen]
     return {k: (req[k] - opt[k] - own[k], opt[k] - own[k]) for k in req}
 
