@@ -119,7 +119,7 @@ class build_py(_build_py):
         super().run()
         dst = os.path.join(self.build_lib, "mxc", "ops", "cuda", "include", "shared", "kernels")
         os.makedirs(dst, exist_ok=True)
-        for name in ("hd_math.h", "half.h"):
+        for name in ("hd_math.h", "half.h", "unary_math.h"):
             shutil.copy(os.path.join(HERE, "csrc", "kernels", name), dst)
 
 

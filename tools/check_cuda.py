@@ -5,8 +5,8 @@ without a GPU or a driver, and fail on:
 - a stack frame (local memory) above --stack-budget bytes per thread (default 0: every kernel
   here keeps its arrays in registers; a dynamically indexed local array shows up as stack).
 
-Needs: cupy-cuda13x, nvidia-cuda-nvrtc, nvidia-cuda-runtime (cuda_fp16.h). Loads
-mxc/ops/cuda/loader.py by path, so mxc itself need not be built.
+Needs: cupy-cuda13x, nvidia-cuda-nvrtc, nvidia-cuda-runtime (cuda_fp16.h), and mxc importable
+(built in place or installed): the kernel names come from its operator registry.
 
     python tools/check_cuda.py [--arch 80 90] [--family elemwise ...] [--jobs N] [--json out.json]
 
@@ -23,6 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_loader():
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
     spec = importlib.util.spec_from_file_location(
         "_mxc_cuda_loader", os.path.join(ROOT, "mxc", "ops", "cuda", "loader.py"))
     mod = importlib.util.module_from_spec(spec)

@@ -16,27 +16,15 @@
 #ifndef MXC_ELEMWISE_UNARY_H
 #define MXC_ELEMWISE_UNARY_H
 #include "kernels/elemwise_common.h"
+#include "kernels/unary_math.h"
 
-/* MXNet's constants are float: PI is `const float`, degrees is (180.0f / PI) * a */
-#define MXC_DEG_F (180.0f / 3.14159265358979323846f)
-#define MXC_RAD_F (3.14159265358979323846f / 180.0f)
+/* the math of each operator: kernels/unary_math.h (shared with the CUDA functors); the hooks it
+ * names, for the CPU: */
+#define MXC_UM_EXPF(a) mxc_expf(a)
+#define MXC_UM_LGAMMAF(a) mxc_lgammaf(a)
+#define MXC_UM_LGAMMA(a) mxc_lgammad(a)
+#define MXC_UM_ITO(a, v) MXC_ITO(a, v)
 
-static inline float mxc_rintf(float a) {
-  float fl = floorf(a), ce = ceilf(a);
-  return (a - fl) <= (ce - a) ? fl : ce;
-}
-static inline double mxc_rintd(double a) {
-  double fl = floor(a), ce = ceil(a);
-  return (a - fl) <= (ce - a) ? fl : ce;
-}
-static inline float mxc_fixf(float a) {
-  float fl = floorf(a), ce = ceilf(a);
-  return fabsf(fl) < fabsf(ce) ? fl : ce;
-}
-static inline double mxc_fixd(double a) {
-  double fl = floor(a), ce = ceil(a);
-  return fabs(fl) < fabs(ce) ? fl : ce;
-}
 /* lgamma writes the global `signgam`; the _r forms are safe on OpenMP threads */
 static inline float mxc_lgammaf(float a) {
   int s;
@@ -46,59 +34,6 @@ static inline double mxc_lgammad(double a) {
   int s;
   return lgamma_r(a, &s);
 }
-
-/* -a as MXNet's C++ computes it for integer a: 8-bit types promote to int (no wrap), 32/64-bit
- * negation wraps (so -INT32_MIN stays INT32_MIN and int32 sigmoid(INT32_MIN) is 1) */
-#define MXC_INEG(a) (sizeof(a) < 4 ? (int64_t)(-(int)(a)) : (int64_t)(DT)(0u - (U)(a)))
-
-/* X(name, float expr, double expr, heavy (see MXC_CLONES), int kind, exact int expr)
- * int kind: E = exact integer expr (a is DT, U its unsigned twin), D = double expr then cast,
- *           F = float expr then cast. */
-#define MXC_UNARY_OPS(X)                                                                       \
-  X(negative, -a, -a, 0, E, (DT)(0u - (U)a))                                                    \
-  X(abs, fabsf(a), fabs(a), 0, E, (a < 0 ? (DT)(0u - (U)a) : a))                                \
-  X(sign, (a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : 0.0f)),                                        \
-    (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0)), 0, E, (DT)((a > 0) - (a < 0)))                    \
-  X(round, roundf(a), round(a), 0, E, a)                                                       \
-  X(rint, mxc_rintf(a), mxc_rintd(a), 0, E, a)                                                 \
-  X(ceil, ceilf(a), ceil(a), 0, E, a)                                                          \
-  X(floor, floorf(a), floor(a), 0, E, a)                                                       \
-  X(trunc, truncf(a), trunc(a), 0, E, a)                                                       \
-  X(fix, mxc_fixf(a), mxc_fixd(a), 0, E, a)                                                    \
-  X(square, a * a, a * a, 0, E, (DT)((U)a * (U)a))                                              \
-  X(sqrt, sqrtf(a), sqrt(a), 1, D, 0)                                                          \
-  X(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1, D, 0)                                            \
-  X(cbrt, cbrtf(a), cbrt(a), 1, D, 0)                                                          \
-  X(exp, mxc_expf(a), exp(a), 2, D, 0)                                                             \
-  X(expm1, expm1f(a), expm1(a), 1, D, 0)                                                       \
-  X(log, logf(a), log(a), 1, D, 0)                                                             \
-  X(log10, log10f(a), log10(a), 1, D, 0)                                                       \
-  X(log2, log2f(a), log2(a), 1, D, 0)                                                          \
-  X(log1p, log1pf(a), log1p(a), 1, D, 0)                                                       \
-  X(sin, sinf(a), sin(a), 1, D, 0)                                                             \
-  X(cos, cosf(a), cos(a), 1, D, 0)                                                             \
-  X(tan, tanf(a), tan(a), 1, D, 0)                                                             \
-  X(arcsin, asinf(a), asin(a), 1, D, 0)                                                        \
-  X(arccos, acosf(a), acos(a), 1, D, 0)                                                        \
-  X(arctan, atanf(a), atan(a), 1, D, 0)                                                        \
-  X(sinh, sinhf(a), sinh(a), 1, D, 0)                                                          \
-  X(cosh, coshf(a), cosh(a), 1, D, 0)                                                          \
-  X(tanh, tanhf(a), tanh(a), 1, D, 0)                                                          \
-  X(arcsinh, asinhf(a), asinh(a), 1, D, 0)                                                     \
-  X(arccosh, acoshf(a), acosh(a), 1, D, 0)                                                     \
-  X(arctanh, atanhf(a), atanh(a), 1, D, 0)                                                     \
-  X(degrees, MXC_DEG_F * a, (double)MXC_DEG_F * a, 0, F, 0)                                    \
-  X(radians, MXC_RAD_F * a, (double)MXC_RAD_F * a, 0, F, 0)                                    \
-  X(sigmoid, 1.0f / (1.0f + mxc_expf(-a)), 1.0 / (1.0 + exp(-a)), 2, E,                             \
-    MXC_ITO(a, 1.0 / (1.0 + exp((double)MXC_INEG(a)))))                                        \
-  X(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0), 0, E,            \
-    (a > 0 ? a : (DT)0))                                                                        \
-  X(softsign, a / (1.0f + fabsf(a)), a / (1.0 + fabs(a)), 1, D, 0)                             \
-  X(erf, erff(a), erf(a), 1, D, 0)                                                             \
-  X(gamma, tgammaf(a), tgamma(a), 1, D, 0)                                                     \
-  X(gammaln, mxc_lgammaf(a), mxc_lgammad(a), 1, D, 0)                                          \
-  X(reciprocal, 1.0f / a, 1.0 / a, 0, F, 0)                                                    \
-  X(logical_not, (a == 0.0f ? 1.0f : 0.0f), (a == 0.0 ? 1.0 : 0.0), 0, E, (DT)(a == 0))
 
 typedef void (*mxc_uloop)(const void *x, void *y, int64_t n);
 

@@ -3,8 +3,8 @@ outputs live on gpu(k).
 
 - A copy between devices (``_copyto``, ``copyto``/``as_in_context``) is a driver copy queued on
   the engine's device worker (mxc/_core/cuda.pyx ``push_copy``).
-- Any other operator takes its launch spec from ``mxc.ops.cuda.specs.launch_spec(name, attrs,
-  inputs, outputs, family, kernel, iattr, fattr)``: a dict with ``family``, ``name`` (the
+- Any other operator takes its launch spec from ``mxc.ops.cuda.launch_spec(name, attrs,
+  inputs, outputs, family, kernel, iattr, fattr)`` (the builder of ``mxc/ops/cuda/<family>.py``): a dict with ``family``, ``name`` (the
   template's name expression), ``grid``, ``block``, optional ``shmem``, and ``args`` as (kind,
   value) pairs for ``cuda.push_launch``, or ``{"launches": [...], "workspace": nbytes}`` for
   several launches in order whose ("ws", offset) arguments point into scratch memory; the
@@ -150,11 +150,11 @@ def _plan(spec, opname, n_in, n_out, dev):
 
 def _spec(opname, attrs, inputs, outputs, family, kernel, iattr, fattr):
     try:
-        from .cuda import specs
+        from . import cuda as gpu_kernels
     except ImportError as e:
         raise MXNetError(f"{opname}: the GPU kernels (mxc.ops.cuda) are not available: {e}") from None
-    spec = specs.launch_spec(opname, attrs, inputs, outputs, family=family, kernel=kernel,
-                             iattr=iattr, fattr=fattr)
+    spec = gpu_kernels.launch_spec(opname, attrs, inputs, outputs, family=family,
+                                   kernel=kernel, iattr=iattr, fattr=fattr)
     if spec is None:
         raise MXNetError(f"{opname}: this operator has no GPU kernel in mxc yet; run it on "
                          f"mx.cpu() (copy the arrays with as_in_context)")

@@ -15,7 +15,8 @@ from .softmax import check_float, no_second_order
 _ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
 _FWD = {t: kernel_forward("elemwise", "unary:" + t, name="Activation")
         for t in ("relu", "sigmoid", "tanh", "softsign")}
-_FWD["softrelu"] = kernel_forward("activation", "fwd:softrelu", name="Activation")
+_FWD["softrelu"] = kernel_forward("activation", "fwd:softrelu", name="Activation", ints=(),
+                                  floats=())
 
 
 def _float_unary_infer(name):
@@ -50,8 +51,8 @@ def _act_bwd_infer(attrs, shapes, dtypes):
     return [tuple(shapes[0])], [np.dtype(dtypes[0])]
 
 
-_BWD = {t: kernel_forward("activation", "bwd:" + t, name="_backward_Activation")
-        for t in _ACT_TYPES}
+_BWD = {t: kernel_forward("activation", "bwd:" + t, name="_backward_Activation", ints=(),
+                         floats=()) for t in _ACT_TYPES}
 register(OpDef("_backward_Activation", inputs=("ograd", "data"), params=(_ACT_PARAM,),
                infer=_act_bwd_infer,
                forward=lambda a, i, o: _BWD[a["act_type"]](a, i, o),
@@ -112,28 +113,42 @@ def _leaky_infer_inputs(attrs, shapes):
     return shapes
 
 
+# LeakyReLU's kernel slots (csrc/kernels/activation.h): leaky and elu read the slope; prelu
+# the view of data (d0, d1, rest) and gamma (g0, g1) (gamma_view); the others none
+_PRELU_VIEW = ("d0", "d1", "rest", "g0", "g1")
+
+
+def _prelu_view(a, i, o):
+    return a["_view"]
+
+
 def _k(name):
-    return kernel_forward("activation", name, name="LeakyReLU",
-                          attrs=lambda a, i, o: a.get("_k", ((), ())))
+    t = name.split(":")[1]
+    if t in ("xelu", "elu"):
+        return kernel_forward("activation", name, name="LeakyReLU", floats=("slope",))
+    if t == "prelu":
+        return kernel_forward("activation", name, name="LeakyReLU", ints=_PRELU_VIEW,
+                              fill={_PRELU_VIEW: _prelu_view})
+    return kernel_forward("activation", name, name="LeakyReLU", ints=(), floats=())
 
 
 _LK = {n: _k(n) for n in ("fwd:xelu", "fwd:xelu_arr", "fwd:elu", "fwd:selu", "fwd:gelu",
                           "fwd:prelu")}
 _FILL = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                       attrs=lambda a, i, o: ((), (a["_v"],)), name="LeakyReLU")
+                       fill={"value": lambda a, i, o: a["_v"]}, name="LeakyReLU")
 
 
 def _leaky_forward(attrs, inputs, outputs):
     t = attrs["act_type"]
     x = inputs[0]
     if t == "leaky":
-        _LK["fwd:xelu"](dict(attrs, _k=((), (attrs["slope"],))), [x], outputs)
+        _LK["fwd:xelu"](attrs, [x], outputs)
     elif t == "elu":
-        _LK["fwd:elu"](dict(attrs, _k=((), (attrs["slope"],))), [x], outputs)
+        _LK["fwd:elu"](attrs, [x], outputs)
     elif t in ("selu", "gelu"):
         _LK["fwd:" + t](attrs, [x], outputs)
     elif t == "prelu":
-        _LK["fwd:prelu"](dict(attrs, _k=(gamma_view(x.shape, inputs[1].shape), ())),
+        _LK["fwd:prelu"](dict(attrs, _view=gamma_view(x.shape, inputs[1].shape)),
                          inputs[:2], outputs)
     else:   # rrelu: (out, mask)
         out, mask = outputs
@@ -152,7 +167,7 @@ def _leaky_forward(attrs, inputs, outputs):
             # inference: the fixed slope (lower + upper) / 2 (computed in float32 as MXNet);
             # the mask output holds that slope (MXNet leaves it unwritten)
             s = float(np.float32(np.float32(lo) + np.float32(hi)) / np.float32(2.0))
-            _LK["fwd:xelu"](dict(attrs, _k=((), (s,))), [x], [out])
+            _LK["fwd:xelu"](dict(attrs, slope=s), [x], [out])
             _FILL(dict(attrs, _v=s), [], [mask])
 
 
@@ -206,15 +221,15 @@ _LB = {n: _k("bwd:" + n) for n in ("xelu", "xelu_arr", "elu", "selu", "gelu", "p
 def _lb_forward(attrs, inputs, outputs):
     t = attrs["act_type"]
     if t == "leaky":
-        _LB["xelu"](dict(attrs, _k=((), (attrs["slope"],))), inputs, outputs)
+        _LB["xelu"](attrs, inputs, outputs)
     elif t == "elu":
-        _LB["elu"](dict(attrs, _k=((), (attrs["slope"],))), inputs, outputs)
+        _LB["elu"](attrs, inputs, outputs)
     elif t in ("selu", "gelu"):
         _LB[t](attrs, inputs, outputs)
     elif t == "rrelu":
         _LB["xelu_arr"](attrs, inputs, outputs)
     else:
-        _LB["prelu"](dict(attrs, _k=(gamma_view(inputs[1].shape, inputs[2].shape), ())),
+        _LB["prelu"](dict(attrs, _view=gamma_view(inputs[1].shape, inputs[2].shape)),
                      inputs, outputs)
 
 

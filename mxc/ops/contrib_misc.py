@@ -49,9 +49,9 @@ _allclose_host = host_forward("_contrib_allclose", _allclose)
 # iattr: equal_nan, then the rule for infinities: MXNet's for the operator, numpy's for
 # all_close_numpy (an attrs key no operator parameter can set)
 _allclose_kernel = kernel_forward("contrib_misc", "allclose", name="_contrib_allclose",
-                                  attrs=lambda a, i, o: ((int(a["equal_nan"]),
-                                                          int(a.get("_numpy_inf", 0))),
-                                                         (a["rtol"], a["atol"])))
+                                  ints=("equal_nan", "numpy_inf"), floats=("rtol", "atol"),
+                                  fill={"equal_nan": lambda a, i, o: int(a["equal_nan"]),
+                                        "numpy_inf": lambda a, i, o: int(a.get("_numpy_inf", 0))})
 
 
 def _kernel_applies(x, y):

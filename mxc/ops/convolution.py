@@ -162,16 +162,31 @@ def _conv_infer_inputs(a, shapes):
     return shapes
 
 
-def _skip_flag(a):
-    """The backward kernels' optional last attribute: 1 = leave the data gradient unwritten."""
-    return (1,) if 0 in a.get("_skip_outputs", ()) else ()
+# the convolution kernels' slots (csrc/kernels/convolution.h): kernel, stride, dilate and pad as
+# 3-D (leading 1s / 0s for 1-D and 2-D), num_group; the backward kernels then skip_data_grad
+CONV_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "dilate", "pad") for j in range(3)) + \
+    ("num_group",)
+CONV_BWD_INTS = CONV_INTS + ("skip_data_grad",)
 
 
-def _kattrs(op):
-    def attrs(a, inputs, outputs):
+def _skip_flag(a, i, o):
+    """1 = leave the data gradient unwritten (no one reads it)."""
+    return 1 if 0 in a.get("_skip_outputs", ()) else 0
+
+
+def _conv_view(op):
+    def view(a, inputs, outputs):
         nsp, k, st, dl, pd = geometry(op, a)
-        return _kernel_iattr(nsp, k, st, dl, pd, a["num_group"]) + _skip_flag(a), ()
-    return attrs
+        return _kernel_iattr(nsp, k, st, dl, pd, a["num_group"])
+    return view
+
+
+def _conv_forward_of(kname, op, view):
+    if kname.endswith(":forward"):
+        return kernel_forward("convolution", kname, ints=CONV_INTS, floats=(),
+                              fill={CONV_INTS: view}, name=op)
+    return kernel_forward("convolution", kname, ints=CONV_BWD_INTS, floats=(),
+                          fill={CONV_INTS: view, "skip_data_grad": _skip_flag}, name=op)
 
 
 def _bias_inputs(a):
@@ -189,8 +204,7 @@ def _conv_grad(F, a, inputs, outputs, out_grads):
 register(OpDef("Convolution", aliases=("_npx_convolution",),
                inputs=("data", "weight", "bias"), input_names=_bias_inputs,
                params=_CONV_PARAMS, infer=_conv_infer, infer_inputs=_conv_infer_inputs,
-               forward=kernel_forward("convolution", "conv:forward",
-                                      attrs=_kattrs("Convolution"), name="Convolution"),
+               forward=_conv_forward_of("conv:forward", "Convolution", _conv_view("Convolution")),
                grad=_conv_grad, resources=("temp_space",),
                doc="N-D convolution (cross-correlation) of (N, C, *spatial) data with weight "
                    "(num_filter, C/num_group, *kernel) plus bias, as MXNet's Convolution."))
@@ -205,7 +219,7 @@ def _bconv_infer(a, shapes, dtypes):
 
 
 def _bconv_forward(kname, op):
-    fwd = kernel_forward("convolution", kname, attrs=_kattrs(op), name=op)
+    fwd = _conv_forward_of(kname, op, _conv_view(op))
 
     def forward(a, inputs, outputs):
         fwd(a, list(inputs[:3]), outputs)       # the bias value is not needed for its gradient
@@ -300,12 +314,12 @@ def _deconv_infer_inputs(a, shapes):
     return shapes
 
 
-def _dkattrs(op, data_index):
-    def attrs(a, inputs, outputs):
+def _dgeometry(op, data_index):
+    def view(a, inputs, outputs):
         nsp, k, st, dl, pd = geometry(op, a)
         _, pads = deconv_out_shape(op, a, inputs[data_index].shape)
-        return _kernel_iattr(nsp, k, st, dl, tuple(pads), a["num_group"]) + _skip_flag(a), ()
-    return attrs
+        return _kernel_iattr(nsp, k, st, dl, tuple(pads), a["num_group"])
+    return view
 
 
 def _deconv_grad(F, a, inputs, outputs, out_grads):
@@ -315,8 +329,8 @@ def _deconv_grad(F, a, inputs, outputs, out_grads):
 register(OpDef("Deconvolution", aliases=("_npx_deconvolution",),
                inputs=("data", "weight", "bias"), input_names=_bias_inputs,
                params=_DECONV_PARAMS, infer=_deconv_infer, infer_inputs=_deconv_infer_inputs,
-               forward=kernel_forward("convolution", "deconv:forward",
-                                      attrs=_dkattrs("Deconvolution", 0), name="Deconvolution"),
+               forward=_conv_forward_of("deconv:forward", "Deconvolution",
+                                        _dgeometry("Deconvolution", 0)),
                grad=_deconv_grad, resources=("temp_space",),
                doc="N-D transposed convolution: data (N, C, *spatial), weight "
                    "(C, num_filter/num_group, *kernel); output size "
@@ -331,9 +345,8 @@ def _bdeconv_infer(a, shapes, dtypes):
 
 
 def _bdeconv_forward():
-    fwd = kernel_forward("convolution", "deconv:backward",
-                         attrs=_dkattrs("_backward_Deconvolution", 1),
-                         name="_backward_Deconvolution")
+    fwd = _conv_forward_of("deconv:backward", "_backward_Deconvolution",
+                           _dgeometry("_backward_Deconvolution", 1))
 
     def forward(a, inputs, outputs):
         fwd(a, list(inputs[:3]), outputs)

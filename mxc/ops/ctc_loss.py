@@ -68,11 +68,15 @@ def _input_names(attrs):
             + (("label_lengths",) if attrs["use_label_lengths"] else ()))
 
 
-# iattr: use_data_lengths, use_label_lengths, blank is the last class, write the gradient
+# slots (csrc/kernels/ctc_loss.h): which lengths are given, whether the blank is the last class,
+# whether to write the gradient too
 _forward = kernel_forward(
     "ctc_loss", "ctc_loss", name="CTCLoss",
-    attrs=lambda a, i, o: ((int(a["use_data_lengths"]), int(a["use_label_lengths"]),
-                            int(a["blank_label"] == "last"), 1), ()))
+    ints=("use_data_lengths", "use_label_lengths", "blank_last", "want_grad"), floats=(),
+    fill={"use_data_lengths": lambda a, i, o: int(a["use_data_lengths"]),
+          "use_label_lengths": lambda a, i, o: int(a["use_label_lengths"]),
+          "blank_last": lambda a, i, o: int(a["blank_label"] == "last"),
+          "want_grad": lambda a, i, o: 1})
 
 
 def _grad(F, attrs, inputs, outputs, out_grads):

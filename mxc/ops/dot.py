@@ -13,7 +13,7 @@ batch_dot: N-d x N-d (N >= 3) with equal leading dims, a product per leading ind
 import numpy as np
 
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, kernel
 
 __all__ = ["FLOAT_DTYPES", "FLOATS", "check_float", "push_gemm", "prod"]
 
@@ -45,6 +45,17 @@ def check_float(op, dtypes):
 
 
 _GEMM = {}
+# the gemm kernel's slots (csrc/kernels/dot.h): nouter x ninner products of M x K by K x N,
+# transposes, what C is (0 none, 1 a bias row, 2 beta C), then (outer stride, inner stride, row
+# pitch) of A, B, C and the output; alpha, beta
+GEMM_INTS = ("nouter", "ninner", "M", "N", "K", "trans_a", "trans_b", "cmode",
+             "a_outer", "a_inner", "a_ld", "b_outer", "b_inner", "b_ld",
+             "c_outer", "c_inner", "c_ld", "o_outer", "o_inner", "o_ld")
+GEMM = kernel("dot", "gemm", ints=GEMM_INTS, floats=("alpha", "beta"))
+
+
+def _gemm_ints(a, i, o):
+    return a["_ints"]
 
 
 def push_gemm(name, a, b, c, out, batch, M, N, K, ta=False, tb=False, cmode=0,
@@ -56,7 +67,7 @@ def push_gemm(name, a, b, c, out, batch, M, N, K, ta=False, tb=False, cmode=0,
     fwd = _GEMM.get(name)
     if fwd is None:
         fwd = _GEMM[name] = kernel_forward("dot", "gemm", name=name,
-                                           attrs=lambda at, i, o: at)
+                                           fill={GEMM_INTS: _gemm_ints})
     if layout is None:
         la = (M * K, 0, max(1, M if ta else K))
         lb = (K * N, 0, max(1, K if tb else N))
@@ -67,7 +78,7 @@ def push_gemm(name, a, b, c, out, batch, M, N, K, ta=False, tb=False, cmode=0,
     ia = (nouter, ninner, M, N, K, int(bool(ta)), int(bool(tb)), cmode) + tuple(la) + \
         tuple(lb) + tuple(lc) + tuple(lo)
     ins = [a, b] if cmode == 0 else [a, b, c]
-    fwd((ia, (float(alpha), float(beta))), ins, [out])
+    fwd({"_ints": ia, "alpha": float(alpha), "beta": float(beta)}, ins, [out])
 
 
 # ---- dot ---------------------------------------------------------------------------------------

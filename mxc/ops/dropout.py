@@ -50,17 +50,19 @@ def _infer(a, shapes, dtypes):
     return [s, _mask_shape(a, s)], [dtypes[0], dtypes[0]]
 
 
-def _rng_attrs(a, inputs, outputs):
+def _key_counter(a, inputs, outputs):
     mask = outputs[-1]
-    key, base = resource.request_random(mask.context, (mask.size + 3) // 4)
-    return (key, base), (float(_pkeep(a)),)
+    return resource.request_random(mask.context, (mask.size + 3) // 4)
 
 
-_dropout = kernel_forward("random", "dropout", key=lambda a, i, o: o[-1]._dcode, attrs=_rng_attrs,
-                          name="Dropout")
+# slots (csrc/kernels/random.h): the generator's key and counter, the keep probability
+_dropout = kernel_forward("random", "dropout", key=lambda a, i, o: o[-1]._dcode,
+                          ints=("key", "counter"), floats=("pkeep",),
+                          fill={("key", "counter"): _key_counter,
+                                "pkeep": lambda a, i, o: float(_pkeep(a))}, name="Dropout")
 _copy = kernel_forward("elemwise", "unary:copy", name="Dropout")
 _fill = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                       attrs=lambda a, i, o: ((), (1.0,)), name="Dropout")
+                       fill={"value": lambda a, i, o: 1.0}, name="Dropout")
 
 
 def _forward(a, inputs, outputs):

@@ -126,6 +126,7 @@ _UNARY = {
     "relu": lambda F, x, y, g: F._backward_relu(g, y),
     "softsign": lambda F, x, y, g: g / F.square(F.abs(x) + 1.0),
     "erf": lambda F, x, y, g: g * (2.0 / math.sqrt(math.pi)) * F.exp(-x * x),
+    "erfinv": lambda F, x, y, g: g * (0.5 * math.sqrt(math.pi)) * F.exp(y * y),
     "gamma": lambda F, x, y, g: g * y * digamma(F, x),
     "gammaln": lambda F, x, y, g: g * digamma(F, x),
     "reciprocal": lambda F, x, y, g: -g * y * y,
@@ -139,12 +140,14 @@ def _unary_grad(rule):
 
 
 for _name, _rule in _UNARY.items():
-    register(OpDef(_name, infer=unary_infer, forward=kernel_forward("elemwise", "unary:" + _name),
+    register(OpDef(_name, infer=unary_infer,
+                   forward=kernel_forward("elemwise", "unary:" + _name, ints=(), floats=()),
                    grad=_unary_grad(_rule), inplace=((0, 0),), fast=("elemwise", "unary:" + _name, 1),
                    doc=f"Elementwise {_name} (MXNet operator ``{_name}``)."))
 
 register(OpDef("_copy", aliases=("identity",), infer=unary_infer,
-               forward=kernel_forward("elemwise", "unary:copy", name="_copy"),
+               forward=kernel_forward("elemwise", "unary:copy", name="_copy", ints=(),
+                                      floats=()),
                grad=lambda F, a, i, o, g: [g[0]], inplace=((0, 0),),
                fast=("elemwise", "unary:copy", 1), doc="A copy of the input."))
 register(OpDef("_copyto", infer=unary_infer,
@@ -195,7 +198,7 @@ def _binary_grad(rule):
 
 
 def _binary_forward(kname):
-    fwd = kernel_forward("elemwise", kname)
+    fwd = kernel_forward("elemwise", kname, ints=(), floats=())
 
     def forward(attrs, inputs, outputs):
         fwd(attrs, _padded_views(inputs, outputs), outputs)
@@ -205,7 +208,8 @@ def _binary_forward(kname):
 for _name, (_ew, _bcast_aliases, _rule) in _BINARY.items():
     _grad = _binary_grad(_rule)
     register(OpDef(_ew[0], aliases=_ew[1:], inputs=("lhs", "rhs"), infer=same_shape(_ew[0]),
-                   forward=kernel_forward("elemwise", "binary:" + _name, name=_ew[0]), grad=_grad,
+                   forward=kernel_forward("elemwise", "binary:" + _name, name=_ew[0], ints=(),
+                                          floats=()), grad=_grad,
                    inplace=((0, 0), (1, 0)), fast=("elemwise", "binary:" + _name, 2), doc=f"Elementwise {_name} of two arrays of one shape."))
     _bname = "broadcast_" + _name
     register(OpDef(_bname, aliases=_bcast_aliases, inputs=("lhs", "rhs"),
@@ -238,7 +242,8 @@ def _unary_backward_grad(rule):
 for _name, _rule in _UNARY_BACKWARD.items():
     _bname = "_backward_" + _name
     register(OpDef(_bname, inputs=("ograd", "output"), infer=same_shape(_bname),
-                   forward=kernel_forward("elemwise", f"binary:{_name}_grad", name=_bname),
+                   forward=kernel_forward("elemwise", f"binary:{_name}_grad", name=_bname,
+                                          ints=(), floats=()),
                    grad=_unary_backward_grad(_rule), inplace=((0, 0),),
                    fast=("elemwise", f"binary:{_name}_grad", 2),
                    doc=f"Gradient of {_name} from the output gradient and {_name}'s output."))
@@ -246,10 +251,6 @@ for _name, _rule in _UNARY_BACKWARD.items():
 
 # ---- scalar forms ----------------------------------------------------------------------------
 _SCALAR_PARAMS = (Param("scalar", float, 1.0), Param("is_int", bool, True))
-
-
-def _scalar_attrs(attrs, inputs, outputs):
-    return (), (attrs["scalar"],)
 
 
 # op name: (kernel, aliases, gradient f(F, x, s, y, g))
@@ -291,7 +292,7 @@ def _scalar_grad(rule):
 
 for _name, (_k, _aliases, _rule) in _SCALAR.items():
     register(OpDef(_name, aliases=_aliases, params=_SCALAR_PARAMS, infer=unary_infer,
-                   forward=kernel_forward("elemwise", _k, attrs=_scalar_attrs, name=_name),
+                   forward=kernel_forward("elemwise", _k, floats=("scalar",), name=_name),
                    grad=_scalar_grad(_rule), inplace=((0, 0),), fast=("elemwise", _k, 3),
                    doc=f"{_k.split(':')[1]} of an array and a scalar."))
 
@@ -303,7 +304,7 @@ def _cast_infer(attrs, shapes, dtypes):
 
 register(OpDef("cast", aliases=("Cast",), params=(Param("dtype", "dtype", required=True),),
                infer=_cast_infer,
-               forward=kernel_forward("elemwise", "cast",
+               forward=kernel_forward("elemwise", "cast", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode), name="cast"),
                grad=lambda F, a, i, o, g: [F.cast(g[0], dtype=i[0].dtype.__name__)],
                doc="Cast to `dtype` (numpy's conversion rules)."))
@@ -311,8 +312,7 @@ register(OpDef("cast", aliases=("Cast",), params=(Param("dtype", "dtype", requir
 register(OpDef("clip", params=(Param("a_min", float, required=True),
                                Param("a_max", float, required=True)),
                infer=unary_infer,
-               forward=kernel_forward("elemwise", "clip",
-                                      attrs=lambda a, i, o: ((), (a["a_min"], a["a_max"]))),
+               forward=kernel_forward("elemwise", "clip", floats=("a_min", "a_max")),
                grad=lambda F, a, i, o, g: [g[0] * (i[0] >= a["a_min"]) * (i[0] <= a["a_max"])],
                inplace=((0, 0),), doc="Clip values into [a_min, a_max]."))
 
@@ -337,7 +337,7 @@ def _where_infer_back(attrs, in_s, outs):
 
 register(OpDef("where", inputs=("condition", "x", "y"), infer=_where_infer,
                infer_back=_where_infer_back,
-               forward=kernel_forward("elemwise", "where",
+               forward=kernel_forward("elemwise", "where", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0]),
                                            F.where(i[0], g[0], F.zeros_like(g[0])),

@@ -41,11 +41,25 @@ def _pick_infer(a, s, d):
     return [out if out else (1,)], [d[0]]
 
 
-def _pick_attrs(a, i, o):
+# take_along / put_along's slots (csrc/kernels/gather.h): the data as (pre, n, post) around the
+# axis, k positions per row in the index, the out-of-range mode
+ALONG_INTS = ("pre", "n", "post", "k", "mode")
+
+
+def _index_rows(j):
+    """The fill of slot M: the rows of input j (the index: M coordinates per position)."""
+    return lambda a, i, o: i[j].shape[0]
+
+
+def _const(v):
+    return lambda a, i, o: v
+
+
+def _pick_view(a, i, o):
     x = i[0]
     ax = a["axis"] % x.ndim
     return (_prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:]), 1,
-            _PICK_MODES[a["mode"]]), ()
+            _PICK_MODES[a["mode"]])
 
 
 def _pick_grad(F, a, i, o, g):
@@ -58,7 +72,8 @@ _PICK_PARAMS = (Param("axis", int, -1, optional=True), Param("keepdims", bool, F
                 Param("mode", str, "clip", choices=tuple(_PICK_MODES)))
 
 register(OpDef("pick", inputs=("data", "index"), params=_PICK_PARAMS, infer=_pick_infer,
-               forward=kernel_forward("gather", "take_along", name="pick", attrs=_pick_attrs),
+               forward=kernel_forward("gather", "take_along", name="pick", ints=ALONG_INTS,
+                                      fill={ALONG_INTS: _pick_view}),
                grad=_pick_grad,
                doc="Elements of `data` at `index` along `axis` (clip or wrap out-of-range)."))
 
@@ -80,12 +95,12 @@ def _bpick_infer(a, s, d):
     return [data], [d[0]]
 
 
-def _bpick_attrs(a, i, o):
+def _bpick_view(a, i, o):
     data, idx = i[2], i[1]
     ax = a["axis"] % data.ndim
     k = _bpick_k(data.shape, idx.shape, ax)
     return (_prod(data.shape[:ax]), data.shape[ax], _prod(data.shape[ax + 1:]), k,
-            _PICK_MODES[a["mode"]]), ()
+            _PICK_MODES[a["mode"]])
 
 
 def _bpick_grad(F, a, i, o, g):
@@ -103,7 +118,7 @@ def _bpick_grad(F, a, i, o, g):
 register(OpDef("_backward_pick", inputs=("ograd", "index", "data"), params=_PICK_PARAMS,
                infer=_bpick_infer,
                forward=kernel_forward("gather", "put_along", name="_backward_pick",
-                                      attrs=_bpick_attrs),
+                                      ints=ALONG_INTS, fill={ALONG_INTS: _bpick_view}),
                grad=_bpick_grad,
                doc="Gradient of pick (and of topk/sort values): zeros shaped like `data` with "
                    "`ograd` added at `index` along `axis` (`data` gives only the shape). An "
@@ -118,17 +133,18 @@ def _tal_infer(a, s, d):
     return [idx], [d[0]]
 
 
-def _tal_attrs(a, i, o):
+def _tal_view(a, i, o):
     x, idx = i
     ax = a["axis"] % x.ndim
     return (_prod(x.shape[:ax]), x.shape[ax], _prod(x.shape[ax + 1:]), idx.shape[ax],
-            _PICK_MODES[a["mode"]]), ()
+            _PICK_MODES[a["mode"]])
 
 
 register(OpDef("_take_along_axis", inputs=("data", "index"),
                params=(Param("axis", int, -1), Param("mode", str, "clip", choices=tuple(_PICK_MODES))),
                infer=_tal_infer,
-               forward=kernel_forward("gather", "take_along", name="_take_along_axis", attrs=_tal_attrs),
+               forward=kernel_forward("gather", "take_along", name="_take_along_axis",
+                                      fill={ALONG_INTS: _tal_view}),
                grad=lambda F, a, i, o, g: [F._backward_pick(g[0], i[1], i[0], axis=a["axis"],
                                                             mode=a["mode"]), F.zeros_like(i[1])],
                doc="numpy's take_along_axis (several positions per row); the inverse of "
@@ -160,8 +176,8 @@ def _gather_nd_grad(F, a, i, o, g):
 
 
 register(OpDef("gather_nd", inputs=("data", "indices"), infer=_gather_nd_infer,
-               forward=kernel_forward("gather", "gather_nd", name="gather_nd",
-                                      attrs=lambda a, i, o: ((i[1].shape[0],), ())),
+               forward=kernel_forward("gather", "gather_nd", name="gather_nd", ints=("M",),
+                                      fill={"M": _index_rows(1)}),
                grad=_gather_nd_grad,
                doc="Gather slices of `data` at the index tuples in the first axis of `indices` "
                    "(negative indices count from the end; others out of range are an error)."))
@@ -183,9 +199,14 @@ def _scatter_nd_infer(op):
     return infer
 
 
+# scatter_nd's slots: M index rows, add (not set), has_dst (inputs (dst, data, idx)), clip
+SCATTER_INTS = ("M", "add", "has_dst", "clip")
+
+
 def _scatter_nd_forward(name, add):
-    return kernel_forward("gather", "scatter_nd", name=name,
-                          attrs=lambda a, i, o: ((i[1].shape[0], add, 0, 0), ()))
+    return kernel_forward("gather", "scatter_nd", name=name, ints=SCATTER_INTS,
+                          fill={"M": _index_rows(1), "add": _const(add), "has_dst": _const(0),
+                                "clip": _const(0)})
 
 
 register(OpDef("scatter_nd", inputs=("data", "indices"), params=(Param("shape", "shape", required=True),),
@@ -219,7 +240,8 @@ register(OpDef("_scatter_set_nd", inputs=("lhs", "rhs", "indices"),
                params=(Param("shape", "shape", ()),), infer=_scatter_set_nd_infer,
                forward=copy_then_inplace(
                    kernel_forward("gather", "scatter_nd", name="_scatter_set_nd",
-                                  attrs=lambda a, i, o: ((i[2].shape[0], 0, 1, 0), ())),
+                                  fill={"M": _index_rows(2), "add": _const(0),
+                                        "has_dst": _const(1), "clip": _const(0)}),
                    "_scatter_set_nd"),
                inplace=((0, 0),), grad=_scatter_set_nd_grad,
                doc="lhs with the elements at the index tuples of `indices` set to rhs."))
@@ -254,7 +276,7 @@ def _emb_infer(a, s, d):
 def _emb_forward():
     take = kernel_forward("shape", "take", name="Embedding",
                           key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
-                          attrs=lambda a, i, o: ((0, 0), ()))
+                          fill={"axis": _const(0), "mode": _const(0)})
 
     def forward(a, inputs, outputs):
         data, weight = inputs
@@ -326,7 +348,8 @@ def _bemb_infer(a, s, d):
 
 def _bemb_forward():
     scat = kernel_forward("gather", "scatter_nd", name="_backward_Embedding",
-                          attrs=lambda a, i, o: ((1, 1, 0, 1), ()))
+                          fill={"M": _const(1), "add": _const(1), "has_dst": _const(0),
+                                "clip": _const(1)})
 
     def forward(a, inputs, outputs):
         og, data = inputs
@@ -395,11 +418,13 @@ def _unravel_infer(a, s, d):
     return [(len(shape), x[0])], [d[0]]
 
 
+# ravel / unravel's slots: the array's ndim and shape
+_RAVEL_FILL = {"ndim": lambda a, i, o: len(a["shape"]), "shape": lambda a, i, o: a["shape"]}
 for _name, _alias, _infer, _k in [("_ravel_multi_index", "ravel_multi_index", _ravel_infer, "ravel"),
                                   ("_unravel_index", "unravel_index", _unravel_infer, "unravel")]:
     register(OpDef(_name, aliases=(_alias,), params=(Param("shape", "shape", ()),), infer=_infer,
-                   forward=kernel_forward("gather", _k, name=_name,
-                                          attrs=lambda a, i, o: ((len(a["shape"]),) + tuple(a["shape"]), ())),
+                   forward=kernel_forward("gather", _k, name=_name, ints=("ndim", "shape*"),
+                                          floats=(), fill=_RAVEL_FILL),
                    grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                    doc="Flat indices from multi-indices (rows of the input) in an array of `shape`."
                    if _k == "ravel" else "Multi-indices (rows of the result) from flat indices "
@@ -443,19 +468,21 @@ def _hist_infer(a, s, d):
     return [(b[0] - 1,), b], [np.dtype(np.int64), d[0]]
 
 
-def _hist_attrs(a, i, o):
-    B = o[0].shape[0]
-    if len(i) == 2:
-        return (1, B), ()
-    lo, hi = _hist_range(a)
-    return (0, B), (lo, hi)
+# histogram's slots: whether the bins are an input (edges), their count; the range of
+# bin_cnt equal bins (unread with edges)
+def _hist_range_slots(a, i, o):
+    return (0.0, 0.0) if len(i) == 2 else _hist_range(a)
 
 
 register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"),
                input_names=lambda a: ("data",) if a["bin_cnt"] is not None else ("data", "bins"),
                params=(Param("bin_cnt", int, None, optional=True), Param("range", str, None, optional=True)),
                infer=_hist_infer, num_outputs=2,
-               forward=kernel_forward("gather", "histogram", name="_histogram", attrs=_hist_attrs),
+               forward=kernel_forward("gather", "histogram", name="_histogram",
+                                      ints=("has_bins", "nbins"), floats=("low", "high"),
+                                      fill={"has_bins": lambda a, i, o: int(len(i) == 2),
+                                            "nbins": lambda a, i, o: o[0].shape[0],
+                                            ("low", "high"): _hist_range_slots}),
                doc="Counts (int64) of `data` in bins given as edges (`bins` input) or as "
                    "`bin_cnt` equal bins over `range`; also returns the edges. The last bin is "
                    "closed; values outside are ignored."))

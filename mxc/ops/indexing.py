@@ -44,7 +44,9 @@ register(OpDef("take", inputs=("a", "indices"),
                infer=_take_infer,
                forward=kernel_forward("shape", "take",
                                       key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
-                                      attrs=lambda a, i, o: ((a["axis"] % i[0].ndim, _MODES[a["mode"]]), ())),
+                                      ints=("axis", "mode"),
+                                      fill={"axis": lambda a, i, o: a["axis"] % i[0].ndim,
+                                            "mode": lambda a, i, o: _MODES[a["mode"]]}),
                grad=_take_grad, doc="Elements of `a` at `indices` along `axis`."))
 
 
@@ -60,7 +62,7 @@ register(OpDef("one_hot", inputs=("indices",),
                infer=_one_hot_infer,
                forward=kernel_forward("shape", "one_hot",
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode),
-                                      attrs=lambda a, i, o: ((a["depth"],), (a["on_value"], a["off_value"]))),
+                                      ints=("depth",), floats=("on_value", "off_value")),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                doc="One-hot rows of length `depth` for each index."))
 
@@ -74,7 +76,8 @@ def _scatter_infer(a, s, d):
 
 def _scatter_forward():
     return copy_then_inplace(kernel_forward("shape", "scatter_rows", name="_scatter_set_rows",
-                                            key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
+                                            key=lambda a, i, o: (i[0]._dcode, i[1]._dcode),
+                                            ints=(), floats=()),
                              "_scatter_set_rows")
 
 

@@ -17,8 +17,8 @@ def _fill_infer(a, s, d):
 
 def _fill_forward(name, value):
     # the engine names the operation after the operator (_zeros, _ones, _full), as MXNet does
-    fwd = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                         attrs=lambda a, i, o: ((), (value(a),)), name=name)
+    fwd = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode, floats=("value",),
+                         fill={"value": lambda a, i, o: value(a)}, name=name)
     return fwd
 
 
@@ -55,7 +55,9 @@ def _arange_start_step(a):
 
 def _arange_forward():
     fwd = kernel_forward("init", "arange", key=lambda a, i, o: o[0]._dcode,
-                         attrs=lambda a, i, o: ((), _arange_start_step(a)), name="_arange")
+                         floats=("start", "step"), name="_arange",
+                         fill={"start": lambda a, i, o: _arange_start_step(a)[0],
+                               "step": lambda a, i, o: _arange_start_step(a)[1]})
 
     def forward(a, inputs, outputs):
         if a["repeat"] > 1:
@@ -86,7 +88,7 @@ register(OpDef("_linspace", inputs=(), params=(Param("start", float, required=Tr
                                                Param("dtype", "dtype", "float32")),
                infer=lambda a, s, d: ([(a["num"],)], [np.dtype(a["dtype"])]),
                forward=kernel_forward("init", "arange", key=lambda a, i, o: o[0]._dcode,
-                                      attrs=lambda a, i, o: ((), (a["start"], _linspace_step(a))),
+                                      fill={"step": lambda a, i, o: _linspace_step(a)},
                                       name="_linspace"),
                doc="`num` evenly spaced values from start to stop."))
 
@@ -95,5 +97,5 @@ register(OpDef("_eye", inputs=(), params=(Param("N", int, required=True), Param(
                                           Param("k", int, 0), Param("dtype", "dtype", "float32")),
                infer=lambda a, s, d: ([(a["N"], a["M"] or a["N"])], [np.dtype(a["dtype"])]),
                forward=kernel_forward("init", "eye", key=lambda a, i, o: o[0]._dcode,
-                                      attrs=lambda a, i, o: ((a["k"],), ()), name="_eye"),
+                                      ints=("k",), name="_eye"),
                doc="A 2-D array with ones on diagonal k."))

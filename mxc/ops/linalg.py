@@ -19,7 +19,7 @@ import numpy as np
 
 from .dot import check_float, prod, push_gemm
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, kernel
 
 
 def _check_sgl_dbl(op, dtypes):
@@ -133,12 +133,23 @@ register(OpDef("_linalg_gemm2", aliases=("linalg_gemm2",), inputs=("A", "B"),
 _FWD = {}
 
 
-def _push(kname, opname, inputs, outputs, iattr, fattr=()):
+# the kernels' slots (csrc/kernels/linalg.h): the number of matrices and their sizes first
+_CHOL = (("batch", "n", "lower"), ())
+_TRI = (("batch", "m", "n", "k", "rightside", "lower", "transpose"), ("alpha",))
+_SQUARE = (("batch", "n"), ())
+for _k, (_ints, _floats) in {"potrf": _CHOL, "potri": _CHOL, "potrf_bwd": _CHOL,
+                             "potri_bwd": _CHOL, "trsm": _TRI, "trmm": _TRI, "trsm_bwd": _TRI,
+                             "trmm_bwd": _TRI, "sumlogdiag": _SQUARE, "sumlogdiag_bwd": _SQUARE,
+                             "syrk": (("batch", "rows", "cols", "transpose"), ("alpha",))}.items():
+    kernel("linalg", _k, ints=_ints, floats=_floats)
+
+
+def _push(kname, opname, inputs, outputs, **slots):
+    """Push kernel `kname` with its slots' values by name."""
     fwd = _FWD.get((kname, opname))
     if fwd is None:
-        fwd = _FWD[(kname, opname)] = kernel_forward("linalg", kname, name=opname,
-                                                     attrs=lambda a, i, o: a)
-    fwd((tuple(iattr), tuple(fattr)), inputs, outputs)
+        fwd = _FWD[(kname, opname)] = kernel_forward("linalg", kname, name=opname)
+    fwd(slots, inputs, outputs)
 
 
 def _square(op, shape, what="A"):
@@ -164,7 +175,7 @@ def _chol_infer(name):
 def _chol_forward(kname, opname):
     def forward(attrs, inputs, outputs):
         s = inputs[0].shape
-        _push(kname, opname, inputs, outputs, (_batch(s), s[-1], int(attrs["lower"])))
+        _push(kname, opname, inputs, outputs, batch=_batch(s), n=s[-1], lower=int(attrs["lower"]))
     return forward
 
 
@@ -234,16 +245,16 @@ def _tri_infer(name):
     return infer
 
 
-def _tri_attrs(opname, attrs, sa, sb):
+def _tri_slots(opname, attrs, sa, sb):
     b, m, n, k = _tri_geometry(opname, sa, sb, attrs["rightside"])
-    return (b, m, n, k, int(attrs["rightside"]), int(attrs["lower"]), int(attrs["transpose"])), \
-        (attrs["alpha"],)
+    return dict(batch=b, m=m, n=n, k=k, rightside=int(attrs["rightside"]),
+                lower=int(attrs["lower"]), transpose=int(attrs["transpose"]), alpha=attrs["alpha"])
 
 
 def _tri_forward(kname, opname):
     def forward(attrs, inputs, outputs):
-        ia, fa = _tri_attrs(opname, attrs, inputs[0].shape, inputs[1].shape)
-        _push(kname, opname, inputs, outputs, ia, fa)
+        _push(kname, opname, inputs, outputs,
+              **_tri_slots(opname, attrs, inputs[0].shape, inputs[1].shape))
     return forward
 
 
@@ -263,8 +274,8 @@ def _tri_bwd_infer(name, n_in):
 
 def _tri_bwd_forward(kname, opname):
     def forward(attrs, inputs, outputs):
-        ia, fa = _tri_attrs(opname, attrs, inputs[1].shape, inputs[2].shape)
-        _push(kname, opname, inputs, outputs, ia, fa)
+        _push(kname, opname, inputs, outputs,
+              **_tri_slots(opname, attrs, inputs[1].shape, inputs[2].shape))
     return forward
 
 
@@ -311,8 +322,8 @@ def _syrk_infer(attrs, shapes, dtypes):
 
 def _syrk_forward(attrs, inputs, outputs):
     s = inputs[0].shape
-    _push("syrk", "_linalg_syrk", inputs, outputs,
-          (_batch(s), s[-2], s[-1], int(attrs["transpose"])), (attrs["alpha"],))
+    _push("syrk", "_linalg_syrk", inputs, outputs, batch=_batch(s), rows=s[-2], cols=s[-1],
+          transpose=int(attrs["transpose"]), alpha=attrs["alpha"])
 
 
 def _syrk_grad(F, attrs, inputs, outputs, out_grads):
@@ -342,7 +353,7 @@ def _sld_infer(attrs, shapes, dtypes):
 
 def _sld_forward(attrs, inputs, outputs):
     s = inputs[0].shape
-    _push("sumlogdiag", "_linalg_sumlogdiag", inputs, outputs, (_batch(s), s[-1]))
+    _push("sumlogdiag", "_linalg_sumlogdiag", inputs, outputs, batch=_batch(s), n=s[-1])
 
 
 def _sld_grad(F, attrs, inputs, outputs, out_grads):
@@ -360,7 +371,8 @@ def _sld_bwd_infer(attrs, shapes, dtypes):
 
 def _sld_bwd_forward(attrs, inputs, outputs):
     s = inputs[1].shape
-    _push("sumlogdiag_bwd", "_backward_linalg_sumlogdiag", inputs, outputs, (_batch(s), s[-1]))
+    _push("sumlogdiag_bwd", "_backward_linalg_sumlogdiag", inputs, outputs, batch=_batch(s),
+          n=s[-1])
 
 
 register(OpDef("_linalg_sumlogdiag", aliases=("linalg_sumlogdiag",), inputs=("A",),

@@ -59,20 +59,26 @@ def _bwd_syevd_infer(a, s, d):
     return [sh], [dt]
 
 
-def _nn_attrs(a, i, o):
-    s = i[0].shape
-    return (_batch(s), s[-1]), ()
+# the kernels' slots (csrc/kernels/linalg_extra.h) begin with the number of matrices and their
+# size: (batch, n) of square ones, (batch, m, n) otherwise
+def _matrices(j):
+    """(batch, n) of input j's n x n matrices"""
+    return lambda a, i, o: (_batch(i[j].shape), i[j].shape[-1])
+
+
+_BN = ("batch", "n")
 
 
 register(OpDef("_linalg_syevd", inputs=("A",), infer=_syevd_infer, num_outputs=2,
-               forward=kernel_forward("linalg_extra", "syevd", attrs=_nn_attrs,
+               forward=kernel_forward("linalg_extra", "syevd", ints=_BN, floats=(),
+                                      fill={_BN: _matrices(0)},
                                       name="_linalg_syevd"),
                grad=_syevd_grad,
                doc="Eigendecomposition of symmetric matrices: A = U^T diag(L) U, eigenvalues "
                    "ascending, each row of U signed so its largest entry is positive."))
 register(OpDef("_backward_linalg_syevd", inputs=("dU", "dL", "U", "L"), infer=_bwd_syevd_infer,
-               forward=kernel_forward("linalg_extra", "syevd_bwd",
-                                      attrs=lambda a, i, o: ((_batch(i[2].shape), i[2].shape[-1]), ()),
+               forward=kernel_forward("linalg_extra", "syevd_bwd", ints=_BN, floats=(),
+                                      fill={_BN: _matrices(2)},
                                       name="_backward_linalg_syevd"),
                doc="Gradient of _linalg_syevd."))
 
@@ -102,9 +108,9 @@ def _gelqf_grad(F, a, inputs, outputs, out_grads):
 
 register(OpDef("_linalg_gelqf", aliases=("linalg_gelqf",), inputs=("A",), infer=_gelqf_infer,
                num_outputs=2,
-               forward=kernel_forward("linalg_extra", "gelqf",
-                                      attrs=lambda a, i, o: ((_batch(i[0].shape), i[0].shape[-2],
-                                                              i[0].shape[-1]), ()),
+               forward=kernel_forward("linalg_extra", "gelqf", ints=("batch", "m", "n"), floats=(),
+                                      fill={("batch", "m", "n"): lambda a, i, o: (
+                                          _batch(i[0].shape), i[0].shape[-2], i[0].shape[-1])},
                                       name="_linalg_gelqf"),
                grad=_gelqf_grad,
                doc="LQ factorisation A = L Q of m x n matrices (m <= n): Q with orthonormal rows, "
@@ -124,7 +130,8 @@ def _inverse_grad(F, a, inputs, outputs, out_grads):
 
 register(OpDef("_linalg_inverse", aliases=("linalg_inverse", "_npi_inv"), inputs=("A",),
                infer=_inverse_infer,
-               forward=kernel_forward("linalg_extra", "inverse", attrs=_nn_attrs,
+               forward=kernel_forward("linalg_extra", "inverse", ints=_BN, floats=(),
+                                      fill={_BN: _matrices(0)},
                                       name="_linalg_inverse"),
                grad=_inverse_grad, doc="Inverse of square matrices (LU with partial pivoting)."))
 
@@ -161,16 +168,14 @@ def _slogdet_grad(F, a, inputs, outputs, out_grads):
 
 
 register(OpDef("_linalg_det", aliases=("linalg_det", "_npi_det"), inputs=("A",), infer=_det_infer,
-               forward=kernel_forward("linalg_extra", "det",
-                                      attrs=lambda a, i, o: ((_batch(i[0].shape), i[0].shape[-1], 0),
-                                                             ()),
+               forward=kernel_forward("linalg_extra", "det", ints=_BN + ("slogdet",), floats=(),
+                                      fill={_BN: _matrices(0), "slogdet": lambda a, i, o: 0},
                                       name="_linalg_det"),
                grad=_det_grad, doc="Determinant of square matrices."))
 register(OpDef("_linalg_slogdet", aliases=("linalg_slogdet", "_npi_slogdet"), inputs=("A",),
                infer=_slogdet_infer, num_outputs=2,
                forward=kernel_forward("linalg_extra", "det",
-                                      attrs=lambda a, i, o: ((_batch(i[0].shape), i[0].shape[-1], 1),
-                                                             ()),
+                                      fill={_BN: _matrices(0), "slogdet": lambda a, i, o: 1},
                                       name="_linalg_slogdet"),
                grad=_slogdet_grad,
                doc="Sign and log of the absolute value of the determinant."))
@@ -209,38 +214,38 @@ def _make_infer(op, diag):
     return infer
 
 
-def _diag_attrs(trian, make):
-    def attrs(a, i, o):
-        m = o[0] if make else i[0]
-        s = m.shape
-        ia = (_batch(s), s[-1], a["offset"]) + ((int(a["lower"]),) if trian else ())
-        return ia, ()
-    return attrs
+def _diag_forward(kname, trian, make, name):
+    """(batch, n) of the square matrices (the output's when making them), the diagonal's offset,
+    and for triangles whether the lower one"""
+    def square(a, i, o):
+        s = (o[0] if make else i[0]).shape
+        return _batch(s), s[-1]
+    fill = {_BN: square}
+    if trian:
+        fill["lower"] = lambda a, i, o: int(a["lower"])
+    ints = _BN + ("offset",) + (("lower",) if trian else ())
+    return kernel_forward("linalg_extra", kname, ints=ints, floats=(), fill=fill, name=name)
 
 
 register(OpDef("_linalg_extractdiag", aliases=("linalg_extractdiag",), inputs=("A",), params=_DIAG,
                infer=_extract_infer("_linalg_extractdiag", True),
-               forward=kernel_forward("linalg_extra", "extractdiag", attrs=_diag_attrs(False, False),
-                                      name="_linalg_extractdiag"),
+               forward=_diag_forward("extractdiag", False, False, "_linalg_extractdiag"),
                grad=lambda F, a, i, o, g: [F._linalg_makediag(g[0], offset=a["offset"])],
                doc="The diagonal at `offset` of square matrices."))
 register(OpDef("_linalg_makediag", aliases=("linalg_makediag",), inputs=("A",), params=_DIAG,
                infer=_make_infer("_linalg_makediag", True),
-               forward=kernel_forward("linalg_extra", "makediag", attrs=_diag_attrs(False, True),
-                                      name="_linalg_makediag"),
+               forward=_diag_forward("makediag", False, True, "_linalg_makediag"),
                grad=lambda F, a, i, o, g: [F._linalg_extractdiag(g[0], offset=a["offset"])],
                doc="Square matrices with the vectors on the diagonal at `offset`."))
 register(OpDef("_linalg_extracttrian", aliases=("linalg_extracttrian",), inputs=("A",),
                params=_TRIAN, infer=_extract_infer("_linalg_extracttrian", False),
-               forward=kernel_forward("linalg_extra", "extracttrian", attrs=_diag_attrs(True, False),
-                                      name="_linalg_extracttrian"),
+               forward=_diag_forward("extracttrian", True, False, "_linalg_extracttrian"),
                grad=lambda F, a, i, o, g: [F._linalg_maketrian(g[0], offset=a["offset"],
                                                                lower=a["lower"])],
                doc="The lower (upper) triangle at `offset` of square matrices, packed row-wise."))
 register(OpDef("_linalg_maketrian", aliases=("linalg_maketrian",), inputs=("A",), params=_TRIAN,
                infer=_make_infer("_linalg_maketrian", False),
-               forward=kernel_forward("linalg_extra", "maketrian", attrs=_diag_attrs(True, True),
-                                      name="_linalg_maketrian"),
+               forward=_diag_forward("maketrian", True, True, "_linalg_maketrian"),
                grad=lambda F, a, i, o, g: [F._linalg_extracttrian(g[0], offset=a["offset"],
                                                                   lower=a["lower"])],
                doc="Square matrices from packed triangles (inverse of _linalg_extracttrian)."))

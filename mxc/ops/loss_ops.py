@@ -82,12 +82,13 @@ for _name, _fwd, _kind, _what in [
 _SL1_PARAMS = (Param("scalar", float, 1.0), Param("is_int", bool, True))
 
 
-def _sl1_attrs(a, i, o):
-    return (), (a["scalar"],)
+def _sigma(a, i, o):
+    return a["scalar"]
 
 
 register(OpDef("smooth_l1", params=_SL1_PARAMS, infer=lambda a, s, d: _float_infer("smooth_l1", s, d),
-               forward=kernel_forward("loss_ops", "smooth_l1", attrs=_sl1_attrs, name="smooth_l1"),
+               forward=kernel_forward("loss_ops", "smooth_l1", ints=(), floats=("sigma",),
+                                      fill={"sigma": _sigma}, name="smooth_l1"),
                grad=lambda F, a, i, o, g: [F._backward_smooth_l1(g[0], i[0], scalar=a["scalar"])],
                inplace=((0, 0),),
                doc="Smooth L1 with sigma = scalar: 0.5 (sigma x)^2 where |x| < 1/sigma^2, "
@@ -105,8 +106,8 @@ def _float_infer(name, shapes, dtypes):
 
 register(OpDef("_backward_smooth_l1", inputs=("ograd", "data"), params=_SL1_PARAMS,
                infer=lambda a, s, d: _float_infer("_backward_smooth_l1", s, d),
-               forward=kernel_forward("loss_ops", "smooth_l1_bwd", attrs=_sl1_attrs,
-                                      name="_backward_smooth_l1"),
+               forward=kernel_forward("loss_ops", "smooth_l1_bwd", ints=(), floats=("sigma",),
+                                      fill={"sigma": _sigma}, name="_backward_smooth_l1"),
                grad=no_second_order("_backward_smooth_l1"),
                doc="Gradient of smooth_l1."))
 
@@ -134,7 +135,8 @@ def _sce_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("softmax_cross_entropy", inputs=("data", "label"), infer=_sce_infer,
-               forward=kernel_forward("softmax", "softmax_ce", name="softmax_cross_entropy"),
+               forward=kernel_forward("softmax", "softmax_ce", name="softmax_cross_entropy",
+                                      ints=(), floats=()),
                grad=_sce_grad,
                doc="sum over rows of -log(softmax(data)[label]) (probabilities below 1e-8 are "
                    "clipped), as a 1-element array."))
@@ -178,14 +180,15 @@ def _ce_rows_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("_softmax_ce_rows", inputs=("data", "label"), infer=_ce_rows_infer,
-               forward=kernel_forward("softmax", "softmax_ce_rows", name="_softmax_ce_rows"),
+               forward=kernel_forward("softmax", "softmax_ce_rows", name="_softmax_ce_rows",
+                                      ints=(), floats=()),
                grad=_ce_rows_grad,
                doc="-log_softmax(data)[i, label[i]] per row of 2-D data (label truncated and "
                    "clipped to [0, classes), as pick's 'clip' mode), shape (batch,)."))
 register(OpDef("_backward_softmax_ce_rows", inputs=("out_grad", "data", "label"),
                infer=_ce_rows_bwd_infer,
                forward=kernel_forward("softmax", "softmax_ce_rows_bwd",
-                                      name="_backward_softmax_ce_rows"),
+                                      name="_backward_softmax_ce_rows", ints=(), floats=()),
                grad=no_second_order("_backward_softmax_ce_rows"),
                doc="Gradient of _softmax_ce_rows: out_grad[i] (softmax(data[i]) - onehot)."))
 
@@ -295,15 +298,28 @@ def _lrn_infer(attrs, shapes, dtypes):
     return [tuple(shapes[0])], [np.dtype(dtypes[0])]
 
 
-def _lrn_attrs(a, i, o):
+# LRN's slots (csrc/kernels/loss_ops.h): the data as (n, C, rest), the window; alpha, beta,
+# knorm (float32 in MXNet)
+LRN_INTS = ("n", "C", "rest", "nsize")
+LRN_FLOATS = ("alpha", "beta", "knorm")
+
+
+def _lrn_view(a, i, o):
     s = o[0].shape
     rest = int(np.prod(s[2:], dtype=np.int64)) if len(s) > 2 else 1
-    return ((s[0], s[1], rest, a["nsize"]),
-            (_f32(a["alpha"]), _f32(a["beta"]), _f32(a["knorm"])))
+    return s[0], s[1], rest
+
+
+def _lrn_floats(a, i, o):
+    return [_f32(a[n]) for n in LRN_FLOATS]
+
+
+_LRN_FILL = {("n", "C", "rest"): _lrn_view, LRN_FLOATS: _lrn_floats}
 
 
 register(OpDef("LRN", params=_LRN_PARAMS, infer=_lrn_infer, output_names=("output", "tmp_norm"),
-               forward=kernel_forward("loss_ops", "lrn", attrs=_lrn_attrs, name="LRN"),
+               forward=kernel_forward("loss_ops", "lrn", ints=LRN_INTS, floats=LRN_FLOATS,
+                                      fill=_LRN_FILL, name="LRN"),
                grad=lambda F, a, i, o, g: [F._backward_LRN(g[0], i[0], **a)],
                doc="Local response normalisation across channels: x * (knorm + alpha/nsize * "
                    "sum of x^2 over nsize neighbouring channels)^-beta."))
@@ -317,6 +333,6 @@ def _lrnb_infer(attrs, shapes, dtypes):
 
 
 register(OpDef("_backward_LRN", inputs=("ograd", "data"), params=_LRN_PARAMS, infer=_lrnb_infer,
-               forward=kernel_forward("loss_ops", "lrn_bwd", attrs=_lrn_attrs,
-                                      name="_backward_LRN"),
+               forward=kernel_forward("loss_ops", "lrn_bwd", ints=LRN_INTS, floats=LRN_FLOATS,
+                                      fill=_LRN_FILL, name="_backward_LRN"),
                grad=no_second_order("_backward_LRN"), doc="Gradient of LRN."))

@@ -130,15 +130,30 @@ def _bn_infer(op):
     return infer
 
 
+# the normalization kernels' slots (csrc/kernels/normalization.h): the data as (A, K, B) around
+# the normalised axis, then the mode flags; eps (and the backward's momentum), float32 in MXNet
+BN_INTS = ("A", "K", "B", "train", "fix_gamma", "var_is_variance")
+BN_BWD_INTS = ("A", "K", "B", "train", "fix_gamma", "update_moving")
+ROW_INTS = ("A", "K", "B", "mode", "P")
+
+
+def _view(a, i, o):
+    return a["_view"]
+
+
+def _eps(a, i, o):
+    return _f32(a["eps"])
+
+
 def _bn_forward(op, var_is_variance):
-    fwd = kernel_forward("normalization", "bn_fwd", name=op,
-                         attrs=lambda a, i, o: (a["_ia"], (_f32(a["eps"]),)))
+    fwd = kernel_forward("normalization", "bn_fwd", name=op, ints=BN_INTS, floats=("eps",),
+                         fill={BN_INTS: _view, "eps": _eps})
 
     def forward(attrs, inputs, outputs):
         A, C, B = _bn_layout(op, attrs, inputs[0].shape)
         train = is_training() and not attrs["use_global_stats"]
         ia = (A, C, B, int(train), int(attrs["fix_gamma"]), int(var_is_variance))
-        fwd(dict(attrs, _ia=ia), list(inputs), list(outputs))
+        fwd(dict(attrs, _view=ia), list(inputs), list(outputs))
     return forward
 
 
@@ -169,15 +184,17 @@ def _bn_backward_infer(op):
 
 def _bn_backward_forward(op):
     bwd = kernel_forward("normalization", "bn_bwd", name=op,
-                         key=lambda a, i, o: i[1]._dcode,
-                         attrs=lambda a, i, o: (a["_ia"], (_f32(a["eps"]), _f32(a["momentum"]))))
+                         key=lambda a, i, o: i[1]._dcode, ints=BN_BWD_INTS,
+                         floats=("eps", "momentum"),
+                         fill={BN_BWD_INTS: _view, "eps": _eps,
+                               "momentum": lambda a, i, o: _f32(a["momentum"])})
 
     def forward(attrs, inputs, outputs):
         dy, x, gamma, beta, mm, mv = inputs
         A, C, B = _bn_layout(op, attrs, x.shape)
         train = is_training() and not attrs["use_global_stats"]
         ia = (A, C, B, int(train), int(attrs["fix_gamma"]), int(train))
-        bwd(dict(attrs, _ia=ia), [dy, x, gamma], list(outputs) + [mm, mv])
+        bwd(dict(attrs, _view=ia), [dy, x, gamma], list(outputs) + [mm, mv])
     return forward
 
 
@@ -320,12 +337,12 @@ def _row_infer(op):
 
 
 def _row_forward(op):
-    fwd = kernel_forward("normalization", "row_fwd", name=op,
-                         attrs=lambda a, i, o: (a["_ia"], (_f32(a["eps"]),)))
+    fwd = kernel_forward("normalization", "row_fwd", name=op, ints=ROW_INTS, floats=("eps",),
+                         fill={ROW_INTS: _view, "eps": _eps})
 
     def forward(attrs, inputs, outputs):
         A, K, B, mode, P = _row_layout(op, attrs, inputs[0].shape)[:5]
-        fwd(dict(attrs, _ia=(A, K, B, mode, P)), list(inputs), list(outputs))
+        fwd(dict(attrs, _view=(A, K, B, mode, P)), list(inputs), list(outputs))
     return forward
 
 
@@ -357,12 +374,12 @@ def _row_backward_infer(op):
 
 def _row_backward_forward(op):
     bwd = kernel_forward("normalization", "row_bwd", name="_backward_" + op,
-                         key=lambda a, i, o: i[1]._dcode,
-                         attrs=lambda a, i, o: (a["_ia"], (_f32(a["eps"]),)))
+                         key=lambda a, i, o: i[1]._dcode, ints=ROW_INTS, floats=("eps",),
+                         fill={ROW_INTS: _view, "eps": _eps})
 
     def forward(attrs, inputs, outputs):
         A, K, B, mode, P = _row_layout(op, attrs, inputs[1].shape)[:5]
-        bwd(dict(attrs, _ia=(A, K, B, mode, P)), list(inputs), list(outputs))
+        bwd(dict(attrs, _view=(A, K, B, mode, P)), list(inputs), list(outputs))
     return forward
 
 

@@ -91,10 +91,40 @@ def _infer_single(op, names, fp32=(), weight_dtypes=_FLOATS, out_dtype=None):
 
 # ---- forwards -----------------------------------------------------------------------------
 
-def _single_forward(kname, mutate, fattr, iattr=None, name=None):
-    """Push kernel `kname` reading every input and writing [out] + the mutated inputs."""
-    fwd = kernel_forward("optimizer_ops", "opt:" + kname, name=name,
-                         attrs=lambda a, i, o: (iattr(a) if iattr else (), fattr(a)))
+def _rounded(names):
+    # MXNet's float parameters are C floats: each reaches the kernel rounded to float32
+    def rounded(a, i, o):
+        return [_f32(a[n]) for n in names]
+    return rounded
+
+
+def _exact(name):
+    return lambda a, i, o: float(a[name])
+
+
+def _f32_fill(floats, **fill):
+    """fill= for float slots read from the attributes of the same name, rounded to float32 (as
+    MXNet's C floats; one function per run of such slots: this runs per weight per step), but
+    those given in `fill`."""
+    out, run = dict(fill), []
+    for n in tuple(floats) + (None,):
+        if n is not None and n not in fill:
+            run.append(n)
+            continue
+        if run:
+            out[tuple(run)] = _rounded(tuple(run))
+            run = []
+    return out
+
+
+def _single_forward(kname, mutate, floats, ints=None, fill=None, name=None):
+    """Push kernel `kname` reading every input and writing [out] + the mutated inputs; the
+    kernel's float slots `floats` (and integer slots `ints`) in the C kernel's order (see
+    csrc/kernels/optimizer_ops.h), read by name from the attributes (floats rounded to float32)
+    unless `fill` computes them."""
+    fill = _f32_fill(floats, **(fill or {}))
+    fwd = kernel_forward("optimizer_ops", "opt:" + kname, name=name, ints=ints or (),
+                         floats=floats, fill=fill)
 
     def forward(attrs, inputs, outputs):
         fwd(attrs, inputs, [outputs[0]] + [inputs[k] for k in mutate])
@@ -120,54 +150,53 @@ _SGDMOM_PARAMS = (_lr(), _MOM, _WD, _RS, _CG, _LAZY)
 _NAG_PARAMS = (_lr(), _MOM, _WD, _RS, _CG)
 
 
-def _reg(name, inputs, params, kname, mutate, fattr, iattr=None, aliases=(), fp32=(),
+def _reg(name, inputs, params, kname, mutate, floats, ints=None, fill=None, aliases=(), fp32=(),
          weight_dtypes=_FLOATS, out_dtype=None, doc=""):
     register(OpDef(name, aliases=aliases, inputs=inputs, params=params,
                    infer=_infer_single(name, inputs, fp32, weight_dtypes, out_dtype),
-                   forward=_single_forward(kname, mutate, fattr, iattr, name),
+                   forward=_single_forward(kname, mutate, floats, ints, fill, name),
                    inplace=((0, 0),) if out_dtype is None else (), mutate=mutate, doc=doc))
 
 
-def _sgd_f(a):
-    return tuple(_f32(a[k]) for k in ("lr", "wd", "rescale_grad", "clip_gradient"))
+_SGD_F = ("lr", "wd", "rescale_grad", "clip_gradient")
+_MSGD_F = ("lr", "wd", "momentum", "rescale_grad", "clip_gradient")
+# momentum SGD's integer slots: whether there is a mom state, and the index of this weight's
+# lr / wd in the preloaded arrays (the last two inputs) or -1 (lr and wd are float slots)
+_MSGD_I = ("has_mom", "preloaded")
+_MSGD_FILL = {"has_mom": lambda a, i, o: 1, "preloaded": lambda a, i, o: -1}
 
 
-def _msgd_f(a):
-    return tuple(_f32(a[k]) for k in ("lr", "wd", "momentum", "rescale_grad", "clip_gradient"))
-
-
-_reg("sgd_update", ("weight", "grad"), _SGD_PARAMS, "sgd", (), _sgd_f,
+_reg("sgd_update", ("weight", "grad"), _SGD_PARAMS, "sgd", (), _SGD_F,
      aliases=("_sparse_sgd_update",),
      doc="SGD: weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*grad).")
-_reg("sgd_mom_update", ("weight", "grad", "mom"), _SGDMOM_PARAMS, "msgd", (2,), _msgd_f,
-     iattr=lambda a: (1, -1), aliases=("_sparse_sgd_mom_update",),
+_reg("sgd_mom_update", ("weight", "grad", "mom"), _SGDMOM_PARAMS, "msgd", (2,), _MSGD_F,
+     ints=_MSGD_I, fill=_MSGD_FILL, aliases=("_sparse_sgd_mom_update",),
      doc="Momentum SGD: mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); "
          "weight += mom.")
-_reg("mp_sgd_update", ("weight", "grad", "weight32"), _SGD_PARAMS, "mp_sgd", (2,), _sgd_f,
+_reg("mp_sgd_update", ("weight", "grad", "weight32"), _SGD_PARAMS, "mp_sgd", (2,), _SGD_F,
      fp32=(2,), doc="sgd_update on the float32 master copy weight32; weight gets its cast.")
 _reg("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGDMOM_PARAMS, "mp_msgd",
-     (2, 3), _msgd_f, iattr=lambda a: (1, -1), fp32=(2, 3),
+     (2, 3), _MSGD_F, ints=_MSGD_I, fill=_MSGD_FILL, fp32=(2, 3),
      doc="sgd_mom_update on the float32 master copy weight32 with a float32 mom.")
-_reg("nag_mom_update", ("weight", "grad", "mom"), _NAG_PARAMS, "nag", (2,), _msgd_f,
+_reg("nag_mom_update", ("weight", "grad", "mom"), _NAG_PARAMS, "nag", (2,), _MSGD_F,
      doc="Nesterov momentum SGD.")
 _reg("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"), _NAG_PARAMS, "mp_nag", (2, 3),
-     _msgd_f, fp32=(2, 3), doc="nag_mom_update on the float32 master copy weight32.")
+     _MSGD_F, fp32=(2, 3), doc="nag_mom_update on the float32 master copy weight32.")
 
 _reg("ftml_update", ("weight", "grad", "d", "v", "z"),
      (_lr(), Param("beta1", float, 0.6), Param("beta2", float, 0.999),
       Param("epsilon", float, 1e-8), Param("t", int, required=True), _WD, _RS,
       Param("clip_grad", float, -1.0)),
      "ftml", (2, 3, 4),
-     lambda a: (_f32(a["lr"]), _f32(a["beta1"]), _f32(a["beta2"]), float(a["epsilon"]),
-                float(a["t"]), _f32(a["wd"]), _f32(a["rescale_grad"]), _f32(a["clip_grad"])),
+     ("lr", "beta1", "beta2", "epsilon", "t", "wd", "rescale_grad", "clip_grad"),
+     fill={"epsilon": _exact("epsilon"), "t": _exact("t")},      # a double and an int in MXNet
      doc="FTML (Follow the Moving Leader) update.")
 
 _reg("adam_update", ("weight", "grad", "mean", "var"),
      (_lr(), Param("beta1", float, 0.9), Param("beta2", float, 0.999),
       Param("epsilon", float, 1e-8), _WD, _RS, _CG, _LAZY),
      "adam", (2, 3),
-     lambda a: tuple(_f32(a[k]) for k in ("lr", "beta1", "beta2", "epsilon", "wd",
-                                          "rescale_grad", "clip_gradient")),
+     ("lr", "beta1", "beta2", "epsilon", "wd", "rescale_grad", "clip_gradient"),
      aliases=("_sparse_adam_update",),
      doc="Adam: mean, var updated in place; weight -= lr*mean/(sqrt(var) + epsilon).")
 
@@ -175,33 +204,30 @@ _reg("rmsprop_update", ("weight", "grad", "n"),
      (_lr(), Param("gamma1", float, 0.95), Param("epsilon", float, 1e-8), _WD, _RS, _CG,
       Param("clip_weights", float, -1.0)),
      "rmsprop", (2,),
-     lambda a: tuple(_f32(a[k]) for k in ("lr", "gamma1", "epsilon", "wd", "rescale_grad",
-                                          "clip_gradient", "clip_weights")),
+     ("lr", "gamma1", "epsilon", "wd", "rescale_grad", "clip_gradient", "clip_weights"),
      doc="RMSProp (Tieleman & Hinton).")
 
 _reg("rmspropalex_update", ("weight", "grad", "n", "g", "delta"),
      (_lr(), Param("gamma1", float, 0.95), Param("gamma2", float, 0.9),
       Param("epsilon", float, 1e-8), _WD, _RS, _CG, Param("clip_weights", float, -1.0)),
      "rmspropalex", (2, 3, 4),
-     lambda a: tuple(_f32(a[k]) for k in ("lr", "gamma1", "gamma2", "epsilon", "wd",
-                                          "rescale_grad", "clip_gradient", "clip_weights")),
+     ("lr", "gamma1", "gamma2", "epsilon", "wd", "rescale_grad", "clip_gradient",
+      "clip_weights"),
      doc="RMSProp as in Graves (2013), with momentum.")
 
 _reg("ftrl_update", ("weight", "grad", "z", "n"),
      (_lr(), Param("lamda1", float, 0.01), Param("beta", float, 1.0), _WD, _RS, _CG),
      "ftrl", (2, 3),
-     lambda a: tuple(_f32(a[k]) for k in ("lr", "lamda1", "beta", "wd", "rescale_grad",
-                                          "clip_gradient")),
+     ("lr", "lamda1", "beta", "wd", "rescale_grad", "clip_gradient"),
      aliases=("_sparse_ftrl_update",), doc="FTRL-Proximal update.")
 
 _reg("signsgd_update", ("weight", "grad"), (_lr(), _WD, _RS, _CG), "signsgd", (),
-     lambda a: (_f32(a["lr"]), _f32(a["wd"])),
+     ("lr", "wd"),
      doc="signSGD: weight = (1 - lr*wd)*weight - lr*sign(grad).")
 
 _reg("signum_update", ("weight", "grad", "mom"),
      (_lr(), _MOM, _WD, _RS, _CG, Param("wd_lh", float, 0.0)), "signum", (2,),
-     lambda a: tuple(_f32(a[k]) for k in ("lr", "momentum", "wd", "rescale_grad",
-                                          "clip_gradient", "wd_lh")),
+     ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "wd_lh"),
      doc="Signum: sign of the momentum.")
 
 
@@ -212,18 +238,22 @@ _LAMB1_PARAMS = (Param("beta1", float, 0.9), Param("beta2", float, 0.999),
                  Param("bias_correction", bool, True), Param("wd", float, required=True), _RS, _CG)
 
 
-def _lamb1_f(a):
-    b1, b2, t = _f32(a["beta1"]), _f32(a["beta2"]), a["t"]
-    # MXNet: std::pow(float, int) is a double pow, then stored in the compute type
-    return (b1, b2, _f32(a["epsilon"]), _f32(a["wd"]), _f32(a["rescale_grad"]),
-            _f32(a["clip_gradient"]), math.pow(b1, t), math.pow(b2, t))
+def _power_t(beta):
+    # beta^t: MXNet's std::pow(float, int) is a double pow, then stored in the compute type
+    return lambda a, i, o: math.pow(_f32(a[beta]), a["t"])
+
+
+_LAMB1_F = ("beta1", "beta2", "epsilon", "wd", "rescale_grad", "clip_gradient", "beta1_t",
+            "beta2_t")
+_LAMB1_FILL = {"beta1_t": _power_t("beta1"), "beta2_t": _power_t("beta2"),
+               "bias_correction": lambda a, i, o: int(a["bias_correction"])}
 
 
 _reg("lamb_update_phase1", ("weight", "grad", "mean", "var"), _LAMB1_PARAMS, "lamb1", (2, 3),
-     _lamb1_f, iattr=lambda a: (int(a["bias_correction"]),),
+     _LAMB1_F, ints=("bias_correction",), fill=_LAMB1_FILL,
      doc="LAMB phase 1: updates mean and var in place; returns the direction g.")
 _reg("mp_lamb_update_phase1", ("weight", "grad", "mean", "var", "weight32"), _LAMB1_PARAMS,
-     "mp_lamb1", (2, 3), _lamb1_f, iattr=lambda a: (int(a["bias_correction"]),), fp32=(2, 3, 4),
+     "mp_lamb1", (2, 3), _LAMB1_F, ints=("bias_correction",), fill=_LAMB1_FILL, fp32=(2, 3, 4),
      weight_dtypes=("float16",), out_dtype="float32",
      doc="lamb_update_phase1 for float16 weights with float32 states and master copy.")
 
@@ -257,9 +287,7 @@ for _name, _mp in (("lamb_update_phase2", False), ("mp_lamb_update_phase2", True
     register(OpDef(_name, inputs=("weight", "g", "r1", "r2") + (("weight32",) if _mp else ()),
                    params=_LAMB2_PARAMS, infer=_lamb2_infer(_name, _mp),
                    forward=_single_forward("mp_lamb2" if _mp else "lamb2", (),
-                                           lambda a: tuple(_f32(a[k]) for k in
-                                                           ("lr", "lower_bound", "upper_bound")),
-                                           name=_name),
+                                           ("lr", "lower_bound", "upper_bound"), name=_name),
                    inplace=((0, 0),), mutate=(4,) if _mp else (),
                    doc="LAMB phase 2: weight -= lr * r1/r2 * g (trust ratio from the norms r1 of "
                        "the weight and r2 of g; r1 clipped to [lower_bound, upper_bound])."))
@@ -277,9 +305,7 @@ register(OpDef("_sparse_adagrad_update", inputs=("weight", "grad", "history"),
                params=(_lr(), Param("epsilon", float, 1e-7), _WD, _RS, _CG),
                infer=_adagrad_infer,
                forward=_single_forward("adagrad", (2,),
-                                       lambda a: tuple(_f32(a[k]) for k in
-                                                       ("lr", "epsilon", "rescale_grad",
-                                                        "clip_gradient")),
+                                       ("lr", "epsilon", "rescale_grad", "clip_gradient"),
                                        name="_sparse_adagrad_update"),
                inplace=((0, 0),), mutate=(2,),
                doc="AdaGrad (MXNet's row_sparse update; here on dense arrays, every row present): "
@@ -292,9 +318,9 @@ _ADAMW_PARAMS = (_lr(), Param("beta1", float, 0.9), Param("beta2", float, 0.999)
                  Param("epsilon", float, 1e-8), _WD, Param("eta", float, required=True), _CG)
 
 
-def _adamw_f(a):
-    return tuple(_f32(a[k]) for k in ("lr", "beta1", "beta2", "epsilon", "wd", "eta",
-                                      "clip_gradient"))
+_ADAMW_F = ("lr", "beta1", "beta2", "epsilon", "wd", "eta", "clip_gradient")
+# multi: 1 for the multi-tensor forms (MXNet's _multi_adamw skips on a non-finite scale only)
+_ADAMW_I = ("multi",)
 
 
 def _adamw_infer(op, mp):
@@ -316,8 +342,8 @@ for _name, _mp in (("_adamw_update", False), ("_mp_adamw_update", True)):
     _ins = ("weight", "grad", "mean", "var") + (("weight32",) if _mp else ()) + ("rescale_grad",)
     register(OpDef(_name, inputs=_ins, params=_ADAMW_PARAMS, infer=_adamw_infer(_name, _mp),
                    forward=_single_forward("mp_adamw" if _mp else "adamw",
-                                           (2, 3, 4) if _mp else (2, 3), _adamw_f,
-                                           iattr=lambda a: (0,), name=_name),
+                                           (2, 3, 4) if _mp else (2, 3), _ADAMW_F, _ADAMW_I,
+                                           {"multi": lambda a, i, o: 0}, name=_name),
                    inplace=((0, 0),), mutate=(2, 3, 4) if _mp else (2, 3),
                    doc="AdamW: decoupled weight decay, "
                        "weight -= eta*(lr*mean/(sqrt(var) + epsilon) + wd*weight); the update is "
@@ -385,8 +411,7 @@ def _multi_names(stride, fp32):
 
 def _multi_sgd_forward(op, stride, mp, has_mom, preloaded):
     # one kernel push per weight, each with its own learning rate and weight decay
-    push = kernel_forward("optimizer_ops", "opt:mp_msgd" if mp else "opt:msgd", name=op,
-                          attrs=lambda k, i, o: k)
+    push = kernel_forward("optimizer_ops", "opt:mp_msgd" if mp else "opt:msgd", name=op)
 
     def forward(a, inputs, outputs):
         n = a["num_weights"]
@@ -398,15 +423,15 @@ def _multi_sgd_forward(op, stride, mp, has_mom, preloaded):
         tail = list(inputs[stride * n:])
         for i in range(n):
             grp = list(inputs[stride * i: stride * (i + 1)])
-            fa = (lrs[i] if lrs else 0.0, wds[i] if wds else 0.0, mo, rs, cg)
-            ia = (1 if has_mom else 0, i if preloaded else -1)
-            push((ia, fa), grp + tail, [outputs[i]] + grp[2:])
+            slots = {"lr": lrs[i] if lrs else 0.0, "wd": wds[i] if wds else 0.0, "momentum": mo,
+                     "rescale_grad": rs, "clip_gradient": cg, "has_mom": 1 if has_mom else 0,
+                     "preloaded": i if preloaded else -1}
+            push(slots, grp + tail, [outputs[i]] + grp[2:])
     return forward
 
 
 def _multi_adamw_forward(op, stride, mp):
-    push = kernel_forward("optimizer_ops", "opt:mp_adamw" if mp else "opt:adamw", name=op,
-                          attrs=lambda k, i, o: k)
+    push = kernel_forward("optimizer_ops", "opt:mp_adamw" if mp else "opt:adamw", name=op)
 
     def forward(a, inputs, outputs):
         n = a["num_weights"]
@@ -415,8 +440,9 @@ def _multi_adamw_forward(op, stride, mp):
         scale = inputs[-1]
         for i in range(n):
             grp = list(inputs[stride * i: stride * (i + 1)])
-            fa = (lrs[i], b1, b2, eps, wds[i], etas[i], cg)
-            push(((1,), fa), grp + [scale], [outputs[i]] + grp[2:])
+            push({"lr": lrs[i], "beta1": b1, "beta2": b2, "epsilon": eps, "wd": wds[i],
+                  "eta": etas[i], "clip_gradient": cg, "multi": 1},
+                 grp + [scale], [outputs[i]] + grp[2:])
     return forward
 
 

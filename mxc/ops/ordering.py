@@ -57,11 +57,16 @@ def _topk_infer(a, s, d):
     return [out], [d[0]]
 
 
-def _kernel_attrs(op, ret_of, k_of, asc_of):
-    def attrs(a, i, o):
-        pre, n, post, k, _, _ = _plan(op, i[0].shape, a["axis"], k_of(a), ret_of(a))
-        return (pre, n, post, k, _RET[ret_of(a)], 1 if asc_of(a) else 0), ()
-    return attrs
+# the topk kernel's slots (csrc/kernels/ordering.h): the data as (pre, n, post) around the axis,
+# k, what it returns (0 values, 1 indices, 2 the mask, 3 both) and the order
+TOPK_INTS = ("pre", "n", "post", "k", "ret", "ascend")
+
+
+def _kernel_fill(op, ret_of, k_of, asc_of):
+    def view(a, i, o):
+        return _plan(op, i[0].shape, a["axis"], k_of(a), ret_of(a))[:4]
+    return {("pre", "n", "post", "k"): view, "ret": lambda a, i, o: _RET[ret_of(a)],
+            "ascend": lambda a, i, o: 1 if asc_of(a) else 0}
 
 
 def _put_back(F, x, axis, og, idx):
@@ -88,8 +93,8 @@ register(OpDef("topk", params=(Param("axis", int, -1, optional=True), Param("k",
                                Param("dtype", "dtype", "float32")),
                infer=_topk_infer,
                num_outputs=lambda a: 2 if a["ret_typ"] == "both" else 1,
-               forward=kernel_forward("ordering", "topk", name="topk",
-                                      attrs=_kernel_attrs("topk", lambda a: a["ret_typ"],
+               forward=kernel_forward("ordering", "topk", name="topk", ints=TOPK_INTS,
+                                      fill=_kernel_fill("topk", lambda a: a["ret_typ"],
                                                           lambda a: a["k"], lambda a: a["is_ascend"])),
                grad=_topk_grad,
                doc="The top k values, indices (float32 by default), both, or a 0/1 mask along "
@@ -112,7 +117,7 @@ def _sort_grad(F, a, i, o, g):
 register(OpDef("sort", params=(Param("axis", int, -1, optional=True), Param("is_ascend", bool, True)),
                infer=_sort_infer,
                forward=kernel_forward("ordering", "topk", name="sort",
-                                      attrs=_kernel_attrs("sort", lambda a: "value", lambda a: 0,
+                                      fill=_kernel_fill("sort", lambda a: "value", lambda a: 0,
                                                           lambda a: a["is_ascend"])),
                grad=_sort_grad,
                doc="The values sorted along `axis` (the flattened array when None)."))
@@ -130,7 +135,7 @@ register(OpDef("argsort", params=(Param("axis", int, -1, optional=True), Param("
                                   Param("dtype", "dtype", "float32")),
                infer=_argsort_infer,
                forward=kernel_forward("ordering", "topk", name="argsort",
-                                      attrs=_kernel_attrs("argsort", lambda a: "indices", lambda a: 0,
+                                      fill=_kernel_fill("argsort", lambda a: "indices", lambda a: 0,
                                                           lambda a: a["is_ascend"])),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                doc="The indices that sort `axis` (float32 by default, as MXNet)."))

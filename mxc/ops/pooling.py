@@ -103,15 +103,21 @@ def _infer(a, shapes, dtypes):
     return [out], [dtypes[0]]
 
 
-def _kattrs(op, data_index):
-    def attrs(a, inputs, outputs):
+# the pooling kernels' slots (csrc/kernels/pooling.h): kernel, stride and pad as 3-D (leading
+# 1s / 0s), then the pooling type, p, count_include_pad and whether channels come last
+POOL_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "pad") for j in range(3)) + \
+    ("pool_type", "p_value", "count_include_pad", "channels_last")
+
+
+def _pool_fill(op, data_index):
+    def view(a, inputs, outputs):
         _, k, st, pd, last = plan(op, a, inputs[data_index].shape)
         lead = 3 - len(k)
         cip = a["count_include_pad"]
         return ((1,) * lead + tuple(k) + (1,) * lead + tuple(st) + (0,) * lead + tuple(pd) +
                 (_TYPES[a["pool_type"]], a["p_value"] or 1, 1 if cip is None or cip else 0,
-                 1 if last else 0)), ()
-    return attrs
+                 1 if last else 0))
+    return {POOL_INTS: view}
 
 
 def _grad(F, a, inputs, outputs, out_grads):
@@ -119,7 +125,8 @@ def _grad(F, a, inputs, outputs, out_grads):
 
 
 register(OpDef("Pooling", aliases=("_npx_pooling",), params=_PARAMS, infer=_infer,
-               forward=kernel_forward("pooling", "pool:forward", attrs=_kattrs("Pooling", 0),
+               forward=kernel_forward("pooling", "pool:forward", ints=POOL_INTS, floats=(),
+                                      fill=_pool_fill("Pooling", 0),
                                       name="Pooling"),
                grad=_grad,
                doc="Max, average, sum or Lp pooling over 1-D, 2-D or 3-D windows (or the whole "
@@ -141,8 +148,8 @@ def _binfer(a, shapes, dtypes):
 
 register(OpDef("_backward_Pooling", inputs=("out_grad", "data", "output"), params=_PARAMS,
                infer=_binfer,
-               forward=kernel_forward("pooling", "pool:backward",
-                                      attrs=_kattrs("_backward_Pooling", 1),
+               forward=kernel_forward("pooling", "pool:backward", ints=POOL_INTS, floats=(),
+                                      fill=_pool_fill("_backward_Pooling", 1),
                                       name="_backward_Pooling"),
                doc="Gradient of Pooling's data: max routes to the first maximum of each window, "
                    "avg/sum/lp spread as MXNet."))

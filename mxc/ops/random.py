@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core import resource
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, declared_kernel
 
 _FLOATS = ("float16", "float32", "float64")
 _FLOAT_DT = frozenset(np.dtype(d) for d in _FLOATS)
@@ -38,15 +38,27 @@ def _blocks_fixed(n, dtype):
     return (n + per - 1) // per
 
 
-def _rng_forward(kname, name, blocks, extra=None, key=None):
-    """A forward pushing random kernel `kname` keyed by the output dtype; `blocks(a, inputs,
-    outputs)` generator blocks are reserved at push time; extra(a) -> (iattr, fattr)."""
-    def attrs(a, inputs, outputs):
-        key, base = resource.request_random(_ctx_of(outputs), blocks(a, inputs, outputs))
-        ei, ef = extra(a) if extra is not None else ((), ())
-        return (key, base) + tuple(ei), tuple(ef)
-    return kernel_forward("random", kname, key=key or (lambda a, i, o: o[0]._dcode), attrs=attrs,
-                          name=name)
+def _rng_forward(kname, name, blocks, ints=(), floats=(), fill=None, key=None):
+    """A forward pushing random kernel `kname` keyed by the output dtype. Its slots: the
+    generator's key and first counter (`blocks(a, inputs, outputs)` blocks are reserved at push
+    time), then `ints`; `floats` (csrc/kernels/random.h); fill as kernel_forward's."""
+    def key_counter(a, inputs, outputs):
+        return resource.request_random(_ctx_of(outputs), blocks(a, inputs, outputs))
+    fill = dict(fill or {})
+    fill[("key", "counter")] = key_counter
+    # the first forward of a kernel declares its slots; the others (_like, _sample_) reuse them
+    slots = {} if declared_kernel("random", kname) is not None else \
+        {"ints": ("key", "counter") + tuple(ints), "floats": tuple(floats)}
+    return kernel_forward("random", kname, key=key or (lambda a, i, o: o[0]._dcode), fill=fill,
+                          name=name, **slots)
+
+
+def _rounded(n):
+    return lambda a, i, o: _f32(a[n])
+
+
+def _ignored(a, i, o):
+    return 0.0
 
 
 def _fixed_blocks(a, inputs, outputs):
@@ -141,8 +153,9 @@ def _random_op(dist, kname, pdefs, check, rejection):
         check(name, [a[n] for n in pnames])
         return [_shape_of(name, a)], [_out_dtype(name, a["dtype"])]
 
+    # the distribution's parameters are the kernel's float slots (as float32, as MXNet keeps them)
     fwd = _rng_forward(kname, name, _per_element_blocks if rejection else _fixed_blocks,
-                       extra=lambda a: ((), tuple(_f32(a[n]) for n in pnames)))
+                       floats=pnames, fill={n: _rounded(n) for n in pnames})
     register(OpDef(name, aliases=(f"random_{dist}",) + (("uniform",) if dist == "uniform" else ())
                    + (("normal",) if dist == "normal" else ()),
                    inputs=(), params=params, infer=infer, forward=fwd,
@@ -158,7 +171,7 @@ def _random_op(dist, kname, pdefs, check, rejection):
         return [tuple(shapes[0])], [dtypes[0]]
 
     lfwd = _rng_forward(kname, lname, _per_element_blocks if rejection else _fixed_blocks,
-                        extra=lambda a: ((), tuple(_f32(a[n]) for n in pnames)))
+                        fill={n: _rounded(n) for n in pnames})
     register(OpDef(lname, inputs=("data",),
                    params=tuple(Param(n, kind, d) for n, d, kind in pdefs),
                    infer=infer_like, forward=lambda a, i, o: lfwd(a, [], o),
@@ -188,7 +201,10 @@ def _sample_op(dist, kname, rejection):
                                  f"got {a['shape']}")
         return [s0 + tuple(a["shape"])], [_out_dtype(name, a["dtype"])]
 
-    fwd = _rng_forward(kname, name, _per_element_blocks if rejection else _fixed_blocks)
+    # the parameters come from the input arrays: the kernel ignores its float slots then
+    pnames = declared_kernel("random", kname).floats
+    fwd = _rng_forward(kname, name, _per_element_blocks if rejection else _fixed_blocks,
+                       fill={n: _ignored for n in pnames})
     register(OpDef(name, aliases=(f"sample_{dist}",), inputs=inputs,
                    params=(Param("shape", "shape", ()),
                            Param("dtype", "dtype", None, choices=_FLOATS)),
@@ -225,7 +241,7 @@ register(OpDef("_random_randint", aliases=("random_randint", "_npi_random_randin
                        Param("dtype", "dtype", None, choices=("int32", "int64"))),
                infer=_randint_infer,
                forward=_rng_forward("randint", "_random_randint", _fixed_blocks,
-                                    extra=lambda a: ((a["low"], a["high"]), ())),
+                                    ints=("low", "high")),
                grad=lambda F, a, i, o, g: [], resources=("random",),
                doc="Integers drawn uniformly from [low, high); int32 unless dtype says otherwise."))
 
@@ -281,7 +297,7 @@ def _mnb_infer(a, shapes, dtypes):
 register(OpDef("_backward_sample_multinomial", inputs=("ograd", "data", "sample"),
                infer=_mnb_infer,
                forward=kernel_forward("random", "multinomial_backward",
-                                      key=lambda a, i, o: i[1]._dcode,
+                                      key=lambda a, i, o: i[1]._dcode, ints=(), floats=(),
                                       name="_backward_sample_multinomial"),
                grad=lambda F, a, i, o, g: [None, None, None],
                doc="Gradient of sample_multinomial's log probabilities with respect to data."))

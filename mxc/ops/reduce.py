@@ -50,9 +50,14 @@ def _infer(name):
 _PLANS = {}     # (op, axis, exclude, input shape) -> (kernel mask, keepdims shape)
 
 
-def _forward(name, fattr=None):
-    fwd = kernel_forward("reduce", "reduce:" + name,
-                         attrs=lambda a, i, o: (a["_mask"], fattr(a) if fattr else ()))
+def _mask(a, i, o):
+    return a["_mask"]
+
+
+def _forward(name, floats=(), fill=None):
+    """The kernel's slots: mask (1 on each reduced axis of the input), then `floats`."""
+    fwd = kernel_forward("reduce", "reduce:" + name, ints=("mask*",), floats=floats,
+                         fill=dict(fill or {}, mask=_mask))
 
     def forward(attrs, inputs, outputs):
         # the mask and keepdims shape are looked up once per (axes, shape): a bias gradient's
@@ -153,7 +158,7 @@ def _norm_infer(attrs, shapes, dtypes):
     return shapes_out, dtypes_out
 
 
-_norm_kernel = _forward("norm", lambda a: (float(a["ord"]),))
+_norm_kernel = _forward("norm", ("ord",), {"ord": lambda a, i, o: float(a["ord"])})
 
 
 def _norm_forward(attrs, inputs, outputs):

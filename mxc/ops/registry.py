@@ -45,7 +45,20 @@ from .._core.modes import is_training  # noqa: F401  (for forwards that depend o
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
-           "copy_then_inplace", "is_training"]
+           "copy_then_inplace", "is_training", "METHODS", "Kernel", "kernel", "kernels"]
+
+# The operators that NDArray and Symbol also offer as methods (x.exp(), s.sum(axis=1)): one list
+# for both fronts (mxc/ndarray/methods.py, mxc/symbol/symbol.py), MXNet 1.9.1's plus negative and
+# softsign. A class that defines a name itself keeps its own (NDArray.reshape).
+METHODS = (
+    "negative abs sign round rint ceil floor trunc fix square sqrt rsqrt cbrt exp expm1 log log10 "
+    "log2 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh degrees "
+    "radians sigmoid relu softsign reciprocal sum mean prod max min nansum nanprod norm argmax "
+    "argmin clip transpose swapaxes flatten expand_dims squeeze broadcast_to broadcast_like split "
+    "slice slice_axis take one_hot tile repeat flip zeros_like ones_like broadcast_axes "
+    "pad diag sort argsort topk pick argmax_channel shape_array size_array depth_to_space "
+    "space_to_depth softmax log_softmax softmin reshape_like slice_like rcbrt reshape astype"
+).split()
 
 _OPS = {}        # every name and alias -> OpDef
 _DEFS = []       # each OpDef once, in registration order
@@ -223,13 +236,168 @@ def skip_unneeded_outputs(op, attrs, outs, needed):
     return dict(attrs, _skip_outputs=skip) if skip else attrs
 
 
-def kernel_forward(family, kname, key=None, attrs=None, name=None):
+class Slots(tuple):
+    """A kernel's integer or float attributes (the values in the CPU kernel's iattr / fattr
+    order) read by slot name: ``fattr.lr``. A name declared with a trailing "*" is a run: the
+    runs share the values after the named ones equally (a per-axis mask; a slice's starts then
+    steps). Subclassed per signature (``Kernel``); a tuple, so plans can key on it."""
+    __slots__ = ()
+    _index = {}          # slot name -> position (a run: -1 - its run number)
+    _nfixed = 0
+    _nruns = 0
+
+    def __getattr__(self, name):
+        try:
+            k = type(self)._index[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no slot {name!r}") from None
+        if k >= 0:
+            return self[k]
+        n = (len(self) - self._nfixed) // self._nruns
+        start = self._nfixed + (-1 - k) * n
+        return self[start:start + n]
+
+
+class Kernel:
+    """The contract of one CPU kernel (``mxc.ops.cpu.<family>.KERNELS[name]``), declared once
+    by the operator family that owns it: its integer and float attribute slots by name, in the
+    order the C kernel reads ``iattr[k]`` / ``fattr[k]`` (and the GPU kernel takes them).
+    ``kernel_forward`` fills them by name from the operator's attributes; the GPU launch builders
+    read them by name (``Kernel.ints_of(iattr).axis``); tests/ops/test_kernel_signatures.py
+    checks the C tables and the CUDA kernels against them."""
+    __slots__ = ("family", "name", "ints", "floats", "Ints", "Floats")
+
+    def __init__(self, family, name, ints=None, floats=None):
+        self.family, self.name = family, name
+        self.ints = None if ints is None else tuple(ints)
+        self.floats = None if floats is None else tuple(floats)
+        self.Ints = _slots_class(f"{name}:ints", self.ints or ())
+        self.Floats = _slots_class(f"{name}:floats", self.floats or ())
+
+    def declared(self):
+        return self.ints is not None or self.floats is not None
+
+    def ints_of(self, values):
+        return values if isinstance(values, self.Ints) else self.Ints(values or ())
+
+    def floats_of(self, values):
+        return values if isinstance(values, self.Floats) else self.Floats(values or ())
+
+    def __repr__(self):
+        return f"<Kernel {self.family}/{self.name} ints={self.ints} floats={self.floats}>"
+
+
+def _slots_class(label, names):
+    fixed = [n for n in names if not n.endswith("*")]
+    runs = [n[:-1] for n in names if n.endswith("*")]
+    if names[:len(fixed)] != tuple(fixed):
+        raise TypeError(f"{label}: runs (names ending in '*') come after the single slots")
+    index = {n: k for k, n in enumerate(fixed)}
+    index.update((n, -1 - r) for r, n in enumerate(runs))
+    return type("Slots", (Slots,), {"__slots__": (), "_index": index, "_nfixed": len(fixed),
+                                    "_nruns": len(runs)})
+
+
+_KERNELS = {}    # (family, kernel name) -> Kernel, for every kernel an operator pushes
+
+
+def kernel(family, name, ints=None, floats=None):
+    """The Kernel (family, name), declaring its slots when ints / floats are given (once: a
+    second, different declaration is an error); undeclared kernels are recorded as used."""
+    k = _KERNELS.get((family, name))
+    if k is None:
+        k = _KERNELS[family, name] = Kernel(family, name, ints, floats)
+    elif ints is not None or floats is not None:
+        if not k.declared():
+            k = _KERNELS[family, name] = Kernel(family, name, ints, floats)
+        elif (k.ints, k.floats) != (None if ints is None else tuple(ints),
+                                    None if floats is None else tuple(floats)):
+            raise TypeError(f"kernel {family}/{name} declared twice with different slots: "
+                            f"{k!r} and ints={ints} floats={floats}")
+    return k
+
+
+def declared_kernel(family, name):
+    """The Kernel (family, name) if its slots are declared, else None."""
+    k = _KERNELS.get((family, name))
+    return k if k is not None and k.declared() else None
+
+
+def kernels():
+    """Every Kernel an operator pushes (declared or not)."""
+    return list(_KERNELS.values())
+
+
+def kernel_names(family, kind):
+    """The <op> of every kernel "<kind>:<op>" of `family` that some operator's forward pushes,
+    in the order they were first made (the GPU families instantiate these)."""
+    prefix = kind + ":"
+    return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
+
+
+def _slot_exprs(kern, slots, fill, env):
+    """Source expressions filling `slots` in order: fill[name](a, i, o), or a starred
+    fill[(name, next, ...)](a, i, o) for consecutive slots one function computes together (and
+    for a run), else a[name]; the functions are bound in `env`."""
+    out, k = [], 0
+    while k < len(slots):
+        name = slots[k].rstrip("*")
+        group = next((g for g in fill if isinstance(g, tuple) and g[0] == name), None)
+        if group is not None:
+            if tuple(s.rstrip("*") for s in slots[k:k + len(group)]) != group:
+                raise TypeError(f"kernel {kern.family}/{kern.name}: fill group {group} is not "
+                                f"a run of consecutive slots of {slots}")
+            env["f%d" % len(env)] = fill[group]
+            out.append("*f%d(a, i, o)" % (len(env) - 1))
+            k += len(group)
+            continue
+        f = fill.get(name)
+        if f is None:
+            if slots[k].endswith("*"):
+                raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a "
+                                f"fill function")
+            out.append("a[%r]" % name)
+        else:
+            env["f%d" % len(env)] = f
+            out.append(("*" if slots[k].endswith("*") else "") + "f%d(a, i, o)" % (len(env) - 1))
+        k += 1
+    return out
+
+
+def _filler(kern, fill):
+    """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name (see
+    _slot_exprs). Compiled to one function that builds both tuples directly: it runs on every
+    call of the operator (an optimizer update per weight per step)."""
+    fill = fill or {}
+    names = {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
+    unknown = [k for k in fill if not set(k if isinstance(k, tuple) else (k,)) <= names]
+    if unknown:
+        raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {unknown}")
+    env = {}
+    ints = _slot_exprs(kern, kern.ints or (), fill, env)
+    floats = _slot_exprs(kern, kern.floats or (), fill, env)
+    src = "def fill(a, i, o):\n    return (%s), (%s)\n" % (
+        "".join(x + ", " for x in ints), "".join(x + ", " for x in floats))
+    exec(compile(src, f"<slots of {kern.family}/{kern.name}>", "exec"), env)
+    return env["fill"]
+
+
+def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, fill=None):
     """A ``forward`` that pushes kernel `kname` of ``mxc.ops.cpu.<family>.KERNELS``.
 
-    key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code);
-    attrs(attrs, inputs, outputs) -> (iattr, fattr) fills the kernel's attribute slots."""
+    key(attrs, inputs, outputs) picks the dtype key (default: the first input's dtype code).
+    The kernel's attribute slots are declared by name (ints=, floats=; see Kernel), once per
+    kernel: by the first forward made for it, which is its family's; later forwards of the same
+    kernel name neither. They are filled from the operator's attributes by name, and
+    fill={slot: f(attrs, inputs, outputs)} gives the slots whose values are computed (a tuple of
+    consecutive slot names for several computed together)."""
     import importlib
     from .._core.handle import push_kernel
+    kern = kernel(family, kname, ints, floats)
+    if not kern.declared():
+        raise TypeError(f"kernel {family}/{kname}: declare its slots (ints=, floats=; () for "
+                        f"none) where its family first pushes it")
+    attrs = _filler(kern, fill) if (kern.ints or kern.floats) else None
     bname = (name or kname.split(":")[-1]).encode()
     table = {}
 
@@ -251,6 +419,7 @@ def kernel_forward(family, kname, key=None, attrs=None, name=None):
             raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
         push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS)
+    forward.kernel = kern
     return forward
 
 

@@ -34,24 +34,30 @@ def _plan(op, a, s):
     return axis, T, B, _prod(data[2:]), has_len
 
 
-def _attrs(op):
-    def attrs(a, i, o):
+# the sequence kernels' slots (csrc/kernels/sequence.h): the time axis, the data as (T, B, R)
+# around it, whether lengths are given; SequenceMask's fill value
+SEQ_INTS = ("axis", "T", "B", "R", "has_len")
+
+
+def _view(op):
+    def view(a, i, o):
         axis, T, B, R, has_len = _plan(op, a, [x.shape for x in i])
-        return (axis, T, B, R, int(has_len)), (a.get("value", 0.0),)
-    return attrs
+        return axis, T, B, R, int(has_len)
+    return view
 
 
-def _attrs_of_data(op, data_at):
+def _view_of_data(op, data_at):
     """For ops whose data is input `data_at` (gradients): lengths are the last input when used."""
-    def attrs(a, i, o):
+    def view(a, i, o):
         shapes = [i[data_at].shape] + ([i[-1].shape] if len(i) > data_at + 1 else [])
         axis, T, B, R, has_len = _plan(op, a, shapes)
-        return (axis, T, B, R, int(has_len)), ()
-    return attrs
+        return axis, T, B, R, int(has_len)
+    return view
 
 
-def _forward(kname, op, attrs):
-    fwd = kernel_forward("sequence", kname, name=op, attrs=attrs)
+def _forward(kname, op, view):
+    fwd = kernel_forward("sequence", kname, name=op, ints=SEQ_INTS,
+                         floats=("value",) if kname == "seq_mask" else (), fill={SEQ_INTS: view})
 
     def forward(a, inputs, outputs):
         # the lengths are read only when used (no needless dependency otherwise)
@@ -90,7 +96,7 @@ register(OpDef("SequenceMask", inputs=("data", "sequence_length"),
                input_names=_input_names("data", "sequence_length"),
                params=_PARAMS[:1] + (Param("value", float, 0.0),) + _PARAMS[1:],
                infer=_mask_infer,
-               forward=_forward("seq_mask", "SequenceMask", _attrs("SequenceMask")),
+               forward=_forward("seq_mask", "SequenceMask", _view("SequenceMask")),
                grad=_mask_grad,
                doc="data with the steps at and beyond each sequence's length set to `value`."))
 
@@ -111,7 +117,7 @@ def _last_grad(F, a, i, o, g):
 register(OpDef("SequenceLast", inputs=("data", "sequence_length"), params=_PARAMS,
                input_names=_input_names("data", "sequence_length"),
                infer=_last_infer,
-               forward=_forward("seq_last", "SequenceLast", _attrs("SequenceLast")),
+               forward=_forward("seq_last", "SequenceLast", _view("SequenceLast")),
                grad=_last_grad,
                doc="The last step of each sequence (step length - 1, or T - 1 without lengths)."))
 
@@ -126,7 +132,8 @@ def _blast_infer(a, s, d):
 
 def _blast_forward():
     fwd = kernel_forward("sequence", "seq_last_grad", name="_backward_SequenceLast",
-                         attrs=_attrs_of_data("_backward_SequenceLast", 1))
+                         ints=SEQ_INTS, floats=(),
+                         fill={SEQ_INTS: _view_of_data("_backward_SequenceLast", 1)})
 
     def forward(a, inputs, outputs):
         ins = [inputs[0], inputs[1]] + ([inputs[2]] if a["use_sequence_length"] and len(inputs) > 2 else [])
@@ -162,6 +169,6 @@ def _rev_grad(F, a, i, o, g):
 register(OpDef("SequenceReverse", inputs=("data", "sequence_length"), params=_PARAMS,
                input_names=_input_names("data", "sequence_length"),
                infer=_rev_infer,
-               forward=_forward("seq_reverse", "SequenceReverse", _attrs("SequenceReverse")),
+               forward=_forward("seq_reverse", "SequenceReverse", _view("SequenceReverse")),
                grad=_rev_grad,
                doc="Each sequence's first `length` steps reversed; the padding stays in place."))

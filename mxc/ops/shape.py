@@ -224,8 +224,8 @@ def _transpose_infer_back(a, in_s, outs):
 
 register(OpDef("transpose", params=(Param("axes", "shape", ()),), infer=_transpose_infer,
                infer_back=_transpose_infer_back,
-               forward=kernel_forward("shape", "transpose",
-                                      attrs=lambda a, i, o: (_axes(a, i[0].ndim), ())),
+               forward=kernel_forward("shape", "transpose", ints=("axes*",),
+                                      fill={"axes": lambda a, i, o: _axes(a, i[0].ndim)}),
                grad=_transpose_grad, doc="Permute the axes (reverse them by default)."))
 
 
@@ -256,7 +256,7 @@ def _bto_infer(a, s, d):
 
 
 def _bto_forward():
-    fwd = kernel_forward("shape", "broadcast_to")
+    fwd = kernel_forward("shape", "broadcast_to", ints=(), floats=())
 
     def forward(a, inputs, outputs):
         x, n = inputs[0], outputs[0].ndim
@@ -362,8 +362,8 @@ def _concat_infer_back(attrs, in_s, outs):
 register(OpDef("Concat", aliases=("concat", "_rnn_param_concat"), inputs=(), variadic="num_args",
                params=(Param("num_args", int, required=True), Param("dim", int, 1)),
                infer=_concat_infer, infer_back=_concat_infer_back,
-               forward=kernel_forward("shape", "concat",
-                                      attrs=lambda a, i, o: ((a["dim"] % i[0].ndim,), ())),
+               forward=kernel_forward("shape", "concat", ints=("axis",),
+                                      fill={"axis": lambda a, i, o: a["dim"] % i[0].ndim}),
                grad=_concat_grad, doc="Join arrays along `dim`."))
 
 
@@ -396,7 +396,8 @@ def _split_infer(a, s, d):
 
 
 def _split_forward():
-    fwd = kernel_forward("shape", "split", attrs=lambda a, i, o: ((a["axis"] % i[0].ndim,), ()))
+    fwd = kernel_forward("shape", "split", ints=("axis",),
+                         fill={"axis": lambda a, i, o: a["axis"] % i[0].ndim})
 
     def forward(a, inputs, outputs):
         # the kernel writes parts with the split axis kept; squeezed outputs are viewed so
@@ -452,9 +453,11 @@ def slice_plan(op, shape, begin, end, step):
     return starts, steps, lens
 
 
-def _slice_attrs(a, i, o):
+# the slice kernels' slots (csrc/kernels/shape.h): per-axis begin, then per-axis step (then,
+# for a scalar assignment, per-axis lengths of the region)
+def _slice_starts_steps(a, i, o):
     starts, steps, _ = slice_plan("slice", i[0].shape, a["begin"], a["end"], a["step"])
-    return tuple(starts) + tuple(steps), ()
+    return tuple(starts) + tuple(steps)
 
 
 def _slice_infer(a, s, d):
@@ -492,22 +495,30 @@ def _slice_grad(F, a, i, o, g):
 
 register(OpDef("slice", aliases=("crop",), params=_SLICE_PARAMS, infer=_slice_infer,
                infer_partial=_slice_infer_partial,
-               forward=kernel_forward("shape", "slice", attrs=_slice_attrs), grad=_slice_grad,
+               forward=kernel_forward("shape", "slice", ints=("begin*", "step*"),
+                                      fill={("begin", "step"): _slice_starts_steps}),
+               grad=_slice_grad,
                doc="Slice with begin/end/step per axis (None keeps numpy's default)."))
 
 
-def _slice_assign_attrs(scalar):
-    def attrs(a, i, o):
+def _slice_region(scalar):
+    def region(a, i, o):
         starts, steps, lens = slice_plan("_slice_assign", i[0].shape, a["begin"], a["end"], a["step"])
         if scalar:   # no value tensor to take the region's lengths from
-            return tuple(starts) + tuple(steps) + tuple(lens), (a["scalar"],)
-        return tuple(starts) + tuple(steps), ()
-    return attrs
+            return tuple(starts) + tuple(steps) + tuple(lens)
+        return tuple(starts) + tuple(steps)
+    return region
 
 
 def _slice_assign_forward(kname, scalar=False):
-    return copy_then_inplace(kernel_forward("shape", kname, attrs=_slice_assign_attrs(scalar),
-                                            name="_slice_assign"), "_slice_assign")
+    if scalar:
+        fwd = kernel_forward("shape", kname, ints=("begin*", "step*", "length*"),
+                             floats=("scalar",), name="_slice_assign",
+                             fill={("begin", "step", "length"): _slice_region(True)})
+    else:
+        fwd = kernel_forward("shape", kname, ints=("begin*", "step*"), name="_slice_assign",
+                             fill={("begin", "step"): _slice_region(False)})
+    return copy_then_inplace(fwd, "_slice_assign")
 
 
 def _slice_assign_infer(a, s, d):
@@ -618,11 +629,12 @@ register(OpDef("repeat", params=(Param("repeats", int, required=True),
 def _flip_mask(a, i, o):
     nd = i[0].ndim
     axes = {x % nd for x in a["axis"]}
-    return tuple(1 if k in axes else 0 for k in range(nd)), ()
+    return tuple(1 if k in axes else 0 for k in range(nd))
 
 
 register(OpDef("reverse", aliases=("flip",), params=(Param("axis", "shape", required=True),),
                infer=lambda a, s, d: ([s[0]], [d[0]]),
-               forward=kernel_forward("shape", "flip", attrs=_flip_mask, name="reverse"),
+               forward=kernel_forward("shape", "flip", ints=("mask*",), fill={"mask": _flip_mask},
+                                      name="reverse"),
                grad=lambda F, a, i, o, g: [F.reverse(g[0], axis=a["axis"])],
                doc="Reverse the order of elements along `axis`."))

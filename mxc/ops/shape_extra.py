@@ -107,13 +107,22 @@ def _pad_grad(F, a, i, o, g):
     return [F._backward_Pad(g[0], i[0], mode=a["mode"], pad_width=a["pad_width"])]
 
 
+# pad's slots (csrc/kernels/shape_extra.h): the data's ndim, the mode, then (before, after)
+# per axis
+PAD_INTS = ("ndim", "mode", "pad_width*")
+
+
+def _pad_fill(data_at):
+    return {"ndim": lambda a, i, o: i[data_at].ndim, "mode": lambda a, i, o: _PAD_MODES[a["mode"]],
+            "pad_width": lambda a, i, o: a["pad_width"]}
+
+
 _PAD_PARAMS = (Param("mode", str, required=True, choices=tuple(_PAD_MODES)),
                Param("pad_width", "shape", required=True), Param("constant_value", float, 0.0))
 
 register(OpDef("Pad", aliases=("pad",), params=_PAD_PARAMS, infer=_pad_infer,
-               forward=kernel_forward("shape_extra", "pad", name="Pad",
-                                      attrs=lambda a, i, o: ((i[0].ndim, _PAD_MODES[a["mode"]]) +
-                                                             tuple(a["pad_width"]), (a["constant_value"],))),
+               forward=kernel_forward("shape_extra", "pad", name="Pad", ints=PAD_INTS,
+                                      floats=("constant_value",), fill=_pad_fill(0)),
                grad=_pad_grad,
                doc="Pad a 4-D/5-D array on its spatial axes with a constant, the edge values or "
                    "their reflection (numpy's modes)."))
@@ -128,8 +137,7 @@ def _bpad_infer(a, s, d):
 
 register(OpDef("_backward_Pad", inputs=("ograd", "data"), params=_PAD_PARAMS, infer=_bpad_infer,
                forward=kernel_forward("shape_extra", "pad_grad", name="_backward_Pad",
-                                      attrs=lambda a, i, o: ((i[1].ndim, _PAD_MODES[a["mode"]]) +
-                                                             tuple(a["pad_width"]), ())),
+                                      ints=PAD_INTS, floats=(), fill=_pad_fill(1)),
                grad=lambda F, a, i, o, g: [F.Pad(g[0], mode=a["mode"], pad_width=a["pad_width"],
                                                  constant_value=0.0), F.zeros_like(i[1])],
                doc="Pad's gradient: each element of `ograd` added to the input element it came "
@@ -170,6 +178,14 @@ def _diag_infer(a, s, d):
     return [_diag_plan(s[0], a)[4]], [d[0]]
 
 
+# diag's slots: mode (0 extract the diagonal, 1 place it), k, axis1, axis2
+DIAG_INTS = ("mode", "k", "axis1", "axis2")
+
+
+def _diag_view(a, i, o):
+    return _diag_plan(i[0].shape, a)[:4]
+
+
 def _diag_grad(F, a, i, o, g):
     return [F._backward_diag(g[0], i[0], k=a["k"], axis1=a["axis1"], axis2=a["axis2"])]
 
@@ -177,8 +193,8 @@ def _diag_grad(F, a, i, o, g):
 _DIAG_PARAMS = (Param("k", int, 0), Param("axis1", int, 0), Param("axis2", int, 1))
 
 register(OpDef("diag", params=_DIAG_PARAMS, infer=_diag_infer,
-               forward=kernel_forward("shape_extra", "diag", name="diag",
-                                      attrs=lambda a, i, o: (_diag_plan(i[0].shape, a)[:4], ())),
+               forward=kernel_forward("shape_extra", "diag", name="diag", ints=DIAG_INTS,
+                                      floats=(), fill={DIAG_INTS: _diag_view}),
                grad=_diag_grad,
                doc="The k-th diagonal of the (axis1, axis2) planes, or a 2-D array with a 1-D "
                    "input on its k-th diagonal."))
@@ -191,13 +207,14 @@ def _bdiag_infer(a, s, d):
     return [tuple(s[1])], [d[0]]
 
 
-def _bdiag_attrs(a, i, o):
+def _bdiag_view(a, i, o):
     mode, k, x1, x2, _ = _diag_plan(i[1].shape, a, "_backward_diag")
-    return (1 - mode, k, x1, x2), ()
+    return 1 - mode, k, x1, x2
 
 
 register(OpDef("_backward_diag", inputs=("ograd", "data"), params=_DIAG_PARAMS, infer=_bdiag_infer,
-               forward=kernel_forward("shape_extra", "diag", name="_backward_diag", attrs=_bdiag_attrs),
+               forward=kernel_forward("shape_extra", "diag", name="_backward_diag",
+                                      fill={DIAG_INTS: _bdiag_view}),
                grad=lambda F, a, i, o, g: [F.diag(g[0], k=a["k"], axis1=a["axis1"], axis2=a["axis2"]),
                                            F.zeros_like(i[1])],
                doc="diag's gradient: the inverse placement of `ograd` into data's shape."))
@@ -247,16 +264,18 @@ register(OpDef("depth_to_space", params=(Param("block_size", int, required=True)
 _zero_grad = (lambda F, a, i, o, g: [F.zeros_like(i[0])])
 
 register(OpDef("shape_array", infer=lambda a, s, d: ([(len(s[0]),)], [np.dtype(np.int64)]),
-               forward=kernel_forward("shape_extra", "shape_array", name="shape_array"),
+               forward=kernel_forward("shape_extra", "shape_array", name="shape_array", ints=(),
+                                      floats=()),
                grad=_zero_grad, doc="The shape of the input as a 1-D int64 array."))
 register(OpDef("size_array", infer=lambda a, s, d: ([(1,)], [np.dtype(np.int64)]),
-               forward=kernel_forward("shape_extra", "size_array", name="size_array"),
+               forward=kernel_forward("shape_extra", "size_array", name="size_array", ints=(),
+                                      floats=()),
                grad=_zero_grad, doc="The size of the input as a 1-element int64 array."))
 
 
 def _fill_like(value, name):
     fill = kernel_forward("init", "fill", key=lambda a, i, o: o[0]._dcode,
-                          attrs=lambda a, i, o: ((), (value,)), name=name)
+                          fill={"value": lambda a, i, o: value}, name=name)
 
     def forward(a, inputs, outputs):
         fill(a, [], outputs)       # the values do not depend on the input's
@@ -282,7 +301,7 @@ def _add_n_infer(a, s, d):
 
 register(OpDef("add_n", aliases=("ElementWiseSum",), inputs=(), variadic="num_args",
                params=(Param("num_args", int, required=True),), infer=_add_n_infer,
-               forward=kernel_forward("shape_extra", "add_n", name="add_n"),
+               forward=kernel_forward("shape_extra", "add_n", name="add_n", ints=(), floats=()),
                grad=lambda F, a, i, o, g: [g[0] for _ in i],
                doc="The element-wise sum of all inputs, in one pass."))
 

@@ -78,18 +78,41 @@ def _softmax_infer(name):
     return infer
 
 
-def _softmax_kernel_attrs(name, attrs, shape):
-    axis = attrs["axis"] % len(shape)
+# the softmax kernels' slots (csrc/kernels/softmax.h): the data viewed as (outer, n, inner)
+# over the normalised axis, log_softmax, softmin (negated temperature), a length input
+SOFTMAX_INTS = ("outer", "n", "inner", "log", "negate", "use_length")
+
+
+def _temperature(a, i, o):
+    t = a["temperature"]
+    return 1.0 if t is None else float(t)
+
+
+def _softmax_fill(name, data):
+    """fill= of softmax/softmax_bwd for operator `name` (softmax, log_softmax, softmin), whose
+    data has the shape of data(inputs, outputs)."""
     logm, neg = _KIND[name]
-    t = attrs["temperature"]
-    return (split3(shape, axis) + (logm, neg, 1 if attrs["use_length"] else 0),
-            (1.0 if t is None else float(t),))
+    return {("outer", "n", "inner"): lambda a, i, o: split3(data(i, o).shape,
+                                                            a["axis"] % data(i, o).ndim),
+            "log": lambda a, i, o: logm, "negate": lambda a, i, o: neg,
+            "use_length": lambda a, i, o: 1 if a["use_length"] else 0,
+            "temperature": _temperature}
+
+
+def _zero(a, i, o):
+    return 0
+
+
+def _fixed_view(view):
+    """fill= of a plain softmax over view(attrs, inputs, outputs) = (outer, n, inner)."""
+    return {("outer", "n", "inner"): view, "log": _zero, "negate": _zero, "use_length": _zero,
+            "temperature": lambda a, i, o: 1.0}
 
 
 def _softmax_forward(name):
     push = kernel_forward("softmax", "softmax", key=lambda a, i, o: (i[0]._dcode, o[0]._dcode),
-                          attrs=lambda a, i, o: _softmax_kernel_attrs(name, a, i[0].shape),
-                          name=name)
+                          ints=SOFTMAX_INTS, floats=("temperature",),
+                          fill=_softmax_fill(name, lambda i, o: i[0]), name=name)
 
     def forward(attrs, inputs, outputs):
         if attrs.get("use_length") and len(inputs) > 1 and np.dtype(inputs[1].dtype) not in _INTS:
@@ -140,8 +163,8 @@ def _backward_forward(name):
     fwd = name[len("_backward_"):]
     push = kernel_forward("softmax", "softmax_bwd",
                           key=lambda a, i, o: (i[1]._dcode, o[0]._dcode),
-                          attrs=lambda a, i, o: _softmax_kernel_attrs(fwd, a, o[0].shape),
-                          name=name)
+                          ints=SOFTMAX_INTS, floats=("temperature",),
+                          fill=_softmax_fill(fwd, lambda i, o: o[0]), name=name)
 
     def forward(attrs, inputs, outputs):
         g, y = inputs[0], inputs[-1]
@@ -202,8 +225,8 @@ register(OpDef("SoftmaxActivation",
                infer=_sa_infer,
                forward=kernel_forward("softmax", "softmax",
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode),
-                                      attrs=lambda a, i, o: (_sa_view(a["mode"], i[0].shape)
-                                                             + (0, 0, 0), (1.0,)),
+                                      fill=_fixed_view(
+                                          lambda a, i, o: _sa_view(a["mode"], i[0].shape)),
                                       name="SoftmaxActivation"),
                grad=lambda F, a, i, o, g: [F._backward_SoftmaxActivation(g[0], o[0], **a)],
                doc="Softmax over the last axis of each instance (mode='instance') or over "
@@ -223,8 +246,7 @@ register(OpDef("_backward_SoftmaxActivation", inputs=("ograd", "output"),
                infer=_sab_infer,
                forward=kernel_forward("softmax", "softmax_bwd",
                                       key=lambda a, i, o: (i[1]._dcode, o[0]._dcode),
-                                      attrs=lambda a, i, o: (_sa_bwd_view(o[0].shape)
-                                                             + (0, 0, 0), (1.0,)),
+                                      fill=_fixed_view(lambda a, i, o: _sa_bwd_view(o[0].shape)),
                                       name="_backward_SoftmaxActivation"),
                grad=no_second_order("_backward_SoftmaxActivation"),
                doc="Gradient of SoftmaxActivation (over axis 1, as MXNet's)."))
@@ -298,8 +320,7 @@ register(OpDef("SoftmaxOutput", aliases=("Softmax",), inputs=("data", "label"),
                params=_SO_PARAMS, infer=_so_infer, infer_inputs=softmax_label_shape,
                forward=kernel_forward("softmax", "softmax",
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode),
-                                      attrs=lambda a, i, o: (_so_view(a, i[0].shape) + (0, 0, 0),
-                                                             (1.0,)),
+                                      fill=_fixed_view(lambda a, i, o: _so_view(a, i[0].shape)),
                                       name="SoftmaxOutput"),
                grad=_so_grad,
                doc="Softmax in the forward pass; in the backward pass the gradient of the cross "
@@ -313,9 +334,14 @@ def _sob_infer(attrs, shapes, dtypes):
 
 
 _NORM = {"null": 0, "batch": 1, "valid": 2}
+# its slots (csrc/kernels/softmax.h): the output as (n, K, inner), the flags, the labels' count;
+# ignore_label, smooth_alpha, grad_scale (the operator's parameters of those names)
+_SO_BWD_INTS = ("n", "K", "inner", "use_ignore", "smooth", "normalization", "out_grad",
+                "multi_output", "nlabel")
 _so_bwd_kernel = kernel_forward(
-    "softmax", "softmax_output_bwd",
-    attrs=lambda a, i, o: a["_k"], name="_backward_SoftmaxOutput")
+    "softmax", "softmax_output_bwd", ints=_SO_BWD_INTS,
+    floats=("ignore_label", "smooth_alpha", "grad_scale"),
+    fill={_SO_BWD_INTS: lambda a, i, o: a["_view"]}, name="_backward_SoftmaxOutput")
 
 
 def _sob_forward(attrs, inputs, outputs):
@@ -335,8 +361,7 @@ def _sob_forward(attrs, inputs, outputs):
     smooth = 1 if attrs["smooth_alpha"] != 0.0 and not attrs["multi_output"] else 0
     ia = (n, k, inner, int(attrs["use_ignore"]), smooth, _NORM[attrs["normalization"]],
           int(attrs["out_grad"]), int(attrs["multi_output"]), nlab)
-    fa = (attrs["ignore_label"], attrs["smooth_alpha"], attrs["grad_scale"])
-    _so_bwd_kernel(dict(attrs, _k=(ia, fa)), [y, label], outputs)
+    _so_bwd_kernel(dict(attrs, _view=ia), [y, label], outputs)
 
 
 register(OpDef("_backward_SoftmaxOutput", inputs=("output", "label"), params=_SO_PARAMS,

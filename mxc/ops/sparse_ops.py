@@ -30,7 +30,7 @@ Kernels: csrc/kernels/sparse_ops.h (mxc/ops/cpu/sparse_ops.pyx).
 import numpy as np
 
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, kernel, declared_kernel
 from .optimizer_ops import _f32
 
 _STYPES = ("default", "row_sparse", "csr")
@@ -38,14 +38,23 @@ _FLOATS = ("float16", "float32", "float64")
 _FORWARDS = {}      # (kernel, op name) -> registry forward
 
 
-def _push(kname, inputs, outputs, fattr=(), name=None):
-    """Push sparse kernel `kname` (keyed by the output's dtype) with float attributes `fattr`."""
+# the kernels' slots (csrc/kernels/sparse_ops.h): the products have none; each lazy update has
+# the float slots of its dense optimizer kernel (ops/optimizer_ops.py declares them)
+for _k in ("sp:csr_dns", "sp:csrT_dns"):
+    kernel("sparse_ops", _k, ints=(), floats=())
+_LAZY = {"sp:lazy_sgd": "sgd", "sp:lazy_msgd": "msgd", "sp:lazy_adam": "adam",
+         "sp:lazy_ftrl": "ftrl", "sp:lazy_adagrad": "adagrad"}
+for _k, _dense in _LAZY.items():
+    kernel("sparse_ops", _k, ints=(), floats=declared_kernel("optimizer_ops", "opt:" + _dense).floats)
+
+
+def _push(kname, inputs, outputs, slots=None, name=None):
+    """Push sparse kernel `kname` (keyed by the output's dtype) with its slots' values."""
     fwd = _FORWARDS.get((kname, name))
     if fwd is None:
         fwd = _FORWARDS[kname, name] = kernel_forward(
-            "sparse_ops", kname, name=name or kname, key=lambda a, i, o: o[0]._dcode,
-            attrs=lambda a, i, o: ((), a))
-    fwd(tuple(float(f) for f in fattr), list(inputs), list(outputs))
+            "sparse_ops", kname, name=name or kname, key=lambda a, i, o: o[0]._dcode)
+    fwd(slots or {}, list(inputs), list(outputs))
 
 
 def _sp():
@@ -522,7 +531,7 @@ def _rows_full(x):
     return x.data
 
 
-def _lazy(kname, nstate, fattr, needs_lazy_flag=True, all_rsp=False):
+def _lazy(kname, nstate, needs_lazy_flag=True, all_rsp=False):
     """MXNet's storage rules: a row_sparse gradient and states stored like the weight (dense
     weight and states, or all row_sparse); ftrl and adagrad need everything row_sparse. Other
     combinations (and lazy_update=False) run the dense update on dense copies."""
@@ -552,23 +561,17 @@ def _lazy(kname, nstate, fattr, needs_lazy_flag=True, all_rsp=False):
                 return NotImplemented
         gdata, gidx = grad._parts
         if gidx.shape[0] > 0:
-            _push(kname, [gdata, gidx], [w] + st, fattr(attrs), name=op.name)
+            # MXNet's float parameters are C floats: rounded to float32
+            slots = {n: _f32(attrs[n]) for n in declared_kernel("sparse_ops", kname).floats}
+            _push(kname, [gdata, gidx], [w] + st, slots, name=op.name)
         if out is None and target is weight:
             return weight
         return target
     return impl
 
 
-IMPLS["sgd_update"] = _lazy("sp:lazy_sgd", 0, lambda a: tuple(
-    _f32(a[k]) for k in ("lr", "wd", "rescale_grad", "clip_gradient")))
-IMPLS["sgd_mom_update"] = _lazy("sp:lazy_msgd", 1, lambda a: tuple(
-    _f32(a[k]) for k in ("lr", "wd", "momentum", "rescale_grad", "clip_gradient")))
-IMPLS["adam_update"] = _lazy("sp:lazy_adam", 2, lambda a: tuple(
-    _f32(a[k]) for k in ("lr", "beta1", "beta2", "epsilon", "wd", "rescale_grad",
-                         "clip_gradient")))
-IMPLS["ftrl_update"] = _lazy("sp:lazy_ftrl", 2, lambda a: tuple(
-    _f32(a[k]) for k in ("lr", "lamda1", "beta", "wd", "rescale_grad", "clip_gradient")),
-    needs_lazy_flag=False, all_rsp=True)
-IMPLS["_sparse_adagrad_update"] = _lazy("sp:lazy_adagrad", 1, lambda a: tuple(
-    _f32(a[k]) for k in ("lr", "epsilon", "rescale_grad", "clip_gradient")),
-    needs_lazy_flag=False)
+IMPLS["sgd_update"] = _lazy("sp:lazy_sgd", 0)
+IMPLS["sgd_mom_update"] = _lazy("sp:lazy_msgd", 1)
+IMPLS["adam_update"] = _lazy("sp:lazy_adam", 2)
+IMPLS["ftrl_update"] = _lazy("sp:lazy_ftrl", 2, needs_lazy_flag=False, all_rsp=True)
+IMPLS["_sparse_adagrad_update"] = _lazy("sp:lazy_adagrad", 1, needs_lazy_flag=False)

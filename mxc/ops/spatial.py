@@ -57,14 +57,14 @@ def _roi_bwd_infer(a, s, d):
     return [tuple(s[2])], [_fdtype("_backward_ROIPooling", d[0])]
 
 
-_roi_bwd_kernel = kernel_forward("spatial", "roipool_bwd", name="_backward_ROIPooling")
+_roi_bwd_kernel = kernel_forward("spatial", "roipool_bwd", name="_backward_ROIPooling", ints=(),
+                                 floats=())
 
 register(OpDef("ROIPooling", inputs=("data", "rois"),
                params=(Param("pooled_size", "shape", required=True),
                        Param("spatial_scale", float, required=True)),
                infer=_roi_infer, num_outputs=2, num_visible_outputs=1,
-               forward=kernel_forward("spatial", "roipool",
-                                      attrs=lambda a, i, o: ((), (a["spatial_scale"],)),
+               forward=kernel_forward("spatial", "roipool", ints=(), floats=("spatial_scale",),
                                       name="ROIPooling"),
                grad=_roi_grad,
                doc="Max pooling of each region of interest (batch_index, x1, y1, x2, y2) scaled by "
@@ -96,13 +96,15 @@ def _bs_bwd_infer(a, s, d):
 register(OpDef("BilinearSampler", inputs=("data", "grid"),
                params=(Param("cudnn_off", bool, None, optional=True),),
                infer=_bs_infer,
-               forward=kernel_forward("spatial", "bilinear", name="BilinearSampler"),
+               forward=kernel_forward("spatial", "bilinear", name="BilinearSampler", ints=(),
+                                      floats=()),
                grad=_bs_grad,
                doc="Sample data at grid (x, y in [-1, 1]) with bilinear interpolation; points "
                    "outside the input read zero."))
 register(OpDef("_backward_BilinearSampler", inputs=("ograd", "data", "grid"),
                infer=_bs_bwd_infer, num_outputs=2,
-               forward=kernel_forward("spatial", "bilinear_bwd", name="_backward_BilinearSampler"),
+               forward=kernel_forward("spatial", "bilinear_bwd", name="_backward_BilinearSampler",
+                                      ints=(), floats=()),
                doc="Gradients of BilinearSampler with respect to data and grid."))
 
 
@@ -205,9 +207,9 @@ def _corr_infer(a, s, d):
     return [_corr_geometry(a, s)], [_same_dtype("Correlation", d)]
 
 
-def _corr_attrs(a, i, o):
-    return (a["kernel_size"], a["max_displacement"], a["stride1"], a["stride2"], a["pad_size"],
-            int(a["is_multiply"])), ()
+# Correlation's slots (csrc/kernels/spatial.h), its parameters
+CORR_INTS = ("kernel_size", "max_displacement", "stride1", "stride2", "pad_size", "is_multiply")
+_CORR_FILL = {"is_multiply": lambda a, i, o: int(a["is_multiply"])}
 
 
 def _corr_grad(F, a, inputs, outputs, out_grads):
@@ -222,12 +224,14 @@ def _corr_bwd_infer(a, s, d):
 
 
 register(OpDef("Correlation", inputs=("data1", "data2"), params=_CORR_PARAMS, infer=_corr_infer,
-               forward=kernel_forward("spatial", "corr", attrs=_corr_attrs, name="Correlation"),
+               forward=kernel_forward("spatial", "corr", ints=CORR_INTS, floats=(), fill=_CORR_FILL,
+                                      name="Correlation"),
                grad=_corr_grad,
                doc="Correlation of two feature maps (FlowNet): mean over a kernel_size window "
                    "and channels of products (or absolute differences) at each displacement."))
 register(OpDef("_backward_Correlation", inputs=("ograd", "data1", "data2"), params=_CORR_PARAMS,
                infer=_corr_bwd_infer, num_outputs=2,
                forward=kernel_forward("spatial", "corr_bwd", key=lambda a, i, o: i[1]._dcode,
-                                      attrs=_corr_attrs, name="_backward_Correlation"),
+                                      ints=CORR_INTS, floats=(), fill=_CORR_FILL,
+                                      name="_backward_Correlation"),
                doc="Gradients of Correlation with respect to data1 and data2."))

@@ -10,7 +10,7 @@ from its graph; here the inputs are passed so that the operator can infer its ou
 
 import numpy as _np
 
-from .convolution import _kernel_iattr
+from .convolution import CONV_INTS, _kernel_iattr
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
@@ -106,14 +106,18 @@ def _bilinear_iattr(a, channels):
     return _kernel_iattr(2, (k, k), (s, s), (1, 1), (p, p), channels)
 
 
-def _mode(a):
-    return (1 if a["multi_input_mode"] == "sum" else 0,)
+def _sum(a, i, o):
+    """the nearest kernels' slot: 1 sums the inputs, 0 concatenates them"""
+    return 1 if a["multi_input_mode"] == "sum" else 0
 
 
-_near = kernel_forward("pooling", "upsampling:nearest", attrs=lambda a, i, o: (_mode(a), ()),
-                       name="UpSampling")
-_bil = kernel_forward("convolution", "deconv:forward",
-                      attrs=lambda a, i, o: (_bilinear_iattr(a, i[0].shape[1]), ()),
+def _bilinear(data_at):
+    return lambda a, i, o: _bilinear_iattr(a, i[data_at].shape[1])
+
+
+_near = kernel_forward("pooling", "upsampling:nearest", ints=("sum",), floats=(),
+                       fill={"sum": _sum}, name="UpSampling")
+_bil = kernel_forward("convolution", "deconv:forward", fill={CONV_INTS: _bilinear(0)},
                       name="UpSampling")
 
 
@@ -143,10 +147,10 @@ def _binfer(a, shapes, dtypes):
     return [tuple(s) for s in shapes[1:]], [dtypes[0]] * (len(shapes) - 1)
 
 
-_bnear = kernel_forward("pooling", "upsampling:nearest_backward",
-                        attrs=lambda a, i, o: (_mode(a), ()), name="_backward_UpSampling")
+_bnear = kernel_forward("pooling", "upsampling:nearest_backward", ints=("sum",), floats=(),
+                        fill={"sum": _sum}, name="_backward_UpSampling")
 _bbil = kernel_forward("convolution", "deconv:backward",
-                       attrs=lambda a, i, o: (_bilinear_iattr(a, i[1].shape[1]), ()),
+                       fill={CONV_INTS: _bilinear(1), "skip_data_grad": lambda a, i, o: 0},
                        name="_backward_UpSampling")
 
 

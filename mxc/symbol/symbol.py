@@ -17,6 +17,7 @@ import numpy as _np
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..name import NameManager
+from ..ops.registry import METHODS
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
            "minimum", "hypot", "zeros", "ones", "full", "arange", "linspace", "eye", "histogram"]
@@ -653,15 +654,9 @@ def _method(name):
     return method
 
 
-for _m in ("reshape reshape_like astype zeros_like ones_like broadcast_axes repeat pad swapaxes "
-           "split slice slice_axis slice_like take one_hot pick sort topk argsort argmax "
-           "argmax_channel argmin clip abs sign flatten shape_array size_array expand_dims "
-           "broadcast_to broadcast_like tile transpose flip depth_to_space space_to_depth diag sum "
-           "nansum prod nanprod mean max min norm round rint fix floor ceil trunc sin cos tan "
-           "arcsin arccos arctan degrees radians sinh cosh tanh arcsinh arccosh arctanh exp expm1 "
-           "log log10 log2 log1p sqrt rsqrt cbrt rcbrt square reciprocal relu sigmoid softmax "
-           "log_softmax softmin squeeze").split():
-    setattr(Symbol, _m, _method(_m))
+for _m in METHODS:           # the one list of operator methods, shared with NDArray
+    if _m not in Symbol.__dict__:
+        setattr(Symbol, _m, _method(_m))
 del _m
 
 

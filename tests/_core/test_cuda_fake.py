@@ -251,7 +251,7 @@ def test_naive_engine_runs_gpu_ops_inline(fake_lib):
 
 def test_ndarray_front_on_the_fake_gpu(fake_lib):
     """mx.nd on gpu(k) through handle/registry's GPU hooks and ops/_gpu.py, with a stand-in for
-    the kernel specs (mxc.ops.cuda.specs/loader) that launches the fake driver's add."""
+    the launch specs (mxc.ops.cuda.launch_spec and the loader) that launch the fake driver's add."""
     out = run('''
         import sys, types
         try:
@@ -262,17 +262,15 @@ def test_ndarray_front_on_the_fake_gpu(fake_lib):
             raise
         loader = types.ModuleType("mxc.ops.cuda.loader")
         loader.kernel = lambda family, name, dev: kfn(name)
-        specs = types.ModuleType("mxc.ops.cuda.specs")
         def launch_spec(opname, attrs, inputs, outputs, **kw):
             if opname in ("add", "elemwise_add", "broadcast_add") and outputs[0].dtype == np.float32:
                 n = outputs[0].size
                 return {"family": "elemwise", "name": "fake_add_f32", "grid": ((n + 255) // 256,),
                         "block": (256,), "args": [("in", 0), ("in", 1), ("out", 0), ("i64", n)]}
             return None
-        specs.launch_spec = launch_spec
         import mxc.ops.cuda as pkg
-        sys.modules["mxc.ops.cuda.loader"], sys.modules["mxc.ops.cuda.specs"] = loader, specs
-        pkg.loader, pkg.specs = loader, specs
+        sys.modules["mxc.ops.cuda.loader"] = loader
+        pkg.loader, pkg.launch_spec = loader, launch_spec
         x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
         a = mx.nd.array(x, ctx=mx.gpu(0))
         assert a.context == mx.gpu(0)

@@ -1,4 +1,4 @@
-"""GEMMs through cuBLAS (mxc/ops/cuda/specs.py gemm_plan, run by CuPy on the engine's stream) on
+"""GEMMs through cuBLAS (mxc/ops/cuda/dot.py gemm_plan, run by CuPy on the engine's stream) on
 a real device, against mxc's CPU results: dot and batch_dot with every transpose, N-d dot,
 FullyConnected with and without bias, linalg_gemm with rows on a middle axis (one batched call
 per outer index) and beta * C; float16 (float32 accumulation), float32, float64. Also the

@@ -125,3 +125,15 @@ def test_keywords_of_an_operator_without_parameters_are_ignored_with_one_warning
         mx.nd.broadcast_maximum(a, b, axis=1)          # warned once per operator and names
     with pytest.raises(ValueError, match="FullyConnected: unknown parameter"):
         mx.nd.FullyConnected(mx.nd.ones((1, 2)), num_hidden=2, axis=1)
+
+
+def test_ndarray_and_symbol_methods_come_from_one_list():
+    import mxc as mx
+    from mxc.ops.registry import METHODS
+    a, s = mx.nd.array([[1.0, 4.0]]), mx.sym.var("x")
+    for name in METHODS:
+        assert callable(getattr(mx.nd.NDArray, name)), name
+        assert callable(getattr(mx.sym.Symbol, name)), name
+        assert name in ("astype",) or mx.ops.registry.get(name)   # operators, but astype
+    assert a.sqrt().asnumpy().tolist() == [[1.0, 2.0]]
+    assert s.negative().list_arguments() == ["x"]

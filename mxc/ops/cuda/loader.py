@@ -8,13 +8,14 @@ binary. CUDA's own headers (``cuda_fp16.h``) come from the CUDA runtime headers 
 ``cuda.pathfinder`` (the nvidia-cuda-runtime wheel) or a CUDA toolkit.
 
 ``kernel(family, name_expression, device_id)`` compiles one instantiation of a family
-(``specs.instantiations`` lists them) on first use per device and returns the loaded function;
+(``instantiations(family)`` lists them) on first use per device and returns the loaded function;
 ``compile_all(arch)`` compiles every family for one architecture straight through NVRTC (no
 GPU or driver needed) and reports the resources ptxas gave each kernel: the CI check
 (``tools/check_cuda.py``).
 
-This module imports nothing from mxc at import time (the check loads it by path, without a
-built mxc), and CuPy only when a kernel is asked for.
+This module imports nothing from mxc at import time (the check loads it by path) and CuPy only
+when a kernel is asked for; the kernel names come from the registry's operators
+(``mxc.ops.cuda.<family>.instantiations()``), so listing them imports mxc.
 """
 import os
 import re
@@ -85,7 +86,6 @@ def _inline(path, seen):
 
 
 _SOURCES = {}
-_SPECS = []
 
 
 def source(family):
@@ -122,21 +122,10 @@ def options(arch=None):
     return tuple(opts)
 
 
-def _specs():
-    if _SPECS:
-        return _SPECS[0]
-    try:
-        from . import specs
-    except ImportError:  # noqa
-        specs = None
-    if specs is None:  # loaded by path
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("_mxc_cuda_specs",
-                                                      os.path.join(_HERE, "specs.py"))
-        specs = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(specs)
-    _SPECS.append(specs)
-    return specs
+def instantiations(family):
+    """Every name expression of `family` (a frozenset): mxc.ops.cuda._launch.instantiations."""
+    import importlib
+    return importlib.import_module("mxc.ops.cuda._launch").instantiations(family)
 
 
 def _cupy():
@@ -175,8 +164,8 @@ def kernel(family, name_expression, device_id=0):
     hit = _functions.get(key)
     if hit is not None:
         return hit[1]
-    if name_expression not in _specs().instantiations(family):
-        raise _error("CUDA family %r has no kernel %r (not in specs.instantiations)"
+    if name_expression not in instantiations(family):
+        raise _error("CUDA family %r has no kernel %r (not in its instantiations)"
                      % (family, name_expression))
     cupy = _cupy()
     with _lock:
@@ -225,7 +214,7 @@ def compile_family(family, arch, extra_options=()):
     """Compile one family for sm_<arch> through NVRTC; returns (log, {name expression: stats}).
     Raises on a compile error; warnings are left in the log for the caller to judge."""
     from cupy.cuda import nvrtc
-    names = _specs().instantiations(family)
+    names = sorted(instantiations(family))
     prog = nvrtc.createProgram(source(family), family + ".cu", [], [])
     try:
         for n in names:

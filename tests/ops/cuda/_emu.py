@@ -3,6 +3,7 @@ compiles) and g++ building that text against emu/cuda_fp16.h into a library to c
 the mxc under test (installed or built in place), so its shipped .cu files and headers."""
 import ctypes
 import os
+import re
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,7 +33,7 @@ def build(tmp_path_factory, name, text):
     return ctypes.CDLL(str(so))
 
 
-# ---- a CPU stand-in for the device launcher: any launch dict of specs.launch_spec -------------
+# ---- a CPU stand-in for the device launcher: any launch dict of launch_spec -------------------
 # g++ compiles a family's source plus one wrapper per name expression: the wrapper runs the
 # kernel over (grid, block) on one thread, unpacking its arguments from an array of pointers
 # by the parameter types the compiler deduces from the template instance, so the launch's
@@ -117,3 +118,17 @@ def run_spec(spec, inputs, outputs, run_launch):
     for launch in spec.get("launches", [spec]):
         run_launch(launch, ws)
     return None
+
+
+def cu_parameters(family, template):
+    """[(type, name)] of `template`'s parameters in mxc/ops/cuda/<family>.cu."""
+    from mxc.ops.cuda import loader
+    m = re.search(r"__global__\s+void\s+%s\s*\(([^)]*)\)" % re.escape(template),
+                  loader.source(family))
+    assert m, f"{template} is not a kernel of {family}.cu"
+    out = []
+    for p in m.group(1).split(","):
+        p = " ".join(p.split())
+        name = re.search(r"(\w+)$", p).group(1)
+        out.append((p[:-len(name)].strip(), name))
+    return out

@@ -1,6 +1,6 @@
 """The GPU launches of the indexing, LeakyReLU, softmax (length, dtype), sampling, optimizer
 (mp_*, preloaded, adamw), add_n, slice-assignment and topk-mask operators, run on the CPU: the
-spec that mxc/ops/cuda/specs.launch_spec builds for the operator's CPU kernel call is executed
+spec that mxc.ops.cuda.launch_spec builds for the operator's CPU kernel call is executed
 launch by launch (with its workspace and its device-side index check) by g++-compiled kernels
 (tests/ops/cuda/_emu.py Launcher), and the results are compared with numpy references or with
 mxc's CPU kernels. Kernels built on block reductions (prelu's gamma gradient, softmax rows)
@@ -10,11 +10,12 @@ import shutil
 import numpy as np
 import pytest
 
-from ._emu import Launcher, cuda_loader, run_spec
+from ._emu import Launcher, run_spec
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 
-S = cuda_loader()._specs()
+from mxc.ops import cuda as S
+from mxc.ops.cuda._launch import instantiations, scalar_bits
 
 NAMES = {
     "gather": ["mxc_pick<float, float>", "mxc_pick<int, long long>",
@@ -71,7 +72,7 @@ def _spec(op, family, kernel, ins, outs, iattr=None, fattr=None, attrs=None):
                          fattr=fattr)
     assert spec is not None, (op, kernel)
     for launch in spec.get("launches", [spec]):
-        assert launch["name"] in S.instantiations(launch["family"]), launch["name"]
+        assert launch["name"] in instantiations(launch["family"]), launch["name"]
         assert launch["name"] in NAMES[launch["family"]], "add %s to NAMES" % launch["name"]
     return spec
 
@@ -695,7 +696,7 @@ def test_scalar_bits_follow_the_cpu_conversion():
              (np.nan, "int64", 0), (0.1, "float16", np.float16(0.1)), (2.0, "bool", True),
              (-1.0, "uint8", 255), (1e300, "float32", np.float32(np.inf))]
     for v, dt, want in cases:
-        kind, bits = S.scalar_bits(v, dt)
+        kind, bits = scalar_bits(v, dt)
         size = np.dtype(dt).itemsize
         assert kind == {1: "u8", 2: "u16", 4: "u32", 8: "u64"}[size]
         got = np.frombuffer(bits.to_bytes(size, "little"), dtype=dt)[0]

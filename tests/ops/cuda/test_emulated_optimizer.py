@@ -1,12 +1,14 @@
 """The optimizer update kernels of mxc/ops/cuda/optimizer_ops.cu, compiled by g++ against the
-CUDA emulation header and called with the arguments specs.launch_spec builds, give bit for bit
+CUDA emulation header and called with the arguments mxc.ops.cuda.launch_spec builds, give bit for bit
 what mxc's CPU kernels give through mx.nd (both use csrc/kernels/hd_math.h's step functions)."""
 import shutil
 
 import numpy as np
 import pytest
 
-from ._emu import Launcher, cuda_loader
+from mxc.ops import cuda
+
+from ._emu import Launcher
 
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
@@ -16,8 +18,7 @@ _NAMES = ("mxc_adam_update<float>", "mxc_sgd_mom_update<float>", "mxc_rmsprop_up
 
 @pytest.fixture(scope="module")
 def optlib(tmp_path_factory):
-    L = cuda_loader()
-    return Launcher(tmp_path_factory, "opt", {"optimizer_ops": _NAMES}), L._specs()
+    return Launcher(tmp_path_factory, "opt", {"optimizer_ops": _NAMES}), cuda
 
 
 @pytest.mark.parametrize("op,kernel,states,kw,fnames", [

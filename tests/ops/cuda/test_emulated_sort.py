@@ -1,5 +1,5 @@
 """sort/argsort/topk on the CPU: g++ compiles mxc/ops/cuda/ordering.cu against the CUDA
-emulation header (emu/cuda_fp16.h), and the launch sequence that specs.launch_spec gives for
+emulation header (emu/cuda_fp16.h), and the launch sequence that mxc.ops.cuda.launch_spec gives for
 topk (prepare, every bitonic step, finish, with its workspace) runs through a CPU stand-in for
 the device launcher; the result must be numpy's stable order."""
 import ctypes
@@ -65,7 +65,7 @@ def _run_spec(lib, spec, inputs, outputs):
                                                   ((2, 9, 3), 1, 4, 0)])
 def test_sort_through_its_spec(sortlib, shape, axis, k, ascend):
     lib, L = sortlib
-    S = L._specs()
+    from mxc.ops import cuda as S
     rng = np.random.RandomState(3)
     x = rng.randint(-5, 5, size=shape).astype(np.float32)   # many ties: checks stability
     pre = int(np.prod(shape[:axis]))

@@ -1,4 +1,4 @@
-"""The cuBLAS mapping of mxc's GEMMs (specs.gemm_plan), without a GPU: the operators' "gemm"
+"""The cuBLAS mapping of mxc's GEMMs (mxc/ops/cuda/dot.py gemm_plan), without a GPU: the operators' "gemm"
 kernel calls (dot, batch_dot, FullyConnected, linalg_gemm/gemm2, captured from the real
 operators on the CPU) are turned into cuBLAS column-major strided-batched calls, which numpy
 then executes exactly as cuBLAS defines them, on the operands' flat memory; the result must be
@@ -9,7 +9,7 @@ import pytest
 
 import mxc as mx
 from mxc.ops import dot as dot_mod
-from mxc.ops.cuda import specs as S
+from mxc.ops.cuda import dot as S, launch_spec
 
 
 def colmajor_gemm(call, alpha, beta, A, B, C):
@@ -35,7 +35,7 @@ def colmajor_gemm(call, alpha, beta, A, B, C):
 
 
 def run_plan(plan, a, b, c, out):
-    """What specs._gemm_run does on the device, in numpy: prep, then every call (cuBLAS's A is
+    """What dot._gemm_run does on the device, in numpy: prep, then every call (cuBLAS's A is
     mxc's B and the other way round)."""
     o = out.reshape(-1)
     if plan["prep"] == "bias":
@@ -54,7 +54,8 @@ def captured(monkeypatch):
 
     def recorder(name):
         def fwd(attrs, inputs, outputs):
-            ia, fa = attrs
+            # push_gemm's slot values: the integer slots in their order, alpha and beta
+            ia, fa = attrs["_ints"], (attrs["alpha"], attrs["beta"])
             calls.append((name, ia, fa, [x.asnumpy() for x in inputs], outputs[0].shape))
         return fwd
     for name in ("dot", "batch_dot", "FullyConnected", "_linalg_gemm", "_linalg_gemm2"):
@@ -138,6 +139,6 @@ def test_spec_runs_the_plan_through_cupy_on_the_device():
         def __init__(self, shape, dtype="float32"):
             self.shape, self.dtype, self.ndim = shape, np.dtype(dtype), len(shape)
     ia = (1, 1, 3, 4, 5, 0, 0, 0, 15, 0, 5, 20, 0, 4, 0, 0, 0, 12, 0, 4)
-    spec = S.launch_spec("dot", ((), ()), [Arr((3, 5)), Arr((5, 4))], [Arr((3, 4))],
+    spec = launch_spec("dot", ((), ()), [Arr((3, 5)), Arr((5, 4))], [Arr((3, 4))],
                          family="dot", kernel="gemm", iattr=ia, fattr=(1.0, 0.0))
     assert callable(spec["cublas"]) and spec["plan"]["calls"][0]["m"] == 4

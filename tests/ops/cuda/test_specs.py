@@ -1,4 +1,4 @@
-"""Launch specs (mxc/ops/cuda/specs.py) without a GPU: every kernel a spec names is one the
+"""Launch specs (mxc/ops/cuda/<family>.py) without a GPU: every kernel a spec names is one the
 family instantiates (so the offline compile check covers it), and the host-side index maths
 (broadcast strides, dim collapsing, reduction maps) address the same elements numpy does."""
 import struct
@@ -6,7 +6,11 @@ import struct
 import numpy as np
 import pytest
 
-from mxc.ops.cuda import specs as S
+from mxc.ops.cuda import launch_spec
+from mxc.ops.cuda._launch import bcast_strides, collapse, instantiations
+from mxc.ops.cuda.reduce import reduce_map
+
+from ._emu import cu_parameters
 
 
 class Arr:
@@ -30,7 +34,7 @@ CASES = [
     ("sum", {}, [Arr((64, 500))], [Arr((64, 1))], "reduce", "reduce:sum", (0, 1), ()),
     ("max", {}, [Arr((500, 3), "int32")], [Arr((1, 3), "int32")], "reduce", "reduce:max", (1, 0), ()),
     ("argmax", {}, [Arr((8, 9))], [Arr((8, 1))], "reduce", "reduce:argmax", (0, 1), ()),
-    ("norm", {"ord": 2}, [Arr((8, 9))], [Arr((1, 1))], "reduce", "reduce:norm", (1, 1), ()),
+    ("norm", {"ord": 2}, [Arr((8, 9))], [Arr((1, 1))], "reduce", "reduce:norm", (1, 1), (2.0,)),
     ("log_softmax", {}, [Arr((4, 5))], [Arr((4, 5))], "softmax", "softmax", (4, 5, 1, 1, 0, 0), (1.0,)),
     ("softmax", {}, [Arr((4, 5, 6))], [Arr((4, 5, 6))], "softmax", "softmax", (4, 5, 6, 0, 0, 0), (2.0,)),
     ("_backward_softmax", {}, [Arr((4, 5))] * 2, [Arr((4, 5))], "softmax", "softmax_bwd",
@@ -49,14 +53,39 @@ CASES = [
     ("_random_randint", {}, [], [Arr((9,), "int64")], "random", "randint", (7, 100, -3, 9), ()),
     ("take", {}, [Arr((4, 5)), Arr((3,), "int64")], [Arr((3, 5))], "shape", "take", (0, 1), ()),
     ("one_hot", {}, [Arr((3,), "int32")], [Arr((3, 5))], "shape", "one_hot", (5,), (1.0, 0.0)),
-    ("transpose", {"axes": (1, 0)}, [Arr((4, 5))], [Arr((5, 4))], "shape", "transpose", None, None),
-    ("reverse", {"axis": 1}, [Arr((4, 5), "int8")], [Arr((4, 5), "int8")], "shape", "flip", None, None),
+    ("transpose", {"axes": (1, 0)}, [Arr((4, 5))], [Arr((5, 4))], "shape", "transpose", (1, 0),
+     None),
+    ("reverse", {"axis": 1}, [Arr((4, 5), "int8")], [Arr((4, 5), "int8")], "shape", "flip", (0, 1),
+     None),
     ("broadcast_to", {}, [Arr((1, 5))], [Arr((4, 5))], "shape", "broadcast_to", None, None),
     ("slice", {}, [Arr((6, 5))], [Arr((3, 5))], "shape", "slice", (1, 0, 2, 1), ()),
 ]
 
 
-CASES += [
+def _optimizer_cases():
+    """One launch of every optimizer kernel (its slots with distinct values)."""
+    from mxc.ops import registry
+    out = []
+    for k in registry.kernels():
+        if k.family != "optimizer_ops" or not k.declared():
+            continue
+        ints = {"has_mom": 1, "preloaded": -1, "multi": 0, "bias_correction": 1}
+        w = "float16" if k.name.startswith("opt:mp_") else "float32"
+        ins = [Arr((9,), w), Arr((9,), w)] + [Arr((9,))] * 4
+        out.append((k.name, {}, ins, [Arr((9,), w)] + [Arr((9,))] * 3, "optimizer_ops", k.name,
+                    tuple(ints[n] for n in k.ints), tuple(0.5 + j for j in range(len(k.floats)))))
+    return out
+
+
+CASES += _optimizer_cases() + [
+    ("_random_normal", {}, [], [Arr((9,), "float64")], "random", "normal", (7, 100), (0.0, 1.0)),
+    ("_random_randint", {}, [], [Arr((9,), "int32")], "random", "randint", (7, 100, -3, 9), ()),
+    ("_sample_multinomial", {}, [Arr((4, 5))], [Arr((4, 3), "int32"), Arr((4, 3))], "random",
+     "multinomial", (7, 100), ()),
+    ("_backward_sample_multinomial", {}, [Arr((4, 3)), Arr((4, 5)), Arr((4, 3), "int32")],
+     [Arr((4, 5))], "random", "multinomial_backward", (), ()),
+    ("where", {}, [Arr((4, 1), "int32"), Arr((4, 5)), Arr((4, 5))], [Arr((4, 5))], "elemwise",
+     "where", (), ()),
     ("sum", {}, [Arr((1 << 20,))], [Arr((1,))], "reduce", "reduce:sum", (1,), ()),
     ("topk", {}, [Arr((3, 100))], [Arr((3, 5)), Arr((3, 5), "int32")], "ordering", "topk",
      (3, 100, 1, 5, 3, 0), ()),
@@ -111,14 +140,29 @@ CASES += [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] + ":" + c[5] for c in CASES])
 def test_spec_names_an_instantiated_kernel(case):
     op, attrs, ins, outs, fam, kern, ia, fa = case
-    spec = S.launch_spec(op, attrs, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
+    spec = launch_spec(op, attrs, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
     assert spec is not None
     for launch in spec.get("launches", [spec]):
         _check_launch(launch, ins, outs, spec.get("workspace", 0))
 
 
+# the parameter types each kind of launch argument may fill (common.cuh's structs by value;
+# a template type T takes the raw bits of slice_assign_scalar's value)
+_KIND_TYPES = {"i32": {"int"}, "i64": {"i64", "long long"}, "u64": {"u64", "T"},
+               "u8": {"T"}, "u16": {"T"}, "u32": {"T"}, "f32": {"float"}, "f64": {"double"},
+               "bytes": {"bcast2", "bcast3", "index_map", "reduce_map"}}
+
+
 def _check_launch(spec, ins, outs, workspace):
-    assert spec["name"] in S.instantiations(spec["family"])
+    assert spec["name"] in instantiations(spec["family"])
+    # every argument fills the .cu kernel's parameter at its place, pointer for pointer
+    params = cu_parameters(spec["family"], spec["name"].split("<")[0])
+    assert len(params) == len(spec["args"]), (spec["name"], params, spec["args"])
+    for (kind, _), (ptype, pname) in zip(spec["args"], params):
+        if kind in ("in", "out", "ptr", "ws"):
+            assert ptype.endswith("*"), (spec["name"], pname, kind)
+        else:
+            assert ptype in _KIND_TYPES[kind], (spec["name"], pname, ptype, kind)
     assert all(g >= 1 for g in spec["grid"]) and spec["block"][0] % 32 == 0
     for kind, v in spec["args"]:
         assert kind in ("in", "out", "ptr", "bytes", "i32", "i64", "u8", "u16", "u32", "u64",
@@ -133,19 +177,42 @@ def _check_launch(spec, ins, outs, workspace):
 
 def test_unsupported_gives_none():
     # no GPU kernel: the caller raises naming the operator and "gpu"
-    assert S.launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
-    assert S.launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
+    assert launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
+    assert launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
                          family="softmax", kernel="softmax_ce") is None
     # integer GEMMs, and index maps past 8 dims
-    assert S.launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
+    assert launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
                          family="dot", kernel="gemm", iattr=(1, 1, 2, 2, 2, 0, 0, 0) + (4, 0, 2) * 4,
                          fattr=(1.0, 0.0)) is None
-    assert S.launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
-                         kernel="transpose") is None
+    assert launch_spec("transpose", {}, [Arr((1,) * 9)], [Arr((1,) * 9)], family="shape",
+                       kernel="transpose", iattr=tuple(range(9))[::-1]) is None
+
+
+def test_a_builder_error_is_an_error():
+    # a bug in a builder (here: no output array) must surface, not read as "no GPU kernel"
+    with pytest.raises(IndexError):
+        launch_spec("exp", {}, [Arr((4,))], [], family="elemwise", kernel="unary:exp")
+    with pytest.raises(TypeError):
+        launch_spec("clip", {}, [Arr((4,))], [Arr((4,))], family="elemwise", kernel="clip",
+                    iattr=(), fattr=(None, 1.0))
+
+
+def test_name_lists_come_from_the_registry():
+    from mxc.ops import registry
+    unary = [n for n in registry.kernel_names("elemwise", "unary") if n != "copy"]
+    names = instantiations("elemwise")
+    assert "exp" in unary and "erf" in unary
+    for op in unary:
+        assert "mxc_unary<mxc::op_%s, float>" % op in names
+    assert "mxc_unary<mxc::op_copy, float>" not in names
+    for op in registry.kernel_names("elemwise", "binary"):
+        assert "mxc_bcast_binary<mxc::op_%s, double>" % op in instantiations("broadcast")
+    assert "mxc_reduce_cols<mxc::r_norm2, float, float>" in instantiations("reduce")
+    assert "mxc_sgd_mom_update<__half>" in instantiations("optimizer_ops")
 
 
 def test_take_raise_carries_a_device_check():
-    spec = S.launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
+    spec = launch_spec("take", {}, [Arr((4,)), Arr((2,), "int32")], [Arr((2,))],
                          family="shape", kernel="take", iattr=(0, 2), fattr=())
     (launch,) = spec["launches"]
     assert launch["args"][-1] == ("i32", 0)            # taken with clip once checked
@@ -169,7 +236,7 @@ def _gather_offsets(shape, strides, out_shape):
                                            ((6, 1), (1, 7)), ((3, 5), (3, 5)), ((1,), (2, 2))])
 def test_broadcast_maps_match_numpy(ashape, bshape):
     out = np.broadcast_shapes(ashape, bshape)
-    shp, (sa, sb) = S.collapse(out, S.bcast_strides(ashape, out), S.bcast_strides(bshape, out))
+    shp, (sa, sb) = collapse(out, bcast_strides(ashape, out), bcast_strides(bshape, out))
     a = np.arange(int(np.prod(ashape))).reshape(ashape)
     b = np.arange(int(np.prod(bshape))).reshape(bshape)
     np.testing.assert_array_equal(a.ravel()[_gather_offsets(shp, sa, out)],
@@ -181,7 +248,7 @@ def test_broadcast_maps_match_numpy(ashape, bshape):
 @pytest.mark.parametrize("shape,mask", [((4, 5, 6), (0, 1, 0)), ((4, 5, 6), (1, 0, 1)),
                                         ((3, 1, 7), (1, 1, 1)), ((2, 3), (0, 0))])
 def test_reduce_map_matches_numpy(shape, mask):
-    nout, count, packed, _ = S.reduce_map(shape, mask)
+    nout, count, packed, _ = reduce_map(shape, mask)
     v = struct.unpack("<34q", packed[1])
     nk, ks, kst = v[0], v[1:9], v[9:17]
     nr, rs, rst = v[17], v[18:26], v[26:34]
@@ -215,12 +282,12 @@ def _index_map_offsets(packed):
 def test_index_maps_match_numpy():
     x = np.arange(6 * 5).reshape(6, 5)
     cases = [("slice", {}, (6, 5), (3, 5), (1, 0, 2, 1), x[1::2]),
-             ("transpose", {"axes": (1, 0)}, (6, 5), (5, 6), None, x.T),
-             ("flip", {"axis": 1}, (6, 5), (6, 5), None, x[:, ::-1]),
+             ("transpose", {"axes": (1, 0)}, (6, 5), (5, 6), (1, 0), x.T),
+             ("flip", {"axis": 1}, (6, 5), (6, 5), (0, 1), x[:, ::-1]),
              ("broadcast_to", {}, (1, 5), (4, 5), None, np.broadcast_to(x[:1], (4, 5)))]
     for kern, attrs, xs, ys, ia, want in cases:
         src = x if xs == x.shape else x[:1]
-        spec = S.launch_spec(kern, attrs, [Arr(xs, "int64")], [Arr(ys, "int64")], family="shape",
+        spec = launch_spec(kern, attrs, [Arr(xs, "int64")], [Arr(ys, "int64")], family="shape",
                              kernel=kern, iattr=ia, fattr=())
         np.testing.assert_array_equal(src.ravel()[_index_map_offsets(spec["args"][3][1])],
                                       want.ravel())
@@ -229,14 +296,14 @@ def test_index_maps_match_numpy():
 def test_concat_split_launches():
     a, b = np.arange(12).reshape(3, 4), 100 + np.arange(6).reshape(3, 2)
     out = np.concatenate([a, b], axis=1)
-    spec = S.launch_spec("concat", {}, [Arr(a.shape, "int64"), Arr(b.shape, "int64")],
+    spec = launch_spec("concat", {}, [Arr(a.shape, "int64"), Arr(b.shape, "int64")],
                          [Arr(out.shape, "int64")], family="shape", kernel="concat", iattr=(1,))
     y = np.zeros(out.size, np.int64)
     for launch, part in zip(spec["launches"], (a, b)):
         assert launch["name"] == "mxc_scatter_map<unsigned long long>"
         y[_index_map_offsets(launch["args"][3][1])] = part.ravel()
     np.testing.assert_array_equal(y, out.ravel())
-    spec = S.launch_spec("split", {}, [Arr(out.shape, "int64")],
+    spec = launch_spec("split", {}, [Arr(out.shape, "int64")],
                          [Arr(a.shape, "int64"), Arr(b.shape, "int64")], family="shape",
                          kernel="split", iattr=(1,))
     for launch, part in zip(spec["launches"], (a, b)):

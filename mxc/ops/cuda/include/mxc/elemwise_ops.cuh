@@ -1,15 +1,11 @@
 // The elementwise op functors (unary: f/d/i, binary: f/d/i) of elemwise.cu and broadcast.cu.
 #pragma once
 #include "mxc/common.cuh"
+#include "kernels/unary_math.h"
 
 namespace mxc {
 
 // ---- integer helpers ---------------------------------------------------------------------
-template <class I> MXC_DEV I wrap_neg(I a) { return (I)(0ull - (u64)a); }
-// -a as MXNet's C++ computes it: 8-bit types promote to int (no wrap), 32/64-bit wrap
-template <class I> MXC_DEV i64 mx_neg(I a) {
-  return sizeof(I) < 4 ? -(i64)a : (i64)(I)(0ull - (u64)a);
-}
 MXC_DEV unsigned char idiv(unsigned char a, unsigned char b) { return mxc_hd_div_u8(a, b); }
 MXC_DEV signed char idiv(signed char a, signed char b) { return mxc_hd_div_i8(a, b); }
 MXC_DEV int idiv(int a, int b) { return mxc_hd_div_i32(a, b); }
@@ -18,71 +14,33 @@ MXC_DEV unsigned char imod(unsigned char a, unsigned char b) { return mxc_hd_mod
 MXC_DEV signed char imod(signed char a, signed char b) { return mxc_hd_mod_i8(a, b); }
 MXC_DEV int imod(int a, int b) { return mxc_hd_mod_i32(a, b); }
 MXC_DEV long long imod(long long a, long long b) { return mxc_hd_mod_i64(a, b); }
-template <class I> MXC_DEV I iabs(I a) { return a < 0 ? wrap_neg(a) : a; }
-template <> MXC_DEV unsigned char iabs<unsigned char>(unsigned char a) { return a; }
 
-// ---- unary ops: f (float), d (double), i (integer storage type I) -------------------------
-#define MXC_UNARY_OP(NAME, FE, DE, IE)                                                       \
+// ---- unary ops: op_<name> with f (float), d (double), i (integer storage type I), generated
+// from the one definition of each operator's math (kernels/unary_math.h, shared with the CPU)
+// ----------------------------------------------------------------------------------------------
+#define MXC_UM_EXPF(a) expf(a)
+#define MXC_UM_LGAMMAF(a) lgammaf(a)
+#define MXC_UM_LGAMMA(a) lgamma(a)
+#define MXC_UM_ITO(a, v) from_double<DT>(v)
+// the unsigned twin of an integer storage type (U in the exact integer expressions: 32-bit
+// arithmetic for the 8- and 32-bit types, as the CPU's)
+template <class I> struct utwin { typedef unsigned int t; };
+template <> struct utwin<long long> { typedef unsigned long long t; };
+#define MXC_UNARY_INT_E(FE, DE, IE)                                                          \
+  typedef I DT;                                                                              \
+  typedef typename utwin<I>::t U;                                                            \
+  (void)sizeof(DT);                                                                          \
+  (void)sizeof(U);                                                                           \
+  return (IE);
+#define MXC_UNARY_INT_D(FE, DE, IE) return from_double<I>(d((double)a));
+#define MXC_UNARY_INT_F(FE, DE, IE) return from_double<I>((double)f((float)a));
+#define MXC_UNARY_FUNCTOR(NAME, FE, DE, HEAVY, KIND, IE)                                     \
   struct op_##NAME {                                                                         \
     static MXC_DEV float f(float a) { return FE; }                                           \
     static MXC_DEV double d(double a) { return DE; }                                         \
-    template <class I> static MXC_DEV I i(I a) { return IE; }                                \
+    template <class I> static MXC_DEV I i(I a) { MXC_UNARY_INT_##KIND(FE, DE, IE) }          \
   };
-// integer route through double (MXNet's math on an int widened to a floating type)
-#define MXC_VIA_D(DE) from_double<I>(d((double)a))
-#define MXC_VIA_F(FE) from_double<I>((double)f((float)a))
-
-MXC_DEV float rsqrt_f(float a) { return 1.0f / sqrtf(a); }
-MXC_DEV float sigmoid_f(float a) { return 1.0f / (1.0f + expf(-a)); }
-MXC_DEV double sigmoid_d(double a) { return 1.0 / (1.0 + exp(-a)); }
-#define MXC_DEG_F (180.0f / 3.14159265358979323846f)
-#define MXC_RAD_F (3.14159265358979323846f / 180.0f)
-
-MXC_UNARY_OP(negative, -a, -a, wrap_neg(a))
-MXC_UNARY_OP(abs, fabsf(a), fabs(a), iabs(a))
-MXC_UNARY_OP(sign, (a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : 0.0f)),
-             (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0)), (I)((a > 0) - (a < 0)))
-MXC_UNARY_OP(round, roundf(a), round(a), a)
-MXC_UNARY_OP(rint, mxc_hd_rintf(a), mxc_hd_rint(a), a)
-MXC_UNARY_OP(ceil, ceilf(a), ceil(a), a)
-MXC_UNARY_OP(floor, floorf(a), floor(a), a)
-MXC_UNARY_OP(trunc, truncf(a), trunc(a), a)
-MXC_UNARY_OP(fix, mxc_hd_fixf(a), mxc_hd_fix(a), a)
-MXC_UNARY_OP(square, a * a, a * a, (I)((u64)a * (u64)a))
-MXC_UNARY_OP(sqrt, sqrtf(a), sqrt(a), MXC_VIA_D(0))
-MXC_UNARY_OP(rsqrt, rsqrt_f(a), 1.0 / sqrt(a), MXC_VIA_D(0))
-MXC_UNARY_OP(cbrt, cbrtf(a), cbrt(a), MXC_VIA_D(0))
-MXC_UNARY_OP(exp, expf(a), exp(a), MXC_VIA_D(0))
-MXC_UNARY_OP(expm1, expm1f(a), expm1(a), MXC_VIA_D(0))
-MXC_UNARY_OP(log, logf(a), log(a), MXC_VIA_D(0))
-MXC_UNARY_OP(log10, log10f(a), log10(a), MXC_VIA_D(0))
-MXC_UNARY_OP(log2, log2f(a), log2(a), MXC_VIA_D(0))
-MXC_UNARY_OP(log1p, log1pf(a), log1p(a), MXC_VIA_D(0))
-MXC_UNARY_OP(sin, sinf(a), sin(a), MXC_VIA_D(0))
-MXC_UNARY_OP(cos, cosf(a), cos(a), MXC_VIA_D(0))
-MXC_UNARY_OP(tan, tanf(a), tan(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arcsin, asinf(a), asin(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arccos, acosf(a), acos(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arctan, atanf(a), atan(a), MXC_VIA_D(0))
-MXC_UNARY_OP(sinh, sinhf(a), sinh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(cosh, coshf(a), cosh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(tanh, tanhf(a), tanh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arcsinh, asinhf(a), asinh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arccosh, acoshf(a), acosh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(arctanh, atanhf(a), atanh(a), MXC_VIA_D(0))
-MXC_UNARY_OP(degrees, MXC_DEG_F * a, (double)MXC_DEG_F * a, MXC_VIA_F(0))
-MXC_UNARY_OP(radians, MXC_RAD_F * a, (double)MXC_RAD_F * a, MXC_VIA_F(0))
-MXC_UNARY_OP(sigmoid, sigmoid_f(a), sigmoid_d(a),
-             from_double<I>(1.0 / (1.0 + exp((double)mx_neg(a)))))
-MXC_UNARY_OP(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0),
-             (a > 0 ? a : (I)0))
-MXC_UNARY_OP(softsign, a / (1.0f + fabsf(a)), a / (1.0 + fabs(a)), MXC_VIA_D(0))
-MXC_UNARY_OP(erf, erff(a), erf(a), MXC_VIA_D(0))
-MXC_UNARY_OP(erfinv, erfinvf(a), erfinv(a), MXC_VIA_D(0))
-MXC_UNARY_OP(gamma, tgammaf(a), tgamma(a), MXC_VIA_D(0))
-MXC_UNARY_OP(gammaln, lgammaf(a), lgamma(a), MXC_VIA_D(0))
-MXC_UNARY_OP(reciprocal, 1.0f / a, 1.0 / a, MXC_VIA_F(0))
-MXC_UNARY_OP(logical_not, (a == 0.0f ? 1.0f : 0.0f), (a == 0.0 ? 1.0 : 0.0), (I)(a == 0))
+MXC_UNARY_OPS(MXC_UNARY_FUNCTOR)
 
 template <class Op> MXC_DEV float apply1(Op, float a) { return Op::f(a); }
 template <class Op> MXC_DEV double apply1(Op, double a) { return Op::d(a); }
