@@ -721,8 +721,18 @@ def Group(symbols, create_fn=Symbol):
 def load(fname):
     if not isinstance(fname, str):
         raise TypeError("fname need to be string")
-    with open(fname) as f:
-        return load_json(f.read())
+    with open(fname, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise MXNetError(f"{fname}: not a symbol JSON (line {line}: byte {e.start} is not "
+                         "UTF-8)") from None
+    try:
+        return load_json(text)
+    except MXNetError as e:
+        raise MXNetError(f"{fname}: {e}") from None
 
 
 def load_json(json_str):
