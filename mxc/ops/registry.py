@@ -179,8 +179,9 @@ def _arity_checked(op, infer):
     def checked(attrs, in_shapes, in_dtypes):
         need = fixed if fixed is not None else len(op.input_names(attrs))
         if len(in_shapes) < need:
-            raise OperatorInputError(f"Operator {op.name} expects {need} inputs, but got "
-                                     f"{len(in_shapes)} instead")
+            names = op.inputs if fixed is not None else op.input_names(attrs)
+            raise OperatorInputError(f"Operator {op.name} expects {need} inputs "
+                                     f"({', '.join(names)}), but got {len(in_shapes)} instead")
         return infer(attrs, in_shapes, in_dtypes)
     checked.__wrapped__ = infer
     return checked

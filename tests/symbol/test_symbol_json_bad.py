@@ -194,7 +194,7 @@ def test_norm_without_gamma_beta_is_refused_at_bind(opname, n):
     segfaults in forward for the other four; mxc refuses all five at bind."""
     s = _without_gamma_beta(opname)
     assert s.list_arguments() == ["data"]
-    with pytest.raises(MXNetError, match=f"Operator {opname} expects {n} inputs, but got 1"):
+    with pytest.raises(MXNetError, match=f"Operator {opname} expects {n} inputs \\(.*\\), but got 1"):
         s.simple_bind(mx.cpu(), data=(2, 4, 3, 3))
     with pytest.raises(MXNetError, match=f"expects {n} inputs"):
         s.bind(mx.cpu(), {"data": mx.nd.ones((2, 4, 3, 3))})
@@ -212,10 +212,10 @@ def test_the_input_count_is_checked_where_every_path_infers():
     names first; this is the check under every path)."""
     from mxc.ops import registry
     bn = registry.get("BatchNorm")
-    with pytest.raises(MXNetError, match="Operator BatchNorm expects 5 inputs, but got 1"):
+    with pytest.raises(MXNetError, match="Operator BatchNorm expects 5 inputs \\(data, gamma, beta, moving_mean, moving_var\\), but got 1"):
         bn.infer(bn.parse({}), [(2, 4)], [np.float32])
     fc = registry.get("FullyConnected")
-    with pytest.raises(MXNetError, match="Operator FullyConnected expects 2 inputs, but got 1"):
+    with pytest.raises(MXNetError, match="Operator FullyConnected expects 2 inputs \\(data, weight\\), but got 1"):
         fc.infer(fc.parse({"num_hidden": 3, "no_bias": True}), [(2, 4)], [np.float32])
     assert fc.infer(fc.parse({"num_hidden": 3, "no_bias": True}), [(2, 4), (3, 4)],
                     [np.float32] * 2)[0] == [(2, 3)]
