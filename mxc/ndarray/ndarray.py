@@ -54,6 +54,15 @@ def _shape(shape):
     return tuple(int(d) for d in shape)
 
 
+def _new_shape(shape, what):
+    """The shape of a new array: every dimension known (MXNet refuses zeros((-1,)), where -1
+    would mean a dimension left to inference)."""
+    shape = _shape(shape)
+    if any(d < 0 for d in shape):
+        raise MXNetError(f"{what}: shape {shape} has a negative dimension")
+    return shape
+
+
 class NDArray(NDArrayBase):
     """An array on a device whose values are produced asynchronously by the engine."""
 
@@ -457,7 +466,7 @@ def empty(shape, ctx=None, dtype=None, stype=None):
     if stype not in (None, "default"):
         from . import sparse
         return sparse.empty(stype, shape, ctx, dtype)
-    return _h.empty(NDArray, _shape(shape), _dtype(dtype), _ctx(ctx))
+    return _h.empty(NDArray, _new_shape(shape, "empty"), _dtype(dtype), _ctx(ctx))
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -545,7 +554,7 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     nd = _nd()
     if out is not None:
         return nd._full(shape=out.shape, value=val, dtype=out._dtype.name, out=out)
-    return nd._full(shape=_shape(shape), value=val, ctx=ctx, dtype=_dtype(dtype).name)
+    return nd._full(shape=_new_shape(shape, "full"), value=val, ctx=ctx, dtype=_dtype(dtype).name)
 
 
 def _op_kwargs(fn, kwargs):

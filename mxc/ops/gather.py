@@ -354,8 +354,8 @@ def _boolean_mask(F, a, data, index):
                          f"got shape {index.shape}")
     rows = np.flatnonzero(index.asnumpy()).astype(np.int64)      # the result's shape needs them
     n = data.shape[0]
-    if not len(rows):       # nothing selected: an empty slice (its gradient is zero)
-        return F.slice_axis(data, axis=0, begin=0, end=0)
+    if not len(rows):       # nothing selected: no row taken (its gradient is zero)
+        return F.take(data, F.array(rows, ctx=data.context, dtype=np.int64), axis=0)
     rest = data.shape[1:]
     w = data.reshape((n, max(_prod(rest), 1) if rest else 1))
     pos = F.array(rows, ctx=data.context, dtype=np.int64)
