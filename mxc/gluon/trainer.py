@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from .. import autograd
+from .._core import atomic_write
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
@@ -367,8 +368,7 @@ class Trainer:
                                      "yet initialized in kvstore.")
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updaters[0].get_states(dump_optimizer=True))
+            atomic_write.write_bytes(fname, [self._updaters[0].get_states(dump_optimizer=True)])
 
     def load_states(self, fname):
         """Load optimizer states written by ``save_states``."""

@@ -16,6 +16,7 @@ import numpy as _np
 
 from ..attribute import AttrScope
 from ..base import MXNetError
+from .._core import atomic_write
 from ..name import NameManager
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
@@ -599,11 +600,9 @@ class Symbol:
     def save(self, fname, remove_amp_cast=True):
         if not isinstance(fname, str):
             raise TypeError("fname need to be string")
-        text = self.tojson(remove_amp_cast)
-        tmp = fname + ".tmp"           # written whole, then renamed: an old file is never lost
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, fname)
+        # written whole, then renamed: an old file is never lost, a killed writer's temporary
+        # is removed by the next save (mxc/_core/atomic_write.py)
+        atomic_write.write_bytes(fname, [self.tojson(remove_amp_cast).encode("utf-8")])
 
     # ---- execution ----------------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
