@@ -92,7 +92,11 @@ def write_bytes(target, parts):
     tmp = temp_path(target)
     try:
         # 0o666: the umask decides the mode, as with a plain open
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                         0o666)
+        except OSError as e:        # named after the target (a missing directory, no rights)
+            raise type(e)(e.errno, e.strerror, os.fspath(target)) from None
         with os.fdopen(fd, "wb") as f:
             for part in parts:
                 f.write(part)

@@ -69,13 +69,15 @@ class MXRecordIO:
     def open(self):
         """Opens the record file."""
         if self.flag == "w":
-            self._tmp = atomic_write.temp_path(self.uri)
+            tmp = atomic_write.temp_path(self.uri)
             try:
-                self.handle = _rio.RecordWriter(self._tmp)
-            except BaseException:
-                atomic_write.discard(self._tmp)
-                self._tmp = None
+                self.handle = _rio.RecordWriter(tmp)
+            except BaseException as e:
+                atomic_write.discard(tmp)
+                if isinstance(e, MXNetError):       # named after the file asked for
+                    raise MXNetError(str(e).replace(tmp, self.uri)) from None
                 raise
+            self._tmp = tmp
             self.writable = True
         elif self.flag == "r":
             self.handle = _rio.RecordReader(self.uri)
@@ -242,9 +244,9 @@ class MXIndexedRecordIO(MXRecordIO):
             self._idx_tmp = atomic_write.temp_path(self.idx_path)
             try:
                 self.fidx = open(self._idx_tmp, "w")
-            except BaseException:
+            except OSError as e:        # named after the index asked for
                 self._discard()
-                raise
+                raise type(e)(e.errno, e.strerror, self.idx_path) from None
             return
         try:
             with open(self.idx_path, "rb") as f:
