@@ -25,7 +25,10 @@ def corpus_dirs(target):
 def _instrument(atheris, prefixes):
     """Coverage feedback from the functions of the modules under `prefixes` only (instrumenting
     every module of mxc as it is imported costs half a minute of start-up)."""
+    import importlib
     import inspect
+    for p in prefixes:              # modules mxc imports only when first used (symbol.json)
+        importlib.import_module(p)
     names = [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
     for name in names:
         mod = sys.modules[name]
