@@ -660,7 +660,10 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     nd = _nd()
     outs = []
     for b, e in bounds:
-        part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
+        if e > b:
+            part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
+        else:       # an empty section (MXNet gives it; slice_axis refuses begin == end)
+            part = ary[(slice(None),) * (axis % ary.ndim) + (slice(b, e),)]
         if squeeze_axis:
             if e - b != 1:
                 raise ValueError("split_v2: squeeze_axis needs sections of size 1")
