@@ -571,6 +571,16 @@ register(OpDef("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
                doc="data with the slice set to a scalar."))
 
 
+def empty_along(F, x, axis):
+    """`x` with nothing left along `axis` (an empty split section): slice refuses an empty
+    result outside numpy shape semantics, as MXNet's operator does, so it is asked under them."""
+    from ..util import np_shape
+    begin, end = [None] * x.ndim, [None] * x.ndim
+    begin[axis] = end[axis] = 0
+    with np_shape(True):
+        return F.slice(x, begin=tuple(begin), end=tuple(end))
+
+
 def _slice_axis_composite(F, a, x):
     ax, b, e = _slice_axis_range(a, x.shape)
     begin = [None] * x.ndim
