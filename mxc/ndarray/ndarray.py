@@ -663,7 +663,8 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
         if e > b:
             part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
         else:       # an empty section (MXNet gives it; slice_axis refuses begin == end)
-            part = ary[(slice(None),) * (axis % ary.ndim) + (slice(b, e),)]
+            from ..ops.shape import empty_along
+            part = empty_along(nd, ary, axis % ary.ndim)
         if squeeze_axis:
             if e - b != 1:
                 raise ValueError("split_v2: squeeze_axis needs sections of size 1")
