@@ -243,7 +243,7 @@ class MXIndexedRecordIO(MXRecordIO):
         if self.writable:
             self._idx_tmp = atomic_write.temp_path(self.idx_path)
             try:
-                self.fidx = open(self._idx_tmp, "w")
+                self.fidx = open(self._idx_tmp, "w", encoding="utf-8")
             except OSError as e:        # named after the index asked for
                 self._discard()
                 raise type(e)(e.errno, e.strerror, self.idx_path) from None
