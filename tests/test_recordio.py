@@ -399,21 +399,90 @@ def test_missing_and_inconsistent_index(tmp_path):
         recordio.MXIndexedRecordIO(idx, rec, "r")
 
 
-def test_interrupted_writer_leaves_earlier_records(tmp_path):
+def _kill_midway(code):
+    """Run `code` in a child that SIGKILLs itself when it reaches KILL (mid-write)."""
+    code = textwrap.dedent(code).replace("KILL", "os.kill(os.getpid(), signal.SIGKILL)")
+    p = subprocess.run([sys.executable, "-c", "import os, signal\n" + code], cwd=ROOT,
+                       timeout=60)
+    assert p.returncode == -9
+
+
+def _temporaries(directory):
+    return sorted(n for n in os.listdir(directory) if ".tmp-" in n)
+
+
+def test_killed_writer_leaves_the_old_database_whole(tmp_path):
+    """A packer killed midway (after 50 of 100 records) leaves the previous .rec/.idx exactly as
+    they were (MXNet truncates the .rec at open: a cut file beside a stale index); the next
+    writer of the same files removes the dead one's temporaries."""
     rec, idx = str(tmp_path / "k.rec"), str(tmp_path / "k.idx")
-    code = textwrap.dedent(f"""
-        import os, signal
+    old = [b"old %d " % i * 10 for i in range(7)]
+    with recordio.MXIndexedRecordIO(idx, rec, "w") as w:
+        for i, r in enumerate(old):
+            w.write_idx(i, r)
+    before = (open(rec, "rb").read(), open(idx, "rb").read())
+    _kill_midway(f"""
         from mxc import recordio
         w = recordio.MXIndexedRecordIO({idx!r}, {rec!r}, "w")
-        for i in range(50):
-            w.write_idx(i, b"record %d " % i * 20)
-        os.kill(os.getpid(), signal.SIGKILL)
+        for i in range(100):
+            w.write_idx(i, b"new %d " % i * 20)
+            if i == 49:
+                KILL
     """)
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60)
-    assert p.returncode == -9
+    assert (open(rec, "rb").read(), open(idx, "rb").read()) == before
+    left = _temporaries(tmp_path)
+    assert len(left) == 2 and left[0].startswith(".k.idx.tmp-") and left[1].startswith(".k.rec.tmp-")
+    assert os.path.getsize(tmp_path / left[1]) >= 50 * 140     # the dead writer's 50 records
     r = recordio.MXIndexedRecordIO(idx, rec, "r")
-    assert read_all(r) == [b"record %d " % i * 20 for i in range(50)]
-    assert r.read_idx(49) == b"record 49 " * 20
+    assert [r.read_idx(i) for i in range(7)] == old
+    r.close()
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")     # a new writer of the same files
+    assert len(_temporaries(tmp_path)) == 2           # its own two, the dead ones are gone
+    assert not set(_temporaries(tmp_path)) & set(left)
+    w.write_idx(5, b"five")
+    w.close()
+    assert _temporaries(tmp_path) == []
+    r = recordio.MXIndexedRecordIO(idx, rec, "r")
+    assert r.keys == [5] and r.read_idx(5) == b"five"
+
+
+def test_killed_plain_writer_leaves_the_old_file(tmp_path):
+    rec = str(tmp_path / "p.rec")
+    write_recs(rec, [b"a", b"bb"])
+    _kill_midway(f"""
+        from mxc import recordio
+        w = recordio.MXRecordIO({rec!r}, "w")
+        w.write(b"partial")
+        KILL
+    """)
+    assert read_all(recordio.MXRecordIO(rec, "r")) == [b"a", b"bb"]
+    assert len(_temporaries(tmp_path)) == 1
+
+
+def test_writer_files_appear_at_close_and_a_failed_block_leaves_none(tmp_path):
+    rec, idx = str(tmp_path / "c.rec"), str(tmp_path / "c.idx")
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    w.write_idx(0, b"x")
+    assert not os.path.exists(rec) and not os.path.exists(idx)
+    w.close()
+    assert recordio.MXIndexedRecordIO(idx, rec, "r").read_idx(0) == b"x"
+    with pytest.raises(KeyError):
+        with recordio.MXIndexedRecordIO(idx, rec, "w") as w:
+            w.write_idx(1, b"y")
+            raise KeyError("stop")
+    assert recordio.MXIndexedRecordIO(idx, rec, "r").read_idx(0) == b"x"
+    assert _temporaries(tmp_path) == []
+
+
+def test_index_that_is_not_utf8_names_file_and_line(tmp_path):
+    rec, idx = str(tmp_path / "u.rec"), str(tmp_path / "u.idx")
+    with recordio.MXIndexedRecordIO(idx, rec, "w") as w:
+        w.write_idx(0, b"x")
+        w.write_idx(1, b"y")
+    with open(idx, "ab") as f:
+        f.write(b"2\t\xff\xfe\n")
+    with pytest.raises(MXNetError, match=r"u\.idx, line 3: not text \(byte 11 is not UTF-8\)"):
+        recordio.MXIndexedRecordIO(idx, rec, "r")
 
 
 # ------------------------------------------------------------------ the prefetch thread

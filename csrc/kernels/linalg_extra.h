@@ -152,10 +152,13 @@ static double mxc_lx_lu_d(int64_t n, double *A, int64_t *piv) {
   return sign;
 }
 
-/* inverse through LU: B = A^-1 (A destroyed), col: n scratch */
-static void mxc_lx_inverse_d(int64_t n, double *A, double *B, int64_t *piv, double *col) {
+/* inverse through LU: B = A^-1 (A destroyed), col: n scratch. Returns 0, or 1 + the index of
+ * the first zero pivot when A is singular (as LAPACK's getrf info; B is then left unwritten) */
+static int64_t mxc_lx_inverse_d(int64_t n, double *A, double *B, int64_t *piv, double *col) {
   int64_t i, j, c;
   mxc_lx_lu_d(n, A, piv);
+  for (i = 0; i < n; i++)
+    if (A[i * n + i] == 0.0) return i + 1;
   for (c = 0; c < n; c++) {
     for (i = 0; i < n; i++) col[i] = i == c ? 1.0 : 0.0;
     for (i = 0; i < n; i++) {             /* apply the row swaps */
@@ -169,6 +172,7 @@ static void mxc_lx_inverse_d(int64_t n, double *A, double *B, int64_t *piv, doub
     }
     for (i = 0; i < n; i++) B[i * n + c] = col[i];
   }
+  return 0;
 }
 
 #define MXC_LX_ALLOC(ptr, count)                                                                   \
@@ -276,20 +280,32 @@ static void mxc_lx_inverse_d(int64_t n, double *A, double *B, int64_t *piv, doub
     const T *A = (const T *)call->in[0].data;                                                      \
     T *B = (T *)call->out[0].data;                                                                 \
     int fail = 0;                                                                                  \
+    int64_t bad = -1, badpiv = 0; /* the first singular matrix of the batch and its zero pivot */  \
     MXC_PRAGMA(omp parallel for num_threads(call->nthreads) if (batch * n * n >= MXC_LX_PAR_MIN))  \
     for (b = 0; b < batch; b++) {                                                                  \
       double *W, *Bd, *col;                                                                        \
-      int64_t *piv, i;                                                                             \
+      int64_t *piv, i, zero;                                                                       \
       W = malloc(sizeof(double) * (size_t)(2 * n * n + n + 1));                                    \
       piv = malloc(sizeof(int64_t) * (size_t)(n + 1));                                             \
       if (!W || !piv) { free(W); free(piv); fail = 1; continue; }                                  \
       Bd = W + n * n; col = Bd + n * n;                                                            \
       for (i = 0; i < n * n; i++) W[i] = LD(A[b * n * n + i]);                                 \
-      mxc_lx_inverse_d(n, W, Bd, piv, col);                                                        \
-      for (i = 0; i < n * n; i++) B[b * n * n + i] = ST(Bd[i]);                                     \
+      zero = mxc_lx_inverse_d(n, W, Bd, piv, col);                                                 \
+      if (zero) {                                                                                  \
+        MXC_PRAGMA(omp critical(mxc_lx_inverse_bad))                                               \
+        if (bad < 0 || b < bad) { bad = b; badpiv = zero; }                                        \
+      } else {                                                                                     \
+        for (i = 0; i < n * n; i++) B[b * n * n + i] = ST(Bd[i]);                                   \
+      }                                                                                            \
       free(W); free(piv);                                                                          \
     }                                                                                              \
     if (fail) { snprintf(call->err, MXC_ERR_LEN, "_linalg_inverse: out of memory"); return -1; }   \
+    if (bad >= 0) {                                                                                \
+      snprintf(call->err, MXC_ERR_LEN, "the matrix at batch index %lld is singular "               \
+               "(LU pivot %lld is zero), it has no inverse", (long long)bad,                       \
+               (long long)badpiv);                                                                 \
+      return -1;                                                                                   \
+    }                                                                                              \
     return 0;                                                                                      \
   }                                                                                                \
                                                                                                    \

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import autograd, name as _name, ndarray, symbol
 from .._core import modes as _modes
+from .._core import atomic_write
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol, load_json
@@ -459,8 +460,7 @@ class Block:
                 walk(child, index, mdl)
 
         walk(self, [0], model)
-        with open(prefix + "-model.json", "w") as fp:
-            json.dump(model, fp)
+        atomic_write.write_bytes(prefix + "-model.json", [json.dumps(model).encode("utf-8")])
         self.save_parameters(prefix + "-model.params")
 
     def load(self, prefix):

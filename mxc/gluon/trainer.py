@@ -1,6 +1,7 @@
 """Trainer: applies an Optimizer to a set of Parameters after ``autograd.backward`` (gradients
 reduced across contexts through a KVStore when there are several), as mxnet.gluon.Trainer."""
 from .. import autograd
+from .._core import atomic_write
 from ..model import _create_kvstore, _create_sparse_kvstore, _kv_can_optimize
 from .parameter import Parameter, ParameterDict
 
@@ -313,8 +314,7 @@ class Trainer:
                                      "yet initialized in kvstore.")
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updaters[0].get_states(dump_optimizer=True))
+            atomic_write.write_bytes(fname, [self._updaters[0].get_states(dump_optimizer=True)])
 
     def load_states(self, fname):
         """Load optimizer states written by ``save_states``."""

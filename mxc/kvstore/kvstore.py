@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import engine as _engine
 from ..base import MXNetError, string_types
+from .._core import atomic_write
 from ..ndarray.ndarray import NDArray
 from .base import KVStoreBase
 
@@ -387,8 +388,7 @@ class KVStore(KVStoreBase):
         if self._updater is None:
             raise MXNetError("save_optimizer_states: this KVStore has no optimizer; call "
                              "set_optimizer first")
-        with open(fname, "wb") as f:
-            f.write(self._updater.get_states(dump_optimizer))
+        atomic_write.write_bytes(fname, [self._updater.get_states(dump_optimizer)])
 
     def load_optimizer_states(self, fname):
         """Read the updater's states from ``fname``."""

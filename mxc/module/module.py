@@ -5,6 +5,7 @@ import warnings
 
 from .. import context as ctx
 from .. import ndarray as nd
+from .._core import atomic_write
 from ..io import DataDesc
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
                      _update_params_on_kvstore, load_checkpoint)
@@ -453,8 +454,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            with open(fname, "wb") as fout:
-                fout.write(self._updater.get_states())
+            atomic_write.write_bytes(fname, [self._updater.get_states()])
 
     def load_optimizer_states(self, fname):
         """Read optimizer states written by ``save_optimizer_states``."""

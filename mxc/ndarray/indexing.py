@@ -169,6 +169,14 @@ def getitem(arr, key):
             begin += starts[ax] * stride
             stride *= arr.shape[ax]
         return arr._flat_view(begin, begin + int(np.prod(lens, dtype=np.int64)), shape)
+    if 0 in lens:
+        # an empty selection is numpy's empty array, as before: the slice operator itself
+        # refuses an empty result outside numpy shape semantics (as MXNet's does)
+        from ..util import np_shape
+        with np_shape(True):
+            sliced = _nd().slice(arr, begin=tuple(starts), end=_ends(starts, steps, lens),
+                                 step=tuple(steps))
+        return sliced.reshape(shape)
     sliced = _nd().slice(arr, begin=tuple(starts), end=_ends(starts, steps, lens), step=tuple(steps))
     return sliced.reshape(shape)
 

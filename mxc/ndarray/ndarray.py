@@ -54,6 +54,15 @@ def _shape(shape):
     return tuple(int(d) for d in shape)
 
 
+def _new_shape(shape, what):
+    """The shape of a new array: every dimension known (MXNet refuses zeros((-1,)), where -1
+    would mean a dimension left to inference)."""
+    shape = _shape(shape)
+    if any(d < 0 for d in shape):
+        raise MXNetError(f"{what}: shape {shape} has a negative dimension")
+    return shape
+
+
 class NDArray(NDArrayBase):
     """An array on a device whose values are produced asynchronously by the engine."""
 
@@ -457,7 +466,7 @@ def empty(shape, ctx=None, dtype=None, stype=None):
     if stype not in (None, "default"):
         from . import sparse
         return sparse.empty(stype, shape, ctx, dtype)
-    return _h.empty(NDArray, _shape(shape), _dtype(dtype), _ctx(ctx))
+    return _h.empty(NDArray, _new_shape(shape, "empty"), _dtype(dtype), _ctx(ctx))
 
 
 def array(source_array, ctx=None, dtype=None):
@@ -550,7 +559,8 @@ def _filled(opname, shape, ctx, dtype, out, **value):
     op = getattr(_nd(), opname)
     if out is not None:
         return op(shape=out.shape, dtype=out._dtype.name, out=out, **value)
-    return op(shape=_shape(shape), ctx=ctx, dtype=_dtype(dtype).name, **value)
+    return op(shape=_new_shape(shape, opname.strip("_")), ctx=ctx, dtype=_dtype(dtype).name,
+              **value)
 
 
 def _op_kwargs(fn, kwargs):
@@ -656,7 +666,11 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     nd = _nd()
     outs = []
     for b, e in bounds:
-        part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
+        if e > b:
+            part = nd.slice_axis(ary, axis=axis, begin=b, end=e)
+        else:       # an empty section (MXNet gives it; slice_axis refuses begin == end)
+            from ..ops.shape import empty_along
+            part = empty_along(nd, ary, axis % ary.ndim)
         if squeeze_axis:
             if e - b != 1:
                 raise ValueError("split_v2: squeeze_axis needs sections of size 1")

@@ -48,23 +48,12 @@ def run(op, inputs, attrs, out=None, ctx=None):
                             else any(o._sparse for o in out)):
         return _sparse().dispatch(op, inputs, attrs, out, ctx)
     if op.composite is not None:
-        if _M.recording and op.grad is not None:
-            # a composite with its own gradient is one node: its parts are not recorded
-            _M.recording = False
-            try:
-                res = op.composite(_nd(), attrs, *inputs)
-            finally:
-                _M.recording = True
-            _record(op, attrs, inputs, [res] if isinstance(res, NDArray) else list(res), op.mutate)
-        else:
-            res = op.composite(_nd(), attrs, *inputs)
-        if out is not None:
-            outs = [out] if isinstance(out, NDArray) else list(out)
-            ress = [res] if isinstance(res, NDArray) else list(res)
-            for o, r in zip(outs, ress):
-                r.copyto(o)
-            return out
-        return res
+        try:
+            return _composite(op, attrs, inputs, out)
+        except ValueError as e:     # a composite's own argument check: MXNet's error too
+            if isinstance(e, MXNetError):
+                raise
+            raise OperatorInputError(str(e)) from None
     if inputs:
         ctx = inputs[0].context
         for x in inputs[1:]:
@@ -82,7 +71,10 @@ def run(op, inputs, attrs, out=None, ctx=None):
             raise
         raise OperatorInputError(str(e)) from None
     if out is None:
-        outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
+        try:
+            outputs = [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes, odtypes)]
+        except ValueError as e:         # a negative dimension the operator's infer let through
+            raise OperatorInputError(f"{op.name}: {e}") from None
         _forward(op, attrs, inputs, outputs)
         nvis = len(outputs) if op.num_visible_outputs is None else op.n_visible(attrs)
         if nvis == 1:
@@ -91,14 +83,14 @@ def run(op, inputs, attrs, out=None, ctx=None):
     outputs = [out] if isinstance(out, NDArray) else list(out)
     nvis = len(oshapes) if op.num_visible_outputs is None else op.n_visible(attrs)
     if len(outputs) != nvis:
-        raise ValueError(f"{op.name}: out= needs {nvis} arrays, got {len(outputs)}")
+        raise OperatorInputError(f"{op.name}: out= needs {nvis} arrays, got {len(outputs)}")
     # hidden outputs (kept for the gradient, as MXNet's) get fresh arrays
     outputs += [_h.empty(NDArray, s, d, ctx) for s, d in zip(oshapes[nvis:], odtypes[nvis:])]
     for o, s, d in zip(outputs, oshapes, odtypes):
         if o.shape != tuple(s):
-            raise ValueError(f"{op.name}: out= has shape {o.shape}, the result has shape {tuple(s)}")
+            raise OperatorInputError(f"{op.name}: out= has shape {o.shape}, the result has shape {tuple(s)}")
         if o._dtype != d:
-            raise ValueError(f"{op.name}: out= has dtype {o._dtype}, the result has dtype {d}")
+            raise OperatorInputError(f"{op.name}: out= has dtype {o._dtype}, the result has dtype {d}")
     # writing over an input is safe only for operators that declare it (elementwise ones), and
     # only when input and output start at the same element (not x[1:] += x[:-1])
     aliased = [(i, j, x._offset == o._offset) for i, x in enumerate(inputs)
@@ -109,6 +101,27 @@ def run(op, inputs, attrs, out=None, ctx=None):
     else:
         _forward(op, attrs, inputs, outputs)
     return out
+
+
+def _composite(op, attrs, inputs, out):
+    """An operator built from other operators (OpDef.composite), through mx.nd."""
+    if _M.recording and op.grad is not None:
+        # a composite with its own gradient is one node: its parts are not recorded
+        _M.recording = False
+        try:
+            res = op.composite(_nd(), attrs, *inputs)
+        finally:
+            _M.recording = True
+        _record(op, attrs, inputs, [res] if isinstance(res, NDArray) else list(res), op.mutate)
+    else:
+        res = op.composite(_nd(), attrs, *inputs)
+    if out is not None:
+        outs = [out] if isinstance(out, NDArray) else list(out)
+        ress = [res] if isinstance(res, NDArray) else list(res)
+        for o, r in zip(outs, ress):
+            r.copyto(o)
+        return out
+    return res
 
 
 def _sparse():

@@ -38,11 +38,11 @@ itself reads that back only with np shape globally on; mxc always reads it as 0-
 """
 import os
 import struct
-import secrets
 
 import numpy as np
 
 from ..base import MXNetError
+from .._core import atomic_write
 
 __all__ = ["save_bytes", "load_bytes", "save", "load"]
 
@@ -232,8 +232,9 @@ def save(fname, data, np_shape=False):
     """Save arrays to ``fname`` in MXNet's .params format, atomically.
 
     The file is written to a temporary file in the same directory and moved over
-    ``fname`` with ``os.replace``, so a failure (bad data, full disk) leaves any
-    previous file untouched. An existing file's permission bits are kept.
+    ``fname`` with ``os.replace``, so a failure (bad data, full disk, a killed process) leaves
+    any previous file untouched; a later save of the same file removes a dead writer's
+    temporary (mxc/_core/atomic_write.py). An existing file's permission bits are kept.
 
     Parameters
     ----------
@@ -244,30 +245,8 @@ def save(fname, data, np_shape=False):
     np_shape : bool
         Write V3 entries, as MXNet does with numpy shape semantics on (mx.np_shape()).
     """
-    fname = os.fspath(fname)
     parts = _encode_parts(data, np_shape)          # every validation error is raised here, before I/O
-    directory, base = os.path.split(os.path.abspath(fname))
-    tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 lets the umask decide the mode, like a plain fopen would.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.chmod(tmp, os.stat(fname).st_mode & 0o7777)
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, fname)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write.write_bytes(fname, parts)
 
 
 # --------------------------------------------------------------------------- reading

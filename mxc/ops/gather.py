@@ -10,6 +10,7 @@ import numpy as np
 
 from .params import Param
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
+from .shape import empty_along
 
 _PICK_MODES = {"clip": 0, "wrap": 1}
 
@@ -377,8 +378,8 @@ def _boolean_mask(F, a, data, index):
                          f"got shape {index.shape}")
     rows = np.flatnonzero(index.asnumpy()).astype(np.int64)      # the result's shape needs them
     n = data.shape[0]
-    if not len(rows):       # nothing selected: an empty slice (its gradient is zero)
-        return F.slice_axis(data, axis=0, begin=0, end=0)
+    if not len(rows):       # nothing selected (its gradient is zero)
+        return empty_along(F, data, 0)
     rest = data.shape[1:]
     w = data.reshape((n, max(_prod(rest), 1) if rest else 1))
     pos = F.array(rows, ctx=data.context, dtype=np.int64)

@@ -34,6 +34,8 @@ def _take_grad(F, a, i, o, g):
     P = int(np.prod(pre, dtype=np.int64))
     Q = int(np.prod(post, dtype=np.int64))
     I = idx.size
+    if I == 0:      # nothing taken (reshape would read the 0 below as "copy this dimension")
+        return [F.zeros_like(data), F.zeros_like(idx)]
     gg = g[0].reshape((P, I, 1, Q))
     acc = F.sum(F.broadcast_mul(gg, oh.reshape((1, I, n, 1))), axis=1)            # (P, n, Q)
     return [acc.reshape(data.shape), F.zeros_like(idx)]

@@ -12,6 +12,8 @@ from .registry import OpDef, register, kernel_forward
 def _fill_infer(a, s, d):
     # -1 marks a dimension the graph must infer (MXNet's partial shapes); held as 0 (unknown)
     # until the symbol front's inference completes it from the consumers
+    if any(x < -1 for x in a["shape"]):
+        raise ValueError(f"shape {a['shape']}: a dimension must be >= -1 (-1: unknown)")
     return [tuple(0 if x < 0 else x for x in a["shape"])], [np.dtype(a["dtype"])]
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .params import Param
 from .registry import OpDef, register
+from .shape import empty_along
 from .softmax import softmax_label_shape
 
 
@@ -69,7 +70,7 @@ def _split_v2_composite(F, a, x):
     ax = a["axis"] % nd
     outs = []
     for st, end in _split_bounds("_split_v2", a, x.shape[ax]):
-        p = F.slice_axis(x, axis=ax, begin=st, end=end)
+        p = F.slice_axis(x, axis=ax, begin=st, end=end) if end > st else empty_along(F, x, ax)
         if a["squeeze_axis"]:
             p = p.reshape(x.shape[:ax] + x.shape[ax + 1:]) if nd > 1 else p
         outs.append(p)

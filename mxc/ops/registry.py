@@ -40,7 +40,7 @@ What the symbol front and the executor need beyond that:
 """
 import os
 
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from .._core.modes import is_training  # noqa: F401  (for forwards that depend on the mode)
 from .params import Param, parse_attrs
 
@@ -129,6 +129,8 @@ class OpDef:
         self.fast = fast
         self.fast_kind = fast[2] if fast else 0
         self._fast_kernel = None
+        if infer is not None and variadic is None and not open_params:
+            self.infer = _arity_checked(self, infer)
 
     def parse(self, kwargs):
         """Typed attributes from Python values or MXNet attribute strings."""
@@ -178,6 +180,24 @@ class OpDef:
 
     def __repr__(self):
         return f"<OpDef {self.name}>"
+
+
+def _arity_checked(op, infer):
+    """`infer` behind a count of the inputs: every path to a kernel (mx.nd, a bound symbol, a
+    loaded JSON, CachedOp) infers shapes first, so a node with fewer inputs than the operator
+    takes (a BatchNorm without gamma/beta) is refused here and never reaches a kernel that
+    would read past its input list. Variadic operators count their own inputs."""
+    fixed = len(op.inputs) if op.input_names is None else None
+
+    def checked(attrs, in_shapes, in_dtypes):
+        need = fixed if fixed is not None else len(op.input_names(attrs))
+        if len(in_shapes) < need:
+            names = op.inputs if fixed is not None else op.input_names(attrs)
+            raise OperatorInputError(f"Operator {op.name} expects {need} inputs "
+                                     f"({', '.join(names)}), but got {len(in_shapes)} instead")
+        return infer(attrs, in_shapes, in_dtypes)
+    checked.__wrapped__ = infer
+    return checked
 
 
 def register(op):

@@ -231,7 +231,7 @@ register(OpDef("transpose", params=(Param("axes", "shape", ()),), infer=_transpo
 
 def _swap_composite(F, a, x):
     ax = list(range(x.ndim))
-    d1, d2 = a["dim1"] % x.ndim, a["dim2"] % x.ndim
+    d1, d2 = axis_in("SwapAxis", a["dim1"], x.ndim), axis_in("SwapAxis", a["dim2"], x.ndim)
     ax[d1], ax[d2] = ax[d2], ax[d1]
     return F.transpose(x, axes=tuple(ax))
 
@@ -249,6 +249,8 @@ def _bto_infer(a, s, d):
     out = []
     for x, t in zip(src2, tgt):
         t = x if t == 0 else t
+        if t < 0:
+            raise ValueError(f"broadcast_to: target {tgt} has a negative dimension")
         if x != t and x != 1:
             raise ValueError(f"broadcast_to: cannot broadcast {src} to {tgt}")
         out.append(t)
@@ -368,8 +370,7 @@ register(OpDef("Concat", aliases=("concat", "_rnn_param_concat"), inputs=(), var
 
 
 def _stack_composite(F, a, *xs):
-    nd = xs[0].ndim
-    ax = a["axis"] % (nd + 1)
+    ax = axis_in("stack", a["axis"], xs[0].ndim + 1)     # the new axis may come last
     return F.concat(*[F.expand_dims(x, axis=ax) for x in xs], dim=ax)
 
 
@@ -384,7 +385,7 @@ def _split_n(a):
 
 def _split_infer(a, s, d):
     shp, n = s[0], a["num_outputs"]
-    ax = a["axis"] % len(shp)
+    ax = axis_in("split", a["axis"], len(shp))
     if n <= 0 or shp[ax] % n:
         raise ValueError(f"split: axis {ax} of size {shp[ax]} cannot be split into {n} equal parts")
     part = shp[:ax] + (shp[ax] // n,) + shp[ax + 1:]
@@ -434,6 +435,15 @@ register(OpDef("SliceChannel", aliases=("split",), infer_back=_split_infer_back,
 
 
 # ---- slice ------------------------------------------------------------------------------------------
+def axis_in(op, axis, ndim):
+    """`axis` of an `ndim`-D array counted from 0: it must lie in [-ndim, ndim), as MXNet checks
+    (never wrapped around as `axis % ndim` would: axis 3 of a 2-D array is an error)."""
+    ax = axis + ndim if axis < 0 else axis
+    if not 0 <= ax < ndim:
+        raise OperatorInputError(f"{op}: axis {axis} is out of range for a {ndim}-D input")
+    return ax
+
+
 def slice_plan(op, shape, begin, end, step):
     """Normalised per-axis (start, step, length) as numpy slicing, for the slice kernels."""
     nd = len(shape)
@@ -464,6 +474,16 @@ def _slice_infer(a, s, d):
     if any(x < 0 for x in s[0]):        # numpy shape semantics' unknown dimensions stay unknown
         return _slice_infer_partial(a, s), [d[0]]
     _, _, lens = slice_plan("slice", s[0], a["begin"], a["end"], a["step"])
+    from ..util import is_np_shape
+    empty = [k for k, (n, dim) in enumerate(zip(lens, s[0])) if n == 0 and dim > 0]
+    if empty and not is_np_shape():
+        # MXNet 1.9.1 without numpy shape semantics refuses an empty slice (a begin outside the
+        # shape, begin == end): 0 is an unknown dimension there, not a size
+        k = empty[0]
+        raise ValueError(f"slice: axis {k} of size {s[0][k]} sliced from begin="
+                         f"{a['begin'][k] if k < len(a['begin']) else None} to end="
+                         f"{a['end'][k] if k < len(a['end']) else None} is empty (allowed only "
+                         "with numpy shape semantics, mx.np_shape())")
     return [tuple(lens)], [d[0]]
 
 
@@ -476,13 +496,32 @@ def _slice_infer_partial(a, s):
     return [tuple(n if d > 0 else d for n, d in zip(lens, shape))]
 
 
+def _slice_axis_range(a, shape):
+    """(axis, begin, end) of slice_axis on `shape`, checked as MXNet's GetSliceAxisParams: an
+    axis in [-ndim, ndim), negative begin/end counted from the end, end within the axis and
+    begin before end (an empty or out-of-range slice is an error, not an empty array)."""
+    ax = axis_in("slice_axis", a["axis"], len(shape))
+    size = shape[ax]
+    if size <= 0:               # unknown (partial shapes): nothing to check yet
+        return ax, None, None
+    begin = a["begin"] + size if a["begin"] < 0 else a["begin"]
+    end = size if a["end"] is None else (a["end"] + size if a["end"] < 0 else a["end"])
+    if end > size:
+        raise OperatorInputError(f"slice_axis: end={a['end']} is past axis {ax} of size {size}")
+    if not begin < end:
+        raise OperatorInputError(f"slice_axis: begin={a['begin']}, end={a['end']} select nothing of "
+                         f"axis {ax} of size {size}")
+    if begin < 0:
+        raise OperatorInputError(f"slice_axis: begin={a['begin']} is before axis {ax} of size {size}")
+    return ax, begin, end
+
+
 def _slice_axis_infer_partial(a, s):
     shape = tuple(s[0])
-    ax = a["axis"] % len(shape)
-    if shape[ax] <= 0:
+    ax, begin, end = _slice_axis_range(a, shape)
+    if begin is None:
         return [shape]
-    n = len(range(shape[ax])[slice(a["begin"], a["end"])])
-    return [shape[:ax] + (n,) + shape[ax + 1:]]
+    return [shape[:ax] + (end - begin,) + shape[ax + 1:]]
 
 
 _SLICE_PARAMS = (Param("begin", "shape_opt", required=True), Param("end", "shape_opt", required=True),
@@ -543,11 +582,21 @@ register(OpDef("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
                doc="data with the slice set to a scalar."))
 
 
+def empty_along(F, x, axis):
+    """`x` with nothing left along `axis` (an empty split section): slice refuses an empty
+    result outside numpy shape semantics, as MXNet's operator does, so it is asked under them."""
+    from ..util import np_shape
+    begin, end = [None] * x.ndim, [None] * x.ndim
+    begin[axis] = end[axis] = 0
+    with np_shape(True):
+        return F.slice(x, begin=tuple(begin), end=tuple(end))
+
+
 def _slice_axis_composite(F, a, x):
-    ax = a["axis"] % x.ndim
+    ax, b, e = _slice_axis_range(a, x.shape)
     begin = [None] * x.ndim
     end = [None] * x.ndim
-    begin[ax], end[ax] = a["begin"], a["end"]
+    begin[ax], end[ax] = b, e
     return F.slice(x, begin=tuple(begin), end=tuple(end))
 
 
@@ -610,11 +659,13 @@ register(OpDef("tile", params=(Param("reps", "shape", required=True),), composit
 
 def _repeat_composite(F, a, x):
     r = a["repeats"]
+    if r < 0:
+        raise OperatorInputError(f"repeat: repeats={r} must not be negative")
     if a["axis"] is None:
         x = x.reshape((-1,))
         ax = 0
     else:
-        ax = a["axis"] % x.ndim
+        ax = axis_in("repeat", a["axis"], x.ndim)
     shp = x.shape
     y = F.broadcast_to(x.reshape(shp[:ax + 1] + (1,) + shp[ax + 1:]),
                        shape=shp[:ax + 1] + (r,) + shp[ax + 1:])
@@ -626,6 +677,12 @@ register(OpDef("repeat", params=(Param("repeats", int, required=True),
                composite=_repeat_composite, doc="Repeat each element `repeats` times."))
 
 
+def _reverse_infer(a, s, d):
+    for x in a["axis"]:
+        axis_in("reverse", x, len(s[0]))
+    return [s[0]], [d[0]]
+
+
 def _flip_mask(a, i, o):
     nd = i[0].ndim
     axes = {x % nd for x in a["axis"]}
@@ -633,7 +690,7 @@ def _flip_mask(a, i, o):
 
 
 register(OpDef("reverse", aliases=("flip",), params=(Param("axis", "shape", required=True),),
-               infer=lambda a, s, d: ([s[0]], [d[0]]),
+               infer=_reverse_infer,
                forward=kernel_forward("shape", "flip", ints=("mask*",), fill={"mask": _flip_mask},
                                       name="reverse"),
                grad=lambda F, a, i, o, g: [F.reverse(g[0], axis=a["axis"])],

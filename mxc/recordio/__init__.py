@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..base import MXNetError
+from .._core import atomic_write
 from . import _rio
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
@@ -39,8 +40,10 @@ class MXRecordIO:
     -----
     Reading prefetches: a background thread reads and frames records ahead of ``read()`` without
     holding the GIL.  ``close()`` (also called when the object is collected) stops and joins it.
-    Each ``write()`` reaches the operating system before it returns, so an interrupted writer
-    leaves every earlier record readable.
+    A writer ('w') writes a temporary file beside ``uri`` and renames it over ``uri`` at
+    ``close()``: until then, and forever if the writer is killed or a ``with`` block raises, the
+    old file stays as it was (MXNet truncates it at open). A later writer of the same file
+    removes a dead writer's temporary (mxc/_core/atomic_write.py).
 
     Examples
     --------
@@ -55,6 +58,7 @@ class MXRecordIO:
 
     def __init__(self, uri, flag):
         self.uri = _path_str(uri)
+        self._tmp = None            # a writer's temporary, renamed over uri at close()
         self.handle = None
         self.flag = flag
         self.pid = None
@@ -65,7 +69,15 @@ class MXRecordIO:
     def open(self):
         """Opens the record file."""
         if self.flag == "w":
-            self.handle = _rio.RecordWriter(self.uri)
+            tmp = atomic_write.temp_path(self.uri)
+            try:
+                self.handle = _rio.RecordWriter(tmp)
+            except BaseException as e:
+                atomic_write.discard(tmp)
+                if isinstance(e, MXNetError):       # named after the file asked for
+                    raise MXNetError(str(e).replace(tmp, self.uri)) from None
+                raise
+            self._tmp = tmp
             self.writable = True
         elif self.flag == "r":
             self.handle = _rio.RecordReader(self.uri)
@@ -81,8 +93,11 @@ class MXRecordIO:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        if exc_type is not None and self.writable:
+            self._discard()         # a failed block leaves the old file, not a part
+        else:
+            self.close()
 
     def __getstate__(self):
         """Pickle as (path, flag, open or not): an open file is reopened when unpickled."""
@@ -110,11 +125,33 @@ class MXRecordIO:
                 raise RuntimeError("Forbidden operation in multiple processes")
 
     def close(self):
-        """Closes the record file (stops the prefetch thread of a reader)."""
+        """Closes the record file (stops the prefetch thread of a reader); a writer's file
+        replaces ``uri`` now."""
         if not getattr(self, "is_open", False):
             return
         self.handle.close()
         self.is_open = False
+        self._finish(commit=self.pid == os.getpid())
+        self.pid = None
+
+    def _finish(self, commit):
+        """A closed writer's temporary: renamed over uri, or removed. A forked child never
+        commits its parent's file."""
+        tmp, self._tmp = getattr(self, "_tmp", None), None
+        if tmp is None:
+            return
+        if commit:
+            atomic_write.commit(tmp, self.uri)
+        elif self.pid == os.getpid():
+            atomic_write.discard(tmp)
+
+    def _discard(self):
+        """Close a writer without writing its file (the old one, if any, stays)."""
+        if not getattr(self, "is_open", False):
+            return
+        self.handle.close()
+        self.is_open = False
+        self._finish(commit=False)
         self.pid = None
 
     def reset(self):
@@ -196,6 +233,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self.keys = []
         self.key_type = key_type
         self.fidx = None
+        self._idx_tmp = None        # a writer's index, renamed over idx_path after the records
         super().__init__(uri, flag)
 
     def open(self):
@@ -203,16 +241,29 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         if self.writable:
-            self.fidx = open(self.idx_path, "w")
+            self._idx_tmp = atomic_write.temp_path(self.idx_path)
+            try:
+                self.fidx = open(self._idx_tmp, "w", encoding="utf-8")
+            except OSError as e:        # named after the index asked for
+                self._discard()
+                raise type(e)(e.errno, e.strerror, self.idx_path) from None
             return
         try:
-            with open(self.idx_path, "r") as f:
-                text = f.read()
+            with open(self.idx_path, "rb") as f:
+                data = f.read()
         except OSError as exc:
             self.handle.close()
             self.is_open = False
             raise MXNetError(f"cannot open index file {self.idx_path} for {self.uri}: "
                              f"{exc.strerror}") from exc
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.handle.close()
+            self.is_open = False
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise MXNetError(f"{self.idx_path}, line {line}: not text (byte {exc.start} is not "
+                             f"UTF-8); is it the index of {self.uri}?") from None
         self.fidx = None
         size = self.handle.file_size()
         try:
@@ -246,13 +297,30 @@ class MXIndexedRecordIO(MXRecordIO):
             keys.append(key)
 
     def close(self):
-        """Closes the record file and the index."""
+        """Closes the record file and the index (a writer's .rec, then its .idx, replace the
+        old ones now)."""
         if not getattr(self, "is_open", False):
             return
-        super().close()
         if self.fidx is not None:
             self.fidx.close()
             self.fidx = None
+        super().close()
+
+    def _discard(self):
+        if self.fidx is not None:
+            self.fidx.close()
+            self.fidx = None
+        super()._discard()
+
+    def _finish(self, commit):
+        super()._finish(commit)
+        tmp, self._idx_tmp = getattr(self, "_idx_tmp", None), None
+        if tmp is None:
+            return
+        if commit:
+            atomic_write.commit(tmp, self.idx_path)
+        elif self.pid == os.getpid():
+            atomic_write.discard(tmp)
 
     def __getstate__(self):
         d = super().__getstate__()

@@ -16,6 +16,7 @@ import numpy as _np
 
 from ..attribute import AttrScope
 from ..base import MXNetError
+from .._core import atomic_write
 from ..name import NameManager
 from ..ops.registry import METHODS
 
@@ -600,11 +601,9 @@ class Symbol:
     def save(self, fname, remove_amp_cast=True):
         if not isinstance(fname, str):
             raise TypeError("fname need to be string")
-        text = self.tojson(remove_amp_cast)
-        tmp = fname + ".tmp"           # written whole, then renamed: an old file is never lost
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, fname)
+        # written whole, then renamed: an old file is never lost, a killed writer's temporary
+        # is removed by the next save (mxc/_core/atomic_write.py)
+        atomic_write.write_bytes(fname, [self.tojson(remove_amp_cast).encode("utf-8")])
 
     # ---- execution ----------------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
@@ -716,8 +715,18 @@ def Group(symbols, create_fn=Symbol):
 def load(fname):
     if not isinstance(fname, str):
         raise TypeError("fname need to be string")
-    with open(fname) as f:
-        return load_json(f.read())
+    with open(fname, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise MXNetError(f"{fname}: not a symbol JSON (line {line}: byte {e.start} is not "
+                         "UTF-8)") from None
+    try:
+        return load_json(text)
+    except MXNetError as e:
+        raise MXNetError(f"{fname}: {e}") from None
 
 
 def load_json(json_str):

@@ -18,6 +18,7 @@ import random
 import sys
 
 from .. import recordio
+from .._core import atomic_write
 
 
 def list_image(root, recursive, exts):
@@ -53,13 +54,13 @@ def list_image(root, recursive, exts):
 
 def write_list(path_out, image_list):
     """Write items ``(index, path, label, ...)`` as ``index\\tlabel...\\tpath`` lines."""
-    with open(path_out, "w") as fout:
-        for item in image_list:
-            line = "%d\t" % item[0]
-            for j in item[2:]:
-                line += "%f\t" % j
-            line += "%s\n" % item[1]
-            fout.write(line)
+    lines = []
+    for item in image_list:
+        line = "%d\t" % item[0]
+        for j in item[2:]:
+            line += "%f\t" % j
+        lines.append(line + "%s\n" % item[1])
+    atomic_write.write_bytes(path_out, ["".join(lines).encode("utf-8")])
 
 
 def make_list(args):
@@ -88,10 +89,16 @@ def make_list(args):
 def read_list(path_in):
     """Yield ``[index, path, label, ...]`` for each valid line of a .lst file.
 
-    Malformed lines are reported on stderr and skipped, as MXNet does.
+    Malformed lines are reported on stderr and skipped, as MXNet does. An index that no record
+    header can hold (below 0 or from 2^64 on) is an error naming the file and line, raised
+    before anything is written.
     """
-    with open(path_in) as fin:
-        for lineno, line in enumerate(fin, 1):
+    with open(path_in, "rb") as fin:
+        for lineno, raw in enumerate(fin, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError("%s:%d: not UTF-8 text (%s)" % (path_in, lineno, exc)) from None
             parts = [p.strip() for p in line.strip().split("\t")]
             if len(parts) < 3:
                 print("%s:%d: a .lst line needs index, label(s) and path; skipping %r"
@@ -103,6 +110,9 @@ def read_list(path_in):
                 print("%s:%d: cannot parse %r (%s); skipping" % (path_in, lineno, line.rstrip("\n"), exc),
                       file=sys.stderr)
                 continue
+            if not 0 <= item[0] < 1 << 64:
+                raise ValueError("%s:%d: index %d is outside 0..2^64-1, the range of a record's "
+                                 "id" % (path_in, lineno, item[0]))
             yield item
 
 
@@ -215,6 +225,7 @@ def write_record(args, lst_path, working_dir):
         except SkipImage as exc:
             return None, str(exc)
 
+    # the .rec/.idx replace the old ones only once every image is packed (recordio's close)
     record = recordio.MXIndexedRecordIO(idx_path, rec_path, "w")
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=nthread) as pool:
@@ -241,8 +252,12 @@ def write_record(args, lst_path, working_dir):
                     written += 1
                 if bar is not None:
                     bar.update(1)
-    finally:
+    except BaseException:
+        record._discard()           # interrupted: the old files (if any) stay as they were
+        raise
+    else:
         record.close()
+    finally:
         if bar is not None:
             bar.close()
     print("wrote %d records to %s (%d skipped)" % (written, rec_path, skipped))
@@ -326,7 +341,11 @@ def main(argv=None):
         return 1
     for fname in lists:
         print("Creating .rec file from", fname, "in", working_dir)
-        write_record(args, fname, working_dir)
+        try:
+            write_record(args, fname, working_dir)
+        except ValueError as exc:       # a bad .lst line (read_list names file and line)
+            print("im2rec: %s" % exc, file=sys.stderr)
+            return 2
     return 0
 
 

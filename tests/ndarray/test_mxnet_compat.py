@@ -101,6 +101,9 @@ def test_split_v2():
                                                      [[4, 5], [10, 11]]]
     parts = x.split_v2((1, 4), axis=1)
     assert [p.shape for p in parts] == [(2, 1), (2, 3), (2, 2)]
+    # empty sections, as MXNet 1.9.1 gives them: [(0,), (2,), (1,)] for (0, 2) on 3 elements
+    assert [p.shape for p in mx.nd.split_v2(mx.nd.ones((3,)), (0, 2))] == [(0,), (2,), (1,)]
+    assert [p.shape for p in x.split_v2((1, 1), axis=-1)] == [(2, 1), (2, 0), (2, 5)]
     sq = mx.nd.split_v2(x, 2, axis=0, squeeze_axis=True)
     assert sq[1].shape == (6,) and sq[1].asnumpy().tolist() == list(range(6, 12))
     with pytest.raises(ValueError, match="equal division"):

@@ -111,6 +111,17 @@ def test_basic_indexing_views_and_copies():
         a[0, 0, 0, 0]
 
 
+def test_empty_basic_selection_is_numpys_empty_array():
+    """Basic indexing that selects nothing gives numpy's empty array (the slice operator under
+    it refuses an empty result outside numpy shape semantics, as MXNet's)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = mx.nd.array(x)
+    for key in [slice(1, 1), slice(5, 7), (slice(None), slice(5, 7)), (slice(None), slice(1, 1)),
+                (slice(1, 1), slice(1, 3)), (slice(None, None, 2), slice(3, 1))]:
+        assert a[key].shape == x[key].shape, key
+    assert not mx.util.is_np_shape()
+
+
 def test_writes_through_views_are_ordered():
     a = mx.nd.zeros((4, 5))
     row = a[2]

@@ -77,6 +77,9 @@ def test_split_v2():
     check_forward("_split_v2", [x], {"indices": (0, 1, 3), "axis": 0}, np.split(x, (1, 3), axis=0))
     check_forward("_split_v2", [x], {"indices": (), "sections": 3, "axis": 1},
                   np.array_split(x, 3, axis=1))
+    # empty sections, as MXNet 1.9.1's operator gives them: (0,), (2,), (1,)
+    parts = mx.nd._split_v2(mx.nd.array([1., 2., 3.]), indices=(0, 0, 2), axis=0)
+    assert [p.asnumpy().tolist() for p in parts] == [[], [1., 2.], [3.]]
     with pytest.raises(Exception, match="equal division"):
         mx.nd.split_v2(mx.nd.array(x), indices_or_sections=3, axis=1)
     with pytest.raises(Exception, match="squeeze_axis"):

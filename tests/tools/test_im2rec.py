@@ -208,3 +208,63 @@ def test_errors_and_module_entry(tmp_path, capsys):
     p = subprocess.run([sys.executable, "-m", "mxc.tools.im2rec", "--help"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "--pass-through" in p.stdout and "--pack-label" in p.stdout
+
+
+def _lst(path, lines):
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+
+
+@pytest.mark.parametrize("bad,says", [
+    (b"-1\t0.000000\ta.png\n", "index -1 is outside 0..2^64-1"),
+    (b"18446744073709551616\t0\ta.png\n", "index 18446744073709551616 is outside"),
+    (b"3\t0\t\xff.png\n", "not UTF-8 text"),
+])
+def test_bad_list_line_is_an_error_naming_file_and_line(tmp_path, mx_images, capsys, bad, says):
+    """MXNet prints a struct.error traceback and leaves 0-byte .rec/.idx; mxc names the line and
+    leaves the previous .rec/.idx as they were."""
+    prefix = str(tmp_path / "set")
+    _lst(prefix + ".lst", [b"0\t0.000000\tcat/a.jpg\n"])
+    assert im2rec.main([prefix, mx_images]) == 0
+    before = read_bytes(prefix + ".rec"), read_bytes(prefix + ".idx")
+    _lst(prefix + ".lst", [b"0\t0.000000\tcat/a.jpg\n", bad])
+    capsys.readouterr()
+    assert im2rec.main([prefix, mx_images]) == 2
+    assert "im2rec: %s.lst:2: %s" % (prefix, says) in capsys.readouterr().err
+    assert (read_bytes(prefix + ".rec"), read_bytes(prefix + ".idx")) == before
+    assert [n for n in os.listdir(tmp_path) if ".tmp-" in n] == []
+
+
+def test_killed_packer_leaves_the_old_files(tmp_path, mx_images):
+    """im2rec killed (SIGKILL) after packing 2 images: the previous .rec/.idx stay whole."""
+    prefix = str(tmp_path / "set")
+    _lst(prefix + ".lst", [b"0\t0.000000\tcat/a.jpg\n"])
+    assert im2rec.main([prefix, mx_images]) == 0
+    before = read_bytes(prefix + ".rec"), read_bytes(prefix + ".idx")
+    names = ["cat/a.jpg", "cat/b.png", "dog/c.jpg", "dog/d.png", "dog/e.jpg"]
+    _lst(prefix + ".lst", [b"%d\t0\t%s\n" % (i, n.encode()) for i, n in enumerate(names)])
+    code = f"""
+import os, signal
+from mxc import recordio
+from mxc.tools import im2rec
+write_idx = recordio.MXIndexedRecordIO.write_idx
+def dying(self, idx, buf):
+    if idx == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    write_idx(self, idx, buf)
+recordio.MXIndexedRecordIO.write_idx = dying
+im2rec.main(["--num-thread", "1", {prefix!r}, {mx_images!r}])
+"""
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=120)
+    assert p.returncode == -9
+    assert (read_bytes(prefix + ".rec"), read_bytes(prefix + ".idx")) == before
+    assert im2rec.main([prefix, mx_images]) == 0        # the next run packs all, cleans up
+    readable = []
+    for i, n in enumerate(names):
+        try:
+            Image.open(os.path.join(mx_images, n)).load()
+            readable.append(i)
+        except OSError:         # the fixture's one file that is not an image is skipped
+            pass
+    assert sorted(records(prefix)) == readable and len(readable) == 4
+    assert [n for n in os.listdir(tmp_path) if ".tmp-" in n] == []
