@@ -6,7 +6,6 @@ in :mod:`mxc.onnx.export_ops`."""
 import json
 import logging
 import os
-import tempfile
 
 import numpy as np
 
@@ -53,10 +52,11 @@ def _load_params(params):
 def _symbol_and_params(sym, params):
     """(Symbol, params dict) from a Symbol, a -symbol.json path or a hybridized block."""
     if hasattr(sym, "export") and hasattr(sym, "_cached_graph"):   # a hybridized HybridBlock
-        with tempfile.TemporaryDirectory() as tmp:
-            prefix = os.path.join(tmp, "model")
-            sym.export(prefix)
-            return sym_mod.load(f"{prefix}-symbol.json"), _load_params(f"{prefix}-0000.params")
+        if not sym._cached_graph:
+            raise RuntimeError("export_model: first call block.hybridize() and run forward with "
+                               "the block at least once")
+        return sym._cached_graph[1], {p.name: p.data().asnumpy()
+                                      for p in sym.collect_params().values()}
     if isinstance(sym, (str, os.PathLike)):
         sym = sym_mod.load(os.fspath(sym))
     if not isinstance(sym, sym_mod.Symbol):
@@ -118,12 +118,15 @@ def convert(sym, params, in_shapes, in_types, dynamic=False, dynamic_input_shape
     n_outputs = {}
     for nid, node in enumerate(nodes):
         n_outputs[nid] = sum(1 for key in entries if key[0] == nid) or 1
-    inputs = []
+    inputs, declared = [], set()
     dyn_shapes = dynamic_input_shapes or [[None] * len(s) for s in in_shapes]
     for nid, node in enumerate(nodes):
         if node["op"] != "null":
             continue
         name = node["name"]
+        if name in declared:   # one variable may appear as several nodes of the same name
+            continue
+        declared.add(name)
         if name in params:
             graph.param(name, params[name])
         elif name in feed_shapes:

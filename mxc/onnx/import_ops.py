@@ -94,10 +94,11 @@ def _binary(imp, node, ops):
     ra, rb = imp.rank(a), imp.rank(b)
     lhs, rhs = imp.sym(a), imp.sym(b)
     if ra is not None and rb is not None and ra != rb:   # MXNet broadcasts equal ranks only
-        if ra < rb:
-            lhs = S.reshape(lhs, shape=(1,) * (rb - ra) + (-2,))
-        else:
-            rhs = S.reshape(rhs, shape=(1,) * (ra - rb) + (-2,))
+        for _ in range(abs(ra - rb)):
+            if ra < rb:
+                lhs = S.expand_dims(lhs, axis=0)
+            else:
+                rhs = S.expand_dims(rhs, axis=0)
     return getattr(S, ops[0])(lhs, rhs, name=node.name)
 
 

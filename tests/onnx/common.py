@@ -23,22 +23,22 @@ def run_onnx(path, feeds):
     return sess.run(None, {n: feeds[n] for n in names})
 
 
-def random_params(sym, data_shapes, rng, data_types=None):
+def random_params(sym, data_shapes, rng):
     """Random values for every argument and auxiliary state of `sym` that is not data:
     variances and BatchNorm scales positive, so every layer moves its input."""
     arg_shapes, _, aux_shapes = sym.infer_shape(**data_shapes)
-    arg_types, _, aux_types = sym.infer_type(**(data_types or {}))
+    arg_types, _, aux_types = sym.infer_type(**{n: np.float32 for n in data_shapes})
     params = {}
     for names, shapes, types in ((sym.list_arguments(), arg_shapes, arg_types),
                                  (sym.list_auxiliary_states(), aux_shapes, aux_types)):
-        for name, shape, dtype in zip(names, shapes, types or [np.float32] * len(names)):
+        for name, shape, dtype in zip(names, shapes, types):
             if name in data_shapes:
                 continue
             if name.endswith(("var", "gamma")):
                 value = rng.uniform(0.5, 1.5, shape)
             else:
                 value = rng.normal(0, 0.5, shape)
-            params[name] = mx.nd.array(value, dtype=dtype or np.float32)
+            params[name] = mx.nd.array(value, dtype=dtype)
     return params
 
 
