@@ -31,9 +31,38 @@ _UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "l
           "sqrt": "Sqrt", "abs": "Abs", "negative": "Neg", "reciprocal": "Reciprocal",
           "floor": "Floor", "ceil": "Ceil", "erf": "Erf", "sin": "Sin", "cos": "Cos",
           "sign": "Sign", "softsign": "Softsign", "identity": "Identity", "_copy": "Identity",
+          "tan": "Tan", "arcsin": "Asin", "arccos": "Acos", "arctan": "Atan", "sinh": "Sinh",
+          "cosh": "Cosh", "arcsinh": "Asinh", "arccosh": "Acosh", "arctanh": "Atanh",
           "BlockGrad": "Identity", "stop_gradient": "Identity", "Dropout": "Identity"}
 for _mx, _onnx in _UNARY.items():
     register(_mx)(lambda node, _op=_onnx: node.emit(_op, node.inputs[:1]))
+
+
+@register("log1p")
+def _log1p(node):
+    node.emit("Log", [node.step("Add", [node.inputs[0], node.scalar(1.0)])])
+
+
+@register("expm1")
+def _expm1(node):
+    node.emit("Sub", [node.step("Exp", node.inputs[:1]), node.scalar(1.0)])
+
+
+@register("log2", "log10")
+def _log_base(node):
+    base = 2.0 if node.op == "log2" else 10.0
+    node.emit("Div", [node.step("Log", node.inputs[:1]), node.scalar(math.log(base))])
+
+
+@register("logical_not")
+def _logical_not(node):
+    _to_input_dtype(node, node.step("Not", [node.step("Cast", node.inputs[:1], to=9)]))
+
+
+@register("hard_sigmoid")
+def _hard_sigmoid(node):
+    node.emit("HardSigmoid", node.inputs[:1], alpha=float(node.get("alpha", 0.2)),
+              beta=float(node.get("beta", 0.5)))
 
 
 @register("square")
@@ -514,3 +543,134 @@ def _reduce(node, op_type):
 
 for _mx, _onnx in _REDUCE.items():
     register(_mx, f"{_mx}_axis")(lambda node, _op=_onnx: _reduce(node, _op))
+
+
+# ---- several outputs, gathers, broadcasts ------------------------------------------------
+
+@register("SliceChannel", "split")
+def _split(node):
+    axis = int(node.get("axis", 1))
+    n = int(node.get("num_outputs"))
+    if not node.get("squeeze_axis", False):
+        node.g.node("Split", node.inputs[:1], node.outputs[:n], name=node.name, axis=axis)
+        return
+    parts = [node.g.fresh(f"{node.name}_part{j}") for j in range(n)]
+    node.g.node("Split", node.inputs[:1], parts, name=node.name, axis=axis)
+    for part, out in zip(parts, node.outputs):
+        node.g.node("Squeeze", [part, node.ints_const([axis], "axes")], out,
+                    name=f"{node.name}_squeeze")
+
+
+@register("stack")
+def _stack(node):
+    axes = node.ints_const([int(node.get("axis", 0))], "axes")
+    node.emit("Concat", [node.step("Unsqueeze", [x, axes]) for x in node.inputs],
+              axis=int(node.get("axis", 0)))
+
+
+@register("take")
+def _take(node):
+    if node.get("mode", "clip") == "wrap":
+        node.fail("mode='wrap' is not supported")
+    axis = int(node.get("axis", 0))
+    size = node.in_shapes[0][axis]
+    indices = node.step("Cast", [node.inputs[1]], to=7)   # int64, clipped as MXNet's 'clip'
+    indices = node.step("Clip", [indices, node.g.const(np.array(0, np.int64), "zero"),
+                                 node.g.const(np.array(size - 1, np.int64), "last")])
+    node.emit("Gather", [node.inputs[0], indices], axis=axis)
+
+
+@register("argmax", "argmin")
+def _argmax(node):
+    axis = node.get("axis")
+    if axis is None:
+        node.fail("axis=None is not supported")
+    index = node.step("ArgMax" if node.op == "argmax" else "ArgMin", node.inputs[:1],
+                      axis=int(axis), keepdims=int(bool(node.get("keepdims", False))))
+    _to_input_dtype(node, index)   # MXNet returns the indices as floats
+
+
+@register("one_hot")
+def _one_hot(node):
+    from onnx import helper
+    depth = int(node.get("depth"))
+    dtype = np.dtype(node.get("dtype", "float32"))
+    values = node.g.const(np.array([node.get("off_value", 0.0), node.get("on_value", 1.0)],
+                                   dtype=dtype), f"{node.name}_values")
+    indices = node.step("Cast", node.inputs[:1], to=7)
+    onehot = node.step("OneHot", [indices, node.ints_const([depth], "depth"), values], axis=-1)
+    node.emit("Cast", [onehot], to=helper.np_dtype_to_tensor_dtype(dtype))
+
+
+@register("zeros_like", "ones_like")
+def _fill_like(node):
+    from onnx import helper
+    value = np.zeros(1, dtype=node.dtype()) + (node.op == "ones_like")
+    node.emit("ConstantOfShape", [node.step("Shape", node.inputs[:1])],
+              value=helper.make_tensor("value", helper.np_dtype_to_tensor_dtype(node.dtype()),
+                                       [1], value))
+
+
+@register("broadcast_to")
+def _broadcast_to(node):
+    # MXNet's 0 keeps the input's size: a 1 in Expand's target does the same
+    node.emit("Expand", [node.inputs[0], node.ints_const([d or 1 for d in node.ints("shape")])])
+
+
+@register("broadcast_axis", "broadcast_axes")
+def _broadcast_axis(node):
+    target = [1] * node.ndim()
+    for axis, size in zip(node.ints("axis"), node.ints("size")):
+        target[axis] = size
+    node.emit("Expand", [node.inputs[0], node.ints_const(target)])
+
+
+@register("broadcast_like")
+def _broadcast_like(node):
+    if node.get("lhs_axes") is not None or node.get("rhs_axes") is not None:
+        node.fail("lhs_axes/rhs_axes are not supported")
+    node.emit("Expand", [node.inputs[0], node.step("Shape", [node.inputs[1]])])
+
+
+@register("Pad", "pad")
+def _pad(node):
+    mode = node.get("mode", "constant")
+    widths = node.ints("pad_width")
+    pads = widths[0::2] + widths[1::2]   # MXNet: (before, after) per axis; ONNX: befores, afters
+    inputs = [node.inputs[0], node.ints_const(pads, "pads")]
+    if mode == "constant":
+        inputs.append(node.scalar(float(node.get("constant_value", 0.0))))
+    node.emit("Pad", inputs, mode={"constant": "constant", "edge": "edge",
+                                   "reflect": "reflect"}[mode])
+
+
+@register("norm")
+def _norm(node):
+    ord_ = int(node.get("ord", 2))
+    if ord_ not in (1, 2):
+        node.fail(f"ord={ord_} is not supported")
+    axes = _reduce_axes(node)
+    node.emit("ReduceL2" if ord_ == 2 else "ReduceL1", node.inputs[:1], axes=axes,
+              keepdims=int(bool(node.get("keepdims", False))))
+
+
+@register("L2Normalization")
+def _l2_normalization(node):
+    mode = node.get("mode", "instance")
+    axes = {"instance": list(range(1, node.ndim())), "channel": [1],
+            "spatial": list(range(2, node.ndim()))}[mode]
+    x = node.inputs[0]
+    sq = node.step("ReduceSum", [node.step("Mul", [x, x]), node.ints_const(axes, "axes")],
+                   keepdims=1)
+    eps = node.scalar(float(node.get("eps", 1e-10)))
+    node.emit("Div", [x, node.step("Sqrt", [node.step("Add", [sq, eps])])])
+
+
+@register("UpSampling")
+def _upsampling(node):
+    if node.get("sample_type") != "nearest" or len(node.inputs) != 1:
+        node.fail("only nearest upsampling of one input is supported")
+    scale = float(node.get("scale"))
+    scales = node.g.const(np.array([1, 1] + [scale] * (node.ndim() - 2), np.float32), "scales")
+    node.emit("Resize", [node.inputs[0], "", scales], mode="nearest",
+              nearest_mode="floor", coordinate_transformation_mode="asymmetric")

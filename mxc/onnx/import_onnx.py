@@ -76,7 +76,11 @@ class _Importer:
                 raise MXNetError(f"ONNX import: operator '{node.op}' (node '{node.name}') has no "
                                  "MXNet converter")
             out = importer(self, node)
-            self.tensors[node.outputs[0]] = out
+            if len(node.outputs) > 1:   # Split: one Symbol per output
+                for j, name in enumerate(node.outputs):
+                    self.tensors[name] = out[j]
+            else:
+                self.tensors[node.outputs[0]] = out
         outs = [self.sym(o.name) for o in self.graph.output]
         sym = outs[0] if len(outs) == 1 else S.Group(outs)
         used_args = set(sym.list_arguments())

@@ -52,7 +52,9 @@ def _has(node, i):
 _UNARY = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative",
           "Reciprocal": "reciprocal", "Floor": "floor", "Ceil": "ceil", "Erf": "erf",
           "Sin": "sin", "Cos": "cos", "Sign": "sign", "Identity": "identity",
-          "Not": "logical_not"}
+          "Not": "logical_not", "Tan": "tan", "Asin": "arcsin", "Acos": "arccos",
+          "Atan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "arcsinh",
+          "Acosh": "arccosh", "Atanh": "arctanh"}
 for _onnx, _mx in _UNARY.items():
     register(_onnx)(lambda imp, node, _op=_mx: getattr(S, _op)(_x(imp, node), name=node.name))
 
@@ -366,3 +368,58 @@ def _reduce(imp, node, op):
 
 for _onnx, _mx in _REDUCE.items():
     register(_onnx)(lambda imp, node, _op=_mx: _reduce(imp, node, _op))
+
+
+# ---- several outputs, gathers, broadcasts ------------------------------------------------
+
+@register("Split")
+def _split(imp, node):
+    if _has(node, 1) or node.get("split"):
+        sizes = imp.const(node.inputs[1]) if _has(node, 1) else node.get("split")
+        if len(set(int(v) for v in sizes)) != 1:
+            node.fail(f"unequal parts {list(sizes)} are not supported")
+    return S.split(_x(imp, node), num_outputs=len(node.outputs), axis=node.get("axis", 0),
+                   name=node.name)
+
+
+@register("ArgMax", "ArgMin")
+def _argmax(imp, node):
+    if node.get("select_last_index", 0):
+        node.fail("select_last_index=1 is not supported")
+    fn = S.argmax if node.op == "ArgMax" else S.argmin
+    return fn(_x(imp, node), axis=node.get("axis", 0), keepdims=bool(node.get("keepdims", 1)),
+              name=node.name)
+
+
+@register("Expand")
+def _expand(imp, node):
+    shape = tuple(int(v) for v in imp.const(node.inputs[1]))
+    rank = imp.rank(node.inputs[0])
+    x = _x(imp, node)
+    for _ in range(len(shape) - rank if rank is not None else 0):   # numpy-style leading 1s
+        x = S.expand_dims(x, axis=0)
+    return S.broadcast_to(x, shape=tuple(0 if d == 1 else d for d in shape), name=node.name)
+
+
+@register("Pad")
+def _pad(imp, node):
+    pads = [int(v) for v in imp.const(node.inputs[1])]
+    n = len(pads) // 2
+    width = tuple(v for pair in zip(pads[:n], pads[n:]) for v in pair)
+    value = float(imp.const(node.inputs[2])) if _has(node, 2) else 0.0
+    return S.pad(_x(imp, node), mode=node.get("mode", "constant"), pad_width=width,
+                 constant_value=value, name=node.name)
+
+
+@register("ReduceL2", "ReduceL1")
+def _norm(imp, node):
+    axes = _axes(imp, node)
+    return S.norm(_x(imp, node), ord=2 if node.op == "ReduceL2" else 1,
+                  axis=tuple(axes) if axes else None, keepdims=bool(node.get("keepdims", 1)),
+                  name=node.name)
+
+
+@register("HardSigmoid")
+def _hard_sigmoid(imp, node):
+    return S.hard_sigmoid(_x(imp, node), alpha=node.get("alpha", 0.2),
+                          beta=node.get("beta", 0.5), name=node.name)

@@ -111,6 +111,28 @@ CASES = {
     "tile": (S.tile(X, reps=(2, 1, 3)), {"data": (2, 3)}),
     "flatten_dropout_cast": (S.Cast(S.Dropout(S.Flatten(X), p=0.5), dtype="float64"),
                              {"data": (2, 3, 4)}),
+    "split_stack": (S.stack(*S.split(X, num_outputs=3, axis=1, squeeze_axis=True), axis=1)
+                    + S.concat(*S.split(X, num_outputs=3, axis=1), dim=1).reshape((0, 3, -1)),
+                    {"data": (2, 3, 4)}),
+    "split_outputs": (S.split(X, num_outputs=2, axis=-1), {"data": (3, 4)}),
+    "more_unary": (S.log1p(S.abs(X)) + S.expm1(X) + S.log2(S.abs(X) + 1.0)
+                   + S.log10(S.abs(X) + 1.0) + S.arctan(X) + S.tan(S.clip(X, -1.0, 1.0))
+                   + S.hard_sigmoid(X) + S.logical_not(S.floor(X)), {"data": (3, 4)}),
+    "argmax_one_hot": (S.broadcast_add(S.one_hot(S.argmax(X, axis=1), depth=5, on_value=2.0,
+                                                 off_value=-1.0),
+                                       S.argmin(X, axis=1, keepdims=True)), {"data": (3, 5)}),
+    "fill_like_broadcasts": (S.zeros_like(X) + S.broadcast_to(S.ones_like(S.slice_axis(
+        X, axis=1, begin=0, end=1)), shape=(0, 4)) + S.broadcast_axis(
+        S.sum(X, axis=0, keepdims=True), axis=0, size=3) + S.broadcast_like(
+        S.mean(X, axis=1, keepdims=True), X), {"data": (3, 4)}),
+    "pad_norms": (S.concat(S.pad(X, mode="constant", pad_width=(0, 0, 0, 0, 1, 2, 2, 1),
+                                 constant_value=0.5).reshape((0, -1)),
+                           S.pad(X, mode="edge", pad_width=(0, 0, 0, 0, 1, 1, 1, 1))
+                           .reshape((0, -1)), S.norm(X, axis=(2, 3)).reshape((0, -1)),
+                           S.norm(X, ord=1, axis=1).reshape((0, -1)),
+                           S.L2Normalization(X, mode="channel").reshape((0, -1)), dim=1),
+                  {"data": (2, 3, 4, 4)}),
+    "upsampling": (S.UpSampling(X, scale=2, sample_type="nearest"), {"data": (1, 2, 3, 3)}),
     "softmax_output": (S.SoftmaxOutput(S.FullyConnected(X, num_hidden=4, name="fc"),
                                        name="softmax"), {"data": (3, 5)}),
 }
@@ -119,7 +141,16 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_operator_matches_onnxruntime(case, rng, tmp_path):
     sym, shapes = CASES[case]
-    check(sym, shapes, rng, tmp_path, roundtrip=case not in ("prelu",))
+    # no MXNet operator maps back PRelu, OneHot, ConstantOfShape, Resize, a computed Expand
+    check(sym, shapes, rng, tmp_path, roundtrip=case not in (
+        "prelu", "argmax_one_hot", "fill_like_broadcasts", "upsampling"))
+
+
+def test_take(rng, tmp_path):
+    sym = S.take(S.var("data"), S.var("idx"), axis=1)
+    idx = np.array([[0, 4], [2, 9]], np.float32)   # 9 is clipped to the last index, as MXNet
+    check(sym, {"data": (2, 5), "idx": (2, 2)}, rng, tmp_path, feeds={"idx": idx},
+          roundtrip=False)
 
 
 def test_embedding_layer(rng, tmp_path):
