@@ -3,6 +3,7 @@
 The symbol is read through its JSON (MXNet's graph format), shapes and dtypes of every node
 output come from the symbol's own inference, and each operator node is handed to its converter
 in :mod:`mxc.onnx.export_ops`."""
+import collections
 import json
 import logging
 import os
@@ -87,14 +88,9 @@ def _tensor_name(node, j, num_outputs):
     return node["name"] if num_outputs == 1 or j == 0 else f"{node['name']}_output{j}"
 
 
-def convert(sym, params, in_shapes, in_types, dynamic=False, dynamic_input_shapes=None,
-            verbose=False):
-    """The ONNX ModelProto for `sym` with `params` (a dict of numpy arrays)."""
-    onnx = _onnx()
-    from onnx import helper, numpy_helper
-    js = json.loads(sym.tojson())
-    nodes = js["nodes"]
-    arg_names = sym.list_arguments() + sym.list_auxiliary_states()
+def _data_inputs(sym, params, in_shapes, in_types):
+    """{name: shape}, {name: dtype} of the data inputs (every argument not in params, a
+    trailing '...label' left out when in_shapes has no shape for it) and of the params."""
     data_names = [n for n in sym.list_arguments() if n not in params]
     if len(in_shapes) != len(data_names):
         unlabelled = [n for n in data_names if not n.endswith("label")]
@@ -104,68 +100,87 @@ def convert(sym, params, in_shapes, in_types, dynamic=False, dynamic_input_shape
         data_names = unlabelled
     if len(in_types) != len(in_shapes):
         raise ValueError("export_model: in_types and in_shapes must have the same length")
-    feed_shapes = dict(zip(data_names, (tuple(s) for s in in_shapes)))
-    feed_types = {n: np.dtype(t) for n, t in zip(data_names, in_types)}
-    for name in arg_names:
+    shapes = dict(zip(data_names, (tuple(s) for s in in_shapes)))
+    types = {n: np.dtype(t) for n, t in zip(data_names, in_types)}
+    for name in sym.list_arguments() + sym.list_auxiliary_states():
         if name in params:
-            feed_shapes.setdefault(name, params[name].shape)
-            feed_types.setdefault(name, params[name].dtype)
-    entries = _node_entries(sym, js, feed_shapes, feed_types)
+            shapes.setdefault(name, params[name].shape)
+            types.setdefault(name, params[name].dtype)
+    return data_names, shapes, types
 
-    graph = OnnxGraph(helper, numpy_helper)
-    for node in nodes:
-        graph.reserve(node["name"])
-    n_outputs = {}
-    for nid, node in enumerate(nodes):
-        n_outputs[nid] = sum(1 for key in entries if key[0] == nid) or 1
+
+def _declare_variables(graph, nodes, params, data_names, types, onnx_shapes):
+    """Params become initializers, data inputs graph inputs (value infos, returned)."""
+    helper = graph.helper
     inputs, declared = [], set()
-    dyn_shapes = dynamic_input_shapes or [[None] * len(s) for s in in_shapes]
-    for nid, node in enumerate(nodes):
-        if node["op"] != "null":
-            continue
+    for node in nodes:
         name = node["name"]
-        if name in declared:   # one variable may appear as several nodes of the same name
+        if node["op"] != "null" or name in declared:   # a variable may appear several times
             continue
         declared.add(name)
         if name in params:
             graph.param(name, params[name])
-        elif name in feed_shapes:
-            k = data_names.index(name)
-            shape = list(dyn_shapes[k]) if dynamic else list(in_shapes[k])
+        elif name in data_names:
             inputs.append(helper.make_tensor_value_info(
-                name, helper.np_dtype_to_tensor_dtype(feed_types[name]), shape))
+                name, helper.np_dtype_to_tensor_dtype(types[name]),
+                list(onnx_shapes[data_names.index(name)])))
+        elif not name.endswith("label"):
+            raise MXNetError(f"ONNX export: no value for the argument '{name}' (give it in "
+                             "params or as an input)")
+    return inputs
+
+
+def _convert_nodes(graph, nodes, entries, n_outputs, dynamic, verbose):
+    """Each operator node through its converter, in the JSON's (topological) order."""
     for nid, node in enumerate(nodes):
         op = node["op"]
         if op == "null":
-            if node["name"] not in params and node["name"] not in feed_shapes:
-                if not node["name"].endswith("label"):
-                    raise MXNetError(f"ONNX export: no value for the argument '{node['name']}' "
-                                     "(give it in params or as an input)")
             continue
         converter = CONVERTERS.get(op)
         if converter is None:
             raise MXNetError(f"ONNX export: operator '{op}' (node '{node['name']}') has no ONNX "
                              "converter; supported operators: mx.onnx.get_operator_support()")
         ins = [(i[0], i[1]) for i in node["inputs"]]
-        mx_node = MxNode(
-            graph, op, node["name"], node.get("attrs", {}),
-            inputs=[_tensor_name(nodes[i], j, n_outputs[i]) for i, j in ins],
-            outputs=[_tensor_name(node, j, n_outputs[nid]) for j in range(n_outputs[nid])],
-            in_shapes=[entries[k][0] if entries.get(k) else None for k in ins],
-            in_dtypes=[entries[k][1] if entries.get(k) else None for k in ins],
-            out_shapes=[entries[(nid, j)][0] for j in range(n_outputs[nid])
-                        if (nid, j) in entries],
-            dynamic=dynamic)
+        outs = [(nid, j) for j in range(n_outputs[nid])]
         if verbose:
             logging.info("ONNX export: %s (%s)", node["name"], op)
-        converter(mx_node)
+        converter(MxNode(
+            graph, op, node["name"], node.get("attrs", {}),
+            inputs=[_tensor_name(nodes[i], j, n_outputs[i]) for i, j in ins],
+            outputs=[_tensor_name(node, j, n_outputs[nid]) for _, j in outs],
+            in_shapes=[(entries.get(k) or (None, None))[0] for k in ins],
+            in_dtypes=[(entries.get(k) or (None, None))[1] for k in ins],
+            out_shapes=[entries[k][0] for k in outs if k in entries], dynamic=dynamic))
+
+
+def convert(sym, params, in_shapes, in_types, dynamic=False, dynamic_input_shapes=None,
+            verbose=False):
+    """The ONNX ModelProto for `sym` with `params` (a dict of numpy arrays)."""
+    onnx = _onnx()
+    from onnx import helper, numpy_helper
+    js = json.loads(sym.tojson())
+    nodes = js["nodes"]
+    data_names, shapes, types = _data_inputs(sym, params, in_shapes, in_types)
+    entries = _node_entries(sym, js, shapes, types)
+    counts = collections.Counter(nid for nid, _ in entries)
+    n_outputs = {nid: counts[nid] or 1 for nid in range(len(nodes))}
+
+    graph = OnnxGraph(helper, numpy_helper)
+    for node in nodes:
+        graph.reserve(node["name"])
+    if dynamic:
+        onnx_shapes = dynamic_input_shapes or [[None] * len(s) for s in in_shapes]
+    else:
+        onnx_shapes = in_shapes
+    inputs = _declare_variables(graph, nodes, params, data_names, types, onnx_shapes)
+    _convert_nodes(graph, nodes, entries, n_outputs, dynamic, verbose)
     outputs = []
-    for head in js["heads"]:
-        nid, j = head[0], head[1]
+    for nid, j, _ in js["heads"]:
         shape, dtype = entries[(nid, j)]
         outputs.append(helper.make_tensor_value_info(
-            _tensor_name(nodes[nid], j, n_outputs[nid]), helper.np_dtype_to_tensor_dtype(
-                np.dtype(dtype)), [None] * len(shape) if dynamic else list(shape)))
+            _tensor_name(nodes[nid], j, n_outputs[nid]),
+            helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+            [None] * len(shape) if dynamic else list(shape)))
     used = {name for n in graph.nodes for name in n.input}   # e.g. gamma under fix_gamma
     onnx_graph = helper.make_graph(graph.nodes, "mxnet_converted_model", inputs, outputs,
                                    [t for t in graph.initializers if t.name in used])

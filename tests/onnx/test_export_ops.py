@@ -102,7 +102,8 @@ CASES = {
     "compare": (S.broadcast_greater(X, S.var("y")) + S.broadcast_equal(X, X)
                 + S.broadcast_lesser_equal(X, S.var("y")), {"data": (2, 3), "y": (2, 3)}),
     "reductions": (S.concat(S.mean(X, axis=1), S.sum(X, axis=(1, 2)).reshape((-1, 1)),
-                            S.max(X, axis=2), S.min(X, axis=0, exclude=True).reshape((-1, 1)), dim=1),
+                            S.max(X, axis=2),
+                            S.min(X, axis=0, exclude=True).reshape((-1, 1)), dim=1),
                    {"data": (2, 3, 3)}),
     "reduce_keepdims": (S.sum(X, axis=-1, keepdims=True) + S.mean(X, axis=-1, keepdims=True),
                         {"data": (2, 3, 4)}),

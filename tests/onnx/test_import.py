@@ -32,7 +32,8 @@ def _compare(path, feeds):
 
 def test_import_cnn(rng, tmp_path):
     f32 = np.float32
-    inits = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)).astype(f32), "b": rng.normal(0, 1, 4).astype(f32),
+    inits = {"w": rng.normal(0, 0.3, (4, 3, 3, 3)).astype(f32),
+             "b": rng.normal(0, 1, 4).astype(f32),
              "scale": rng.uniform(0.5, 1.5, 4).astype(f32), "bias": rng.normal(0, 1, 4).astype(f32),
              "mean": rng.normal(0, 1, 4).astype(f32), "var": rng.uniform(0.5, 2, 4).astype(f32),
              "fw": rng.normal(0, 0.3, (5, 4)).astype(f32), "fb": rng.normal(0, 1, 5).astype(f32),
