@@ -40,6 +40,8 @@ def _load_params(params):
     """A params dict without 'arg:'/'aux:' prefixes, from a file, a dict or [arg, aux]."""
     if isinstance(params, (str, os.PathLike)):
         params = nd.load(os.fspath(params))
+        if isinstance(params, list) and not params:   # a model without parameters
+            params = {}
     elif isinstance(params, (list, tuple)) and len(params) == 2:
         merged = dict(params[0])
         merged.update(params[1])
