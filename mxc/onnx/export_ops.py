@@ -218,11 +218,15 @@ def _softmax_output(node):
     """Inference: the label input is dropped; without multi_output the softmax runs over
     all of each sample's values (flattened), and the result keeps the input's shape."""
     x = node.inputs[0]
+    if node.get("preserve_shape", False):
+        node.emit("Softmax", [x], axis=-1)
+        return
     if node.get("multi_output", False) or node.ndim() == 2:
         node.emit("Softmax", [x], axis=1)
         return
     probs = node.step("Softmax", [node.step("Flatten", [x], axis=1)], axis=1)
-    node.emit("Reshape", [probs, node.step("Shape", [x])])
+    shape = node.step("Shape", [x]) if node.dynamic else node.ints_const(node.in_shapes[0])
+    node.emit("Reshape", [probs, shape])
 
 
 # ---- layers ------------------------------------------------------------------------------
@@ -674,3 +678,21 @@ def _upsampling(node):
     scales = node.g.const(np.array([1, 1] + [scale] * (node.ndim() - 2), np.float32), "scales")
     node.emit("Resize", [node.inputs[0], "", scales], mode="nearest",
               nearest_mode="floor", coordinate_transformation_mode="asymmetric")
+
+
+@register("LRN")
+def _lrn(node):
+    node.emit("LRN", node.inputs[:1], alpha=float(node.get("alpha", 1e-4)),
+              beta=float(node.get("beta", 0.75)), bias=float(node.get("knorm", 2.0)),
+              size=int(node.get("nsize")))
+
+
+@register("depth_to_space", "space_to_depth")
+def _depth_space(node):   # MXNet orders the moved block like ONNX's default (DCR)
+    node.emit("DepthToSpace" if node.op == "depth_to_space" else "SpaceToDepth",
+              node.inputs[:1], blocksize=int(node.get("block_size")))
+
+
+@register("shape_array", "size_array")
+def _shape_array(node):
+    node.emit("Shape" if node.op == "shape_array" else "Size", node.inputs[:1])

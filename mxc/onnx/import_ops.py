@@ -423,3 +423,17 @@ def _norm(imp, node):
 def _hard_sigmoid(imp, node):
     return S.hard_sigmoid(_x(imp, node), alpha=node.get("alpha", 0.2),
                           beta=node.get("beta", 0.5), name=node.name)
+
+
+@register("LRN")
+def _lrn(imp, node):
+    return S.LRN(_x(imp, node), alpha=node.get("alpha", 1e-4), beta=node.get("beta", 0.75),
+                 knorm=node.get("bias", 1.0), nsize=node.get("size"), name=node.name)
+
+
+@register("DepthToSpace", "SpaceToDepth")
+def _depth_space(imp, node):
+    if node.get("mode", "DCR") != "DCR":
+        node.fail(f"mode {node.get('mode')} is not supported (MXNet's order is DCR)")
+    fn = S.depth_to_space if node.op == "DepthToSpace" else S.space_to_depth
+    return fn(_x(imp, node), block_size=node.get("blocksize"), name=node.name)

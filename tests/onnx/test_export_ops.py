@@ -134,6 +134,12 @@ CASES = {
                            S.L2Normalization(X, mode="channel").reshape((0, -1)), dim=1),
                   {"data": (2, 3, 4, 4)}),
     "upsampling": (S.UpSampling(X, scale=2, sample_type="nearest"), {"data": (1, 2, 3, 3)}),
+    "lrn_depth_space": (S.space_to_depth(S.depth_to_space(S.LRN(X, nsize=3, alpha=0.1),
+                                                          block_size=2), block_size=2),
+                        {"data": (1, 8, 3, 3)}),
+    "softmax_output_preserve_shape": (S.SoftmaxOutput(X, preserve_shape=True, name="softmax"),
+                                      {"data": (2, 3, 4)}),
+    "softmax_output_nd": (S.SoftmaxOutput(X, name="softmax"), {"data": (2, 3, 4)}),
     "softmax_output": (S.SoftmaxOutput(S.FullyConnected(X, num_hidden=4, name="fc"),
                                        name="softmax"), {"data": (3, 5)}),
 }
