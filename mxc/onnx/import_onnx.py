@@ -4,8 +4,6 @@ Initializers (and Constant nodes) are constants; one becomes a parameter Variabl
 operator takes it as a tensor, so shape tensors, axes and scalars stay attributes."""
 import os
 
-import numpy as np
-
 from .. import ndarray as nd
 from .. import symbol as S
 from ..base import MXNetError

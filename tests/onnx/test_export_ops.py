@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import mxc as mx
-from mxc.base import MXNetError
 
 from .common import assert_close, mx_forward, random_params, run_onnx
 
