@@ -93,7 +93,8 @@ def _tensor_name(node, j, num_outputs):
 def _data_inputs(sym, params, in_shapes, in_types):
     """{name: shape}, {name: dtype} of the data inputs (every argument not in params, a
     trailing '...label' left out when in_shapes has no shape for it) and of the params."""
-    data_names = [n for n in sym.list_arguments() if n not in params]
+    # MXNet's order: every input (auxiliary states too) in the graph's order
+    data_names = [n for n in sym.list_inputs() if n not in params]
     if len(in_shapes) != len(data_names):
         unlabelled = [n for n in data_names if not n.endswith("label")]
         if len(in_shapes) != len(unlabelled):

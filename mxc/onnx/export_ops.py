@@ -107,6 +107,34 @@ for _onnx, _names in _COMPARE.items():
     register(*_names)(lambda node, _op=_onnx: _to_input_dtype(node, node.step(_op, node.inputs)))
 
 
+_SCALAR_COMPARE = {"_equal_scalar": "Equal", "_greater_scalar": "Greater",
+                   "_lesser_scalar": "Less", "_greater_equal_scalar": "GreaterOrEqual",
+                   "_lesser_equal_scalar": "LessOrEqual"}
+for _mx, _onnx in _SCALAR_COMPARE.items():
+    register(_mx)(lambda node, _op=_onnx: _to_input_dtype(node, node.step(
+        _op, [node.inputs[0], node.scalar(float(node.get("scalar", 0.0)))])))
+
+
+@register("_not_equal_scalar")
+def _not_equal_scalar(node):
+    equal = node.step("Equal", [node.inputs[0], node.scalar(float(node.get("scalar", 0.0)))])
+    _to_input_dtype(node, node.step("Not", [equal]))
+
+
+_LOGICAL = {"And": ("broadcast_logical_and", "_logical_and"),
+            "Or": ("broadcast_logical_or", "_logical_or"),
+            "Xor": ("broadcast_logical_xor", "_logical_xor")}
+
+
+def _logical(node, op_type):
+    a, b = (node.step("Cast", [x], to=9) for x in node.inputs[:2])   # nonzero is true
+    _to_input_dtype(node, node.step(op_type, [a, b]))
+
+
+for _onnx, _names in _LOGICAL.items():
+    register(*_names)(lambda node, _op=_onnx: _logical(node, _op))
+
+
 @register("broadcast_not_equal", "_not_equal")
 def _not_equal(node):
     _to_input_dtype(node, node.step("Not", [node.step("Equal", node.inputs)]))
@@ -296,11 +324,17 @@ def _instance_norm(node):
 
 @register("LayerNorm")
 def _layer_norm(node):
-    axis = int(node.get("axis", -1))
-    if axis not in (-1, node.ndim() - 1):   # ONNX normalises over every axis from `axis` on
-        node.fail(f"axis={axis} is not supported (only the last axis)")
-    node.emit("LayerNormalization", node.inputs[:3], axis=-1,
-              epsilon=float(node.get("eps", 1e-5)))
+    axis = int(node.get("axis", -1)) % node.ndim()
+    eps = float(node.get("eps", 1e-5))
+    if axis == node.ndim() - 1:
+        node.emit("LayerNormalization", node.inputs[:3], axis=-1, epsilon=eps)
+        return
+    # ONNX normalises over every axis from `axis` on, MXNet over one: move it last and back
+    perm = list(range(node.ndim()))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    moved = node.step("Transpose", node.inputs[:1], perm=perm)
+    normed = node.step("LayerNormalization", [moved] + node.inputs[1:3], axis=-1, epsilon=eps)
+    node.emit("Transpose", [normed], perm=perm)
 
 
 @register("Pooling")
@@ -330,7 +364,10 @@ def _pooling(node):
         return
     attrs["ceil_mode"] = int(convention == "full")
     if pool_type == "max":
-        node.emit("MaxPool", [x], **attrs)
+        if convention == "full" and _padding_windows(node, kernel, attrs["strides"], pad):
+            _max_pool_padded(node, kernel, attrs["strides"], pad)
+        else:
+            node.emit("MaxPool", [x], **attrs)
         return
     if pool_type not in ("avg", "sum"):
         node.fail(f"pool_type '{pool_type}' is not supported")
@@ -340,6 +377,39 @@ def _pooling(node):
     else:   # a sum is the padded average times the window's size
         avg = node.step("AveragePool", [x], count_include_pad=1, **attrs)
         node.emit("Mul", [avg, node.scalar(float(np.prod(kernel)))])
+
+
+def _full_extra(size, k, s, p):
+    """Right padding beyond `p` that MXNet's 'full' convention reads: ceil, not floor."""
+    out = -(-(size + 2 * p - k) // s) + 1
+    return (out - 1) * s + k - (size + 2 * p)
+
+
+def _padding_windows(node, kernel, strides, pad):
+    """True when a 'full' window starts in the right padding: MXNet keeps it (the dtype's
+    lowest value), onnxruntime's ceil_mode drops it."""
+    spatial = node.in_shapes[0][2:]
+    return any((-(-(n + 2 * p - k) // s)) * s >= n + p
+               for n, k, s, p in zip(spatial, kernel, strides, pad))
+
+
+def _max_pool_padded(node, kernel, strides, pad):
+    """Pad explicitly with the dtype's lowest value, then pool without padding."""
+    spatial = node.in_shapes[0][2:]
+    extra = [_full_extra(n, k, s, p) for n, k, s, p in zip(spatial, kernel, strides, pad)]
+    pads = [0, 0] + list(pad) + [0, 0] + [p + e for p, e in zip(pad, extra)]
+    lowest = node.scalar(float(np.finfo(node.dtype()).min)
+                         if node.dtype().kind == "f" else np.iinfo(node.dtype()).min)
+    padded = node.step("Pad", [node.inputs[0], node.ints_const(pads, "pads"), lowest])
+    node.emit("MaxPool", [padded], kernel_shape=kernel, strides=strides)
+
+
+@register("_zeros", "_ones", "zeros", "ones")
+def _filled(node):
+    """A constant of the inferred shape (MXNet's zeros/ones take no input)."""
+    value = np.full(node.out_shapes[0], 1 if "ones" in node.op else 0,
+                    dtype=np.dtype(node.get("dtype", "float32")))
+    node.emit("Identity", [node.g.const(value, f"{node.name}_value")])
 
 
 @register("Flatten", "flatten")
@@ -500,14 +570,21 @@ def _swap_last(node, x, ndim):
 @register("dot")
 def _dot(node):
     a, b = node.inputs[:2]
-    if node.ndim(1) != 2 or (node.get("transpose_a", False) and node.ndim(0) != 2):
-        node.fail(f"dot of {node.ndim(0)}-d by {node.ndim(1)}-d arrays is not supported "
-                  "(only a 2-d right-hand side)")
-    if node.get("transpose_a", False):
+    ta, tb = node.get("transpose_a", False), node.get("transpose_b", False)
+    if (ta and node.ndim(0) != 2) or (tb and node.ndim(1) != 2):
+        node.fail("transpose_a/transpose_b are supported for 2-d operands only")
+    if ta:
         a = _swap_last(node, a, 2)
-    if node.get("transpose_b", False):
+    if tb:
         b = _swap_last(node, b, 2)
-    node.emit("MatMul", [a, b])
+    if node.ndim(1) <= 2:   # MatMul contracts a's last axis with b's first, as MXNet's dot
+        node.emit("MatMul", [a, b])
+        return
+    # b of more axes: contract with b as (k, rest) and unfold rest (a's leading axes kept by 0s)
+    rest = list(node.in_shapes[1][1:])
+    flat = node.step("Reshape", [b, node.ints_const([node.in_shapes[1][0], -1], "bshape")])
+    product = node.step("MatMul", [a, flat])
+    node.emit("Reshape", [product, node.ints_const([0] * (node.ndim(0) - 1) + rest)])
 
 
 @register("batch_dot")
@@ -574,13 +651,14 @@ def _stack(node):
 
 @register("take")
 def _take(node):
-    if node.get("mode", "clip") == "wrap":
-        node.fail("mode='wrap' is not supported")
     axis = int(node.get("axis", 0))
     size = node.in_shapes[0][axis]
-    indices = node.step("Cast", [node.inputs[1]], to=7)   # int64, clipped as MXNet's 'clip'
-    indices = node.step("Clip", [indices, node.g.const(np.array(0, np.int64), "zero"),
-                                 node.g.const(np.array(size - 1, np.int64), "last")])
+    indices = node.step("Cast", [node.inputs[1]], to=7)   # int64
+    if node.get("mode", "clip") == "wrap":   # Mod takes the divisor's sign, as Python's %
+        indices = node.step("Mod", [indices, node.g.const(np.array(size, np.int64), "size")])
+    else:
+        indices = node.step("Clip", [indices, node.g.const(np.array(0, np.int64), "zero"),
+                                     node.g.const(np.array(size - 1, np.int64), "last")])
     node.emit("Gather", [node.inputs[0], indices], axis=axis)
 
 

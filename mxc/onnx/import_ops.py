@@ -260,7 +260,7 @@ def _gemm(imp, node):
 @register("MatMul")
 def _matmul(imp, node):
     ra, rb = imp.rank(node.inputs[0]), imp.rank(node.inputs[1])
-    if rb == 2 and ra is not None and ra >= 2:
+    if rb in (1, 2) and ra is not None and ra >= 2:   # MXNet's dot contracts the same axes
         return S.dot(_x(imp, node), _x(imp, node, 1), name=node.name)
     if ra == rb and ra is not None and ra >= 3:
         return S.batch_dot(_x(imp, node), _x(imp, node, 1), name=node.name)

@@ -139,6 +139,17 @@ CASES = {
     "softmax_output_preserve_shape": (S.SoftmaxOutput(X, preserve_shape=True, name="softmax"),
                                       {"data": (2, 3, 4)}),
     "softmax_output_nd": (S.SoftmaxOutput(X, name="softmax"), {"data": (2, 3, 4)}),
+    "layernorm_axis1": (S.LayerNorm(X, axis=1, name="ln"), {"data": (2, 3, 4)}),
+    "scalar_compare_logical": (
+        (X > 0.5) + (X <= -0.5) + S.broadcast_logical_xor(X > 0, S.var("y") > 0)
+        + S.broadcast_logical_and(X, S.var("y") > 0) + (X != 1.0) + (X == 1.0),
+        {"data": (3, 4), "y": (3, 4)}),
+    "dot_nd": (S.dot(X, S.var("w")), {"data": (2, 3, 4), "w": (4, 2, 5)}),
+    "dot_vector": (S.dot(X, S.var("w")), {"data": (3, 4), "w": (4,)}),
+    "pool_max_full_window_in_padding": (
+        S.Pooling(X, kernel=(2, 2), stride=(2, 2), pad=(1, 1), pool_type="max",
+                  pooling_convention="full"), {"data": (1, 2, 5, 5)}),
+    "zeros_ones": (S.broadcast_add(S.broadcast_add(X, S.zeros((3, 1))), S.ones((1, 4))), {"data": (3, 4)}),
     "softmax_output": (S.SoftmaxOutput(S.FullyConnected(X, num_hidden=4, name="fc"),
                                        name="softmax"), {"data": (3, 5)}),
 }
@@ -149,14 +160,28 @@ def test_operator_matches_onnxruntime(case, rng, tmp_path):
     sym, shapes = CASES[case]
     # no MXNet operator maps back PRelu, OneHot, ConstantOfShape, Resize, a computed Expand
     check(sym, shapes, rng, tmp_path, roundtrip=case not in (
-        "prelu", "argmax_one_hot", "fill_like_broadcasts", "upsampling"))
+        "prelu", "argmax_one_hot", "fill_like_broadcasts", "upsampling",
+        "scalar_compare_logical", "pool_max_full_window_in_padding"))
 
 
-def test_take(rng, tmp_path):
-    sym = S.take(S.var("data"), S.var("idx"), axis=1)
-    idx = np.array([[0, 4], [2, 9]], np.float32)   # 9 is clipped to the last index, as MXNet
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take(mode, rng, tmp_path):
+    sym = S.take(S.var("data"), S.var("idx"), axis=1, mode=mode)
+    idx = np.array([[0, 4], [-2, 9]], np.float32)   # out of range: clipped or wrapped
     check(sym, {"data": (2, 5), "idx": (2, 2)}, rng, tmp_path, feeds={"idx": idx},
           roundtrip=False)
+
+
+def test_batchnorm_statistics_as_inputs(rng, tmp_path):
+    """Inputs are every non-parameter input in the graph's order, auxiliary states too."""
+    sym = S.BatchNorm(X, S.var("g"), S.var("b"), S.var("m"), S.var("v"), fix_gamma=False)
+    shapes = [(2, 3, 4), (3,), (3,), (3,), (3,)]
+    path = mx.onnx.export_model(sym, {}, shapes, onnx_file_path=str(tmp_path / "bn.onnx"))
+    feeds = {n: rng.uniform(0.5, 1.5, s).astype(np.float32)
+             for n, s in zip(["data", "g", "b", "m", "v"], shapes)}
+    expected = mx_forward(sym, {"m": mx.nd.array(feeds["m"]), "v": mx.nd.array(feeds["v"])},
+                          {k: feeds[k] for k in ("data", "g", "b")})[0]
+    assert_close(run_onnx(path, feeds)[0], expected)
 
 
 def test_embedding_layer(rng, tmp_path):
