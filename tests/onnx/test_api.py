@@ -99,10 +99,11 @@ def test_unsupported_attributes_are_named(rng, tmp_path):
                      name="pl")
     with pytest.raises(MXNetError, match="Pooling.*'pl'.*pooling_convention 'same'"):
         mx.onnx.export_model(pool, {}, [(1, 2, 7)], onnx_file_path=str(tmp_path / "x"))
-    ln = S.LayerNorm(S.var("data"), axis=1, name="ln")
-    with pytest.raises(MXNetError, match="LayerNorm.*axis=1"):
-        mx.onnx.export_model(ln, {"ln_gamma": mx.nd.ones((3,)), "ln_beta": mx.nd.zeros((3,))},
-                             [(2, 3, 4)], onnx_file_path=str(tmp_path / "x"))
+    deconv = S.Deconvolution(S.var("data"), num_filter=2, kernel=(3, 3), stride=(2, 2),
+                             target_shape=(8, 8), name="dc")
+    with pytest.raises(MXNetError, match="Deconvolution.*'dc'.*target_shape"):
+        mx.onnx.export_model(deconv, {"dc_weight": mx.nd.ones((3, 2, 3, 3))}, [(1, 3, 4, 4)],
+                             onnx_file_path=str(tmp_path / "x"))
 
 
 def test_bad_arguments(tmp_path):
