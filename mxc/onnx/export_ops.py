@@ -665,10 +665,13 @@ def _take(node):
 @register("argmax", "argmin")
 def _argmax(node):
     axis = node.get("axis")
-    if axis is None:
-        node.fail("axis=None is not supported")
-    index = node.step("ArgMax" if node.op == "argmax" else "ArgMin", node.inputs[:1],
-                      axis=int(axis), keepdims=int(bool(node.get("keepdims", False))))
+    op_type = "ArgMax" if node.op == "argmax" else "ArgMin"
+    if axis is None:   # over all values: MXNet gives one index, shape (1,)
+        flat = node.step("Reshape", [node.inputs[0], node.ints_const([-1])])
+        index = node.step(op_type, [flat], axis=0, keepdims=1)
+    else:
+        index = node.step(op_type, node.inputs[:1], axis=int(axis),
+                          keepdims=int(bool(node.get("keepdims", False))))
     _to_input_dtype(node, index)   # MXNet returns the indices as floats
 
 
@@ -709,9 +712,13 @@ def _broadcast_axis(node):
 
 @register("broadcast_like")
 def _broadcast_like(node):
-    if node.get("lhs_axes") is not None or node.get("rhs_axes") is not None:
-        node.fail("lhs_axes/rhs_axes are not supported")
-    node.emit("Expand", [node.inputs[0], node.step("Shape", [node.inputs[1]])])
+    if node.get("lhs_axes") is None and node.get("rhs_axes") is None:
+        node.emit("Expand", [node.inputs[0], node.step("Shape", [node.inputs[1]])])
+        return
+    target = [1] * node.ndim()   # Expand keeps the input's size where the target says 1
+    for lhs, rhs in zip(node.ints("lhs_axes"), node.ints("rhs_axes")):
+        target[lhs] = node.in_shapes[1][rhs]
+    node.emit("Expand", [node.inputs[0], node.ints_const(target)])
 
 
 @register("Pad", "pad")

@@ -149,6 +149,10 @@ CASES = {
     "pool_max_full_window_in_padding": (
         S.Pooling(X, kernel=(2, 2), stride=(2, 2), pad=(1, 1), pool_type="max",
                   pooling_convention="full"), {"data": (1, 2, 5, 5)}),
+    "broadcast_like_axes": (S.broadcast_like(S.sum(X, axis=1, keepdims=True), S.var("y"),
+                                             lhs_axes=(1,), rhs_axes=(0,)),
+                            {"data": (2, 3), "y": (4, 5)}),
+    "argmax_all": (S.argmax(X) + S.argmin(X), {"data": (3, 4)}),
     "zeros_ones": (S.broadcast_add(S.broadcast_add(X, S.zeros((3, 1))), S.ones((1, 4))), {"data": (3, 4)}),
     "softmax_output": (S.SoftmaxOutput(S.FullyConnected(X, num_hidden=4, name="fc"),
                                        name="softmax"), {"data": (3, 5)}),
@@ -161,7 +165,8 @@ def test_operator_matches_onnxruntime(case, rng, tmp_path):
     # no MXNet operator maps back PRelu, OneHot, ConstantOfShape, Resize, a computed Expand
     check(sym, shapes, rng, tmp_path, roundtrip=case not in (
         "prelu", "argmax_one_hot", "fill_like_broadcasts", "upsampling",
-        "scalar_compare_logical", "pool_max_full_window_in_padding"))
+        "scalar_compare_logical", "pool_max_full_window_in_padding", "broadcast_like_axes",
+        "argmax_all"))
 
 
 @pytest.mark.parametrize("mode", ["clip", "wrap"])
