@@ -44,6 +44,7 @@ from . import gluon, rnn  # noqa: F401
 from . import model, callback, monitor, module  # noqa: F401
 from . import module as mod, monitor as mon  # noqa: F401
 from . import visualization, visualization as viz  # noqa: F401
+from . import onnx  # noqa: F401  (mx.onnx; the onnx package loads when a model is converted)
 from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)
 
 # mx.np and mx.npx (0.1 s of imports) load on first use, like contrib's amp and horovod

@@ -1,8 +1,8 @@
 """``mx.contrib``: MXNet 1.x's experimental namespaces: ``nd``/``ndarray`` and ``sym``/``symbol``
 (the ``_contrib_`` operators), ``amp`` (mixed precision), ``horovod`` (the horovod.mxnet-style
-facade over MPI), ``tensorboard`` (metrics into TensorBoard files). amp, horovod and tensorboard
-load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py and tensorboard
-tensorboardX (when a writer is made)."""
+facade over MPI), ``onnx`` (MXNet 1.9's ONNX names), ``tensorboard`` (metrics into TensorBoard
+files). amp, horovod, onnx and tensorboard load on first use: amp wraps operator lists (40 ms),
+horovod needs mpi4py and tensorboard tensorboardX (when a writer is made)."""
 import importlib as _importlib
 
 from ..ndarray import contrib as ndarray  # noqa: F401
@@ -10,7 +10,7 @@ from ..ndarray import contrib as nd  # noqa: F401
 from ..symbol import contrib as symbol  # noqa: F401
 from ..symbol import contrib as sym  # noqa: F401
 
-_LAZY = ("amp", "horovod", "tensorboard")
+_LAZY = ("amp", "horovod", "onnx", "tensorboard")
 
 
 def __getattr__(name):
