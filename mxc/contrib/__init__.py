@@ -1,7 +1,9 @@
 """``mx.contrib``: MXNet 1.x's experimental namespaces: ``nd``/``ndarray`` and ``sym``/``symbol``
 (the ``_contrib_`` operators), ``amp`` (mixed precision), ``horovod`` (the horovod.mxnet-style
-facade over MPI), ``tensorboard`` (metrics into TensorBoard files). amp, horovod and tensorboard
-load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py and tensorboard
+facade over MPI), ``tensorboard`` (metrics into TensorBoard files), and the legacy ``autograd``
+(pre-1.0 API), ``text`` (vocabularies, token embeddings from local files) and
+``svrg_optimization`` (SVRGModule, SVRGOptimizer).
+These load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py and tensorboard
 tensorboardX (when a writer is made)."""
 import importlib as _importlib
 
@@ -10,7 +12,7 @@ from ..ndarray import contrib as nd  # noqa: F401
 from ..symbol import contrib as symbol  # noqa: F401
 from ..symbol import contrib as sym  # noqa: F401
 
-_LAZY = ("amp", "horovod", "tensorboard")
+_LAZY = ("amp", "autograd", "horovod", "svrg_optimization", "tensorboard", "text")
 
 
 def __getattr__(name):
