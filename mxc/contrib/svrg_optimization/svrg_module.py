@@ -119,11 +119,8 @@ class SVRGModule(Module):
         arg, aux = self.get_params()
         self._mod_aux.set_params(arg_params=arg, aux_params=aux)
         train_data.reset()
-        # MXNet 1.9.1 adds to the previous snapshot's average here, so from the second snapshot
-        # on its mu is off by the old mu / nbatch: mxc starts every average from zero
-        for per_device in self._param_dict:
-            for name in param_names:
-                per_device[name][:] = 0
+        # as MXNet 1.9.1, the sums start from the previous snapshot's average (it is not reset
+        # without a kvstore), so mu = mean gradient + old mu / nbatch: kept for MXNet's numbers
         nbatch = 0
         padding = 0
         for batch in train_data:

@@ -1,6 +1,6 @@
 """Weights and train MSE of SVRGModule.fit on a fixed linear regression with MXNet 1.9.1
-(update_freq=2, 2 epochs: one full-gradient snapshot, so MXNet's never-reset accumulator does not
-matter). Run: /work/mxnet-oracle/bin/python tests/data/contrib/svrg_optimization/make_fit_golden.py
+(update_freq=2, 5 epochs: three full-gradient snapshots, each summed onto the last average as
+MXNet does). Run: /work/mxnet-oracle/bin/python tests/data/contrib/svrg_optimization/make_fit_golden.py
 (mxc: PYTHONPATH=. python ... --mxc); the literals in test_svrg_module.py came from it."""
 import sys
 
@@ -22,7 +22,7 @@ net = mx.sym.LinearRegressionOutput(
     label=mx.sym.Variable("lin_reg_label"), name="lro")
 mod = SVRGModule(net, data_names=["data"], label_names=["lin_reg_label"], update_freq=2)
 metric = mx.metric.create("mse")
-mod.fit(it, eval_metric=metric, num_epoch=2, optimizer="sgd", initializer=mx.init.One(),
+mod.fit(it, eval_metric=metric, num_epoch=5, optimizer="sgd", initializer=mx.init.One(),
         optimizer_params=(("learning_rate", 0.025),))
 arg = mod.get_params()[0]
 print("weight", arg["fc1_weight"].asnumpy().tolist(), "bias", arg["fc1_bias"].asnumpy().tolist(),
