@@ -108,3 +108,15 @@ def test_registered_embedding_loads_from_archive(tmp_path):
     (tmp_path / "localemb" / "v.txt").write_text("tok 1 1\n")
     with pytest.raises(mx.base.MXNetError, match="SHA-1"):
         text.embedding.create("localemb", embedding_root=str(tmp_path))
+
+
+def test_numpy_semantics_give_mx_np_arrays(tmp_path):
+    path = _write(tmp_path / "e.txt", ["a 1 2", "b 3 4"])
+    with mx.util.np_shape(True), mx.util.np_array(True):
+        e = text.embedding.CustomEmbedding(path, init_unknown_vec=mx.nd.ones)
+        assert isinstance(e.idx_to_vec, mx.np.ndarray)
+        vecs = e.get_vecs_by_tokens(["b", "zz"])
+        assert isinstance(vecs, mx.np.ndarray)
+        np.testing.assert_allclose(vecs.asnumpy(), [[3, 4], [1, 1]])
+        e.update_token_vectors("a", mx.np.array([9, 9]))
+        np.testing.assert_allclose(e.idx_to_vec.asnumpy(), [[1, 1], [9, 9], [3, 4]])
