@@ -18,7 +18,8 @@ def _write(path, lines):
 
 
 def test_count_tokens_and_vocabulary_order():
-    counter = text.utils.count_tokens_from_str(" Life is great ! \n life is good . \n", to_lower=True)
+    counter = text.utils.count_tokens_from_str(" Life is great ! \n life is good . \n",
+                                               to_lower=True)
     assert counter == collections.Counter({"life": 2, "is": 2, "great": 1, "!": 1, "good": 1,
                                            ".": 1})
     v = text.vocab.Vocabulary(counter, most_freq_count=4, reserved_tokens=["<pad>"])

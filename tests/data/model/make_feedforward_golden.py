@@ -1,5 +1,6 @@
 """MXNet 1.9.1's FeedForward on a fixed MLP: weights after fit, predict/score, and the nbatch
-values its callbacks see. Run: /work/mxnet-oracle/bin/python tests/data/model/make_feedforward_golden.py
+values its callbacks see. Run:
+    /work/mxnet-oracle/bin/python tests/data/model/make_feedforward_golden.py
 (with --mxc and PYTHONPATH=. for mxc); the literals in tests/test_feedforward.py came from it."""
 import sys
 import logging

@@ -1,6 +1,7 @@
 """Weights and train MSE of SVRGModule.fit on a fixed linear regression with MXNet 1.9.1
 (update_freq=2, 5 epochs: three full-gradient snapshots, each summed onto the last average as
-MXNet does). Run: /work/mxnet-oracle/bin/python tests/data/contrib/svrg_optimization/make_fit_golden.py
+MXNet does). Run:
+    /work/mxnet-oracle/bin/python tests/data/contrib/svrg_optimization/make_fit_golden.py
 (mxc: PYTHONPATH=. python ... --mxc); the literals in test_svrg_module.py came from it."""
 import sys
 

@@ -1,7 +1,8 @@
 """Writes mxc/contrib/text/_pretrained_files.py: the names (and SHA-1 hashes) of the pretrained
 GloVe and fastText files MXNet 1.9.1's mx.contrib.text registry knows.
 
-Run with real MXNet 1.9.1: /work/mxnet-oracle/bin/python tests/data/contrib/text/make_pretrained_files.py
+Run with real MXNet 1.9.1:
+    /work/mxnet-oracle/bin/python tests/data/contrib/text/make_pretrained_files.py
 """
 import os
 import pprint
@@ -21,8 +22,8 @@ TABLES = [
 ]
 
 with open(OUT + ".tmp", "w") as f:
-    f.write('"""Pretrained token embedding files known to MXNet 1.9.1\'s mx.contrib.text (data only;\n'
-            'made by tests/data/contrib/text/make_pretrained_files.py)."""\n')
+    f.write('"""Pretrained token embedding files known to MXNet 1.9.1\'s mx.contrib.text '
+            '(data only;\nmade by tests/data/contrib/text/make_pretrained_files.py)."""\n')
     for name, what, table in TABLES:
         f.write(f"\n# {what}\n{name} = ")
         f.write(pprint.pformat(dict(table), width=100, sort_dicts=False))
