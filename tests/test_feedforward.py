@@ -85,3 +85,25 @@ def test_save_load_and_errors(tmp_path):
 def test_callback_and_lr_scheduler_names(tmp_path):
     assert mx.callback.save_checkpoint is mx.model.save_checkpoint
     assert mx.lr_scheduler.cos(mx.lr_scheduler.pi) == -1.0
+
+
+def test_sym_gen_trains_every_bucket():
+    sentences = [[1, 2, 3], [2, 3, 4, 5], [1, 3], [4, 5, 1, 2], [3, 3, 3], [5, 4, 3, 2]] * 4
+    it = mx.rnn.BucketSentenceIter(sentences, batch_size=4, buckets=[3, 5], invalid_label=0)
+    keys = []
+
+    def sym_gen(seq_len):
+        keys.append(seq_len)
+        emb = mx.sym.Embedding(mx.sym.Variable("data"), input_dim=6, output_dim=4, name="embed")
+        out = mx.sym.FullyConnected(mx.sym.Reshape(emb, shape=(-1, 4)), num_hidden=6,
+                                    name="pred")
+        label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+        return mx.sym.SoftmaxOutput(out, label, name="softmax")
+
+    with pytest.warns(DeprecationWarning):
+        model = mx.model.FeedForward(sym_gen, num_epoch=2, learning_rate=0.1)
+    model.fit(it, eval_metric=mx.metric.Perplexity(0))
+    assert set(keys) == {3, 5}
+    assert sorted(model.arg_params) == ["embed_weight", "pred_bias", "pred_weight"]
+    assert model.arg_params["pred_weight"].shape == (6, 4)
+    assert np.isfinite(model.arg_params["embed_weight"].asnumpy()).all()
