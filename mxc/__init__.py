@@ -43,6 +43,8 @@ from . import initializer as init, optimizer as opt, kvstore as kv  # noqa: F401
 from . import gluon, rnn  # noqa: F401
 from . import model, callback, monitor, module  # noqa: F401
 from . import module as mod, monitor as mon  # noqa: F401
+from .feedforward import FeedForward as _FeedForward  # noqa: E402
+model.FeedForward = _FeedForward  # MXNet's place for it; it builds on Module, above model
 from . import visualization, visualization as viz  # noqa: F401
 from . import onnx  # noqa: F401  (mx.onnx; the onnx package loads when a model is converted)
 from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)

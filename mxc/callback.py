@@ -3,7 +3,7 @@ import logging
 import math
 import time
 
-__all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
+__all__ = ["module_checkpoint", "do_checkpoint", "save_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]
 
 
@@ -19,7 +19,6 @@ def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
 
 def do_checkpoint(prefix, period=1):
     """Epoch-end callback: ``mx.model.save_checkpoint`` every `period` epochs (epoch + 1)."""
-    from .model import save_checkpoint
     period = int(max(1, period))
 
     def _callback(iter_no, sym, arg, aux):
@@ -115,3 +114,8 @@ class LogValidationMetricsCallback:
             return
         for name, value in param.eval_metric.get_name_value():
             logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
+
+
+# MXNet exposes the checkpoint writer here too; imported last because mxc.model imports this
+# module at its end (either may load first)
+from .model import save_checkpoint  # noqa: E402

@@ -7,7 +7,7 @@ Factor and MultiFactor schedules are stateful (they walk forward from the last s
 so resuming from a later ``num_update`` catches up), as MXNet's are.
 """
 import logging
-import math
+from math import cos, pi
 
 __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler",
            "CosineScheduler"]
@@ -143,5 +143,5 @@ class CosineScheduler(LRScheduler):
         if num_update <= self.max_update:
             frac = (num_update - self.warmup_steps) / self.max_steps
             self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + math.cos(math.pi * frac)) / 2
+                (1 + cos(pi * frac)) / 2
         return self.base_lr

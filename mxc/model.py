@@ -1,7 +1,9 @@
 """``mx.model``: checkpoints (``prefix-symbol.json`` + ``prefix-NNNN.params``) and the helpers the
 Module API shares with it (kvstore creation, parameter updates), as in MXNet 1.9.1.
 
-The deprecated ``FeedForward`` estimator is not provided: use ``mx.mod.Module``.
+The deprecated ``FeedForward`` estimator lives in mxc/feedforward.py: it trains through
+``mx.mod.Module``, which builds on this module, so the package face (mxc/__init__) sets
+``mx.model.FeedForward``.
 """
 import logging
 import os
@@ -12,7 +14,7 @@ import numpy as np
 from . import ndarray as nd
 from .context import cpu
 
-__all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = ["BatchEndParam", "FeedForward", "save_checkpoint", "load_checkpoint", "load_params"]
 
 # what batch_end_callback / score_end_callback receive
 BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
@@ -178,3 +180,4 @@ def load_checkpoint(prefix, epoch):
 
 
 from .callback import LogValidationMetricsCallback  # noqa: E402,F401  (MXNet exposes it here)
+

@@ -1,8 +1,10 @@
 """``mx.contrib``: MXNet 1.x's experimental namespaces: ``nd``/``ndarray`` and ``sym``/``symbol``
 (the ``_contrib_`` operators), ``amp`` (mixed precision), ``horovod`` (the horovod.mxnet-style
 facade over MPI), ``onnx`` (MXNet 1.9's ONNX names), ``tensorboard`` (metrics into TensorBoard
-files). amp, horovod, onnx and tensorboard load on first use: amp wraps operator lists (40 ms),
-horovod needs mpi4py and tensorboard tensorboardX (when a writer is made)."""
+files), and the legacy ``autograd`` (pre-1.0 API), ``text`` (vocabularies, token embeddings from
+local files) and ``svrg_optimization`` (SVRGModule, SVRGOptimizer).
+These load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py, onnx the onnx
+package and tensorboard tensorboardX (when a writer is made)."""
 import importlib as _importlib
 
 from ..ndarray import contrib as ndarray  # noqa: F401
@@ -10,7 +12,7 @@ from ..ndarray import contrib as nd  # noqa: F401
 from ..symbol import contrib as symbol  # noqa: F401
 from ..symbol import contrib as sym  # noqa: F401
 
-_LAZY = ("amp", "horovod", "onnx", "tensorboard")
+_LAZY = ("amp", "autograd", "horovod", "onnx", "svrg_optimization", "tensorboard", "text")
 
 
 def __getattr__(name):

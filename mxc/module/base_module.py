@@ -267,6 +267,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._begin_fit_epoch(epoch, train_data)
             nbatch = 0
             bar = _progress_bar(train_data, epoch)
             data_iter = iter(train_data)
@@ -330,6 +331,10 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _begin_fit_epoch(self, epoch, train_data):
+        """Called by ``fit`` before each epoch's first batch (SVRGModule computes its full
+        gradients here)."""
 
     # ---- symbol information -------------------------------------------------------------------
     @property

@@ -77,5 +77,8 @@ def test_trajectory_matches_mxnet(key, monkeypatch):
 
 def test_every_registered_optimizer_has_a_trajectory():
     covered = {c["opt"] for c in CONFIGS.values()}
-    missing = set(mx.optimizer.Optimizer.opt_registry) - covered - {"sgld"}  # SGLD: random
+    # SGLD is random; "_"-names are helpers other fronts register (contrib.svrg_optimization's
+    # wrappers, tested in tests/contrib/svrg_optimization)
+    public = {n for n in mx.optimizer.Optimizer.opt_registry if not n.startswith("_")}
+    missing = public - covered - {"sgld"}
     assert not missing, missing
