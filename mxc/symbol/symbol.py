@@ -653,7 +653,7 @@ def _method(name):
     return method
 
 
-for _m in ("reshape reshape_like astype zeros_like ones_like broadcast_axes repeat pad swapaxes "
+for _m in ("reshape reshape_like zeros_like ones_like broadcast_axes repeat pad swapaxes "
            "split slice slice_axis slice_like take one_hot pick sort topk argsort argmax "
            "argmax_channel argmin clip abs sign flatten shape_array size_array expand_dims "
            "broadcast_to broadcast_like tile transpose flip depth_to_space space_to_depth diag sum "
@@ -663,6 +663,15 @@ for _m in ("reshape reshape_like astype zeros_like ones_like broadcast_axes repe
            "log_softmax softmin squeeze").split():
     setattr(Symbol, _m, _method(_m))
 del _m
+
+
+def _astype_method(self, dtype, copy=True):
+    """A Cast node to dtype (MXNet's Symbol.astype is op.cast; `copy`, kept for code written
+    for both NDArray and Symbol, changes nothing: a graph node is always new)."""
+    return _sym_module().cast(self, dtype=dtype)
+
+
+Symbol.astype = _astype_method
 
 
 def _split_v2_method(self, *args, **kwargs):
@@ -732,10 +741,20 @@ def load_json(json_str):
     return from_json(json_str)
 
 
+class _Shown(str):
+    """A string that reprs as itself: a numpy scalar inside a tuple shows as numpy 1.x (MXNet
+    1.9.1's numpy) printed it, ``(2, 0.1)``, not numpy 2's ``(np.int64(2), np.float32(0.1))``."""
+
+    def __repr__(self):
+        return str(self)
+
+
 def _plain(v):
-    """Python values for numpy scalars (inside tuples too), so str() reads as MXNet's."""
+    """v with numpy scalars (inside tuples and lists too) replaced so that str() reads as
+    MXNet's str() of the value: a numpy scalar prints its shortest form (np.float32(0.1) is
+    "0.1", as numpy's own str, not float's "0.10000000149011612")."""
     if isinstance(v, _np.generic):
-        return v.item()
+        return _Shown(str(v))
     if isinstance(v, tuple):
         return tuple(_plain(x) for x in v)
     if isinstance(v, list):
@@ -758,10 +777,10 @@ def create(op, hint, args, kwargs, name=None, attr=None):
         if isinstance(v, Symbol):
             sym_kwargs[k] = v
         elif v is None:
-            # an explicit None for a parameter whose default is not None (sort's axis=None)
-            # is kept as "None", as MXNet passes it; None inputs and None defaults are dropped
-            p = next((p for p in op.params if p.name == k), None)
-            if p is not None and p.default is not None:
+            # an explicit None for a parameter is kept as "None": MXNet writes str() of every
+            # parameter given (slice_axis's end=None; MXNet refuses the file without it). None
+            # for an input (bias=None) is no parameter, and dtype=None means the default
+            if k != "dtype" and any(p.name == k for p in op.params):
                 attrs[k] = "None"
             continue
         else:
