@@ -29,3 +29,24 @@ def test_attrs_as_mxnet(cid, path, nin, kwargs_src):
     sym = fn(*args, name="op", **eval(kwargs_src, {"np": np}))
     node = [n for n in json.loads(sym.tojson())["nodes"] if n["name"] == "op"][0]
     assert {"op": node["op"], "attrs": node.get("attrs", {})} == EXPECTED[cid]
+
+
+def test_astype_is_a_cast_node():
+    """Symbol.astype (hybridized GluonNLP BERT and beam search call it) is MXNet's Cast node."""
+    sym = mx.sym.var("a").astype(np.float16)
+    node = json.loads(sym.tojson())["nodes"][-1]
+    assert node["op"] == "Cast" and node["attrs"] == {"dtype": "float16"}
+    out = sym.eval(a=mx.nd.array([1.5, -2.25, 70000.0]))[0]
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out.asnumpy(), np.array([1.5, -2.25, 70000.0], np.float16))
+
+
+def test_zeros_like_takes_dtype():
+    """zeros_like/ones_like accept dtype= and, as MXNet 1.9.1, keep the input's dtype."""
+    a = mx.nd.array([[1, 2, 3]], dtype="float16")
+    for fn, value in ((mx.nd.zeros_like, 0), (mx.nd.ones_like, 1)):
+        out = fn(a, dtype="int64")
+        assert out.dtype == np.float16
+        np.testing.assert_array_equal(out.asnumpy(), np.full((1, 3), value, np.float16))
+    out = mx.sym.ones_like(mx.sym.var("a"), dtype="int64").eval(a=a)[0]
+    assert out.dtype == np.float16 and out.asnumpy().tolist() == [[1, 1, 1]]

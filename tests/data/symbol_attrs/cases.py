@@ -80,6 +80,10 @@ CASES = [
     ("group_norm", "GroupNorm", 1, "dict(num_groups=2, eps=1e-5)"),
     ("swapaxes", "swapaxes", 1, "dict(dim1=0, dim2=1)"),
     ("where", "where", 3, "dict()"),
+    ("zeros_like_dtype", "zeros_like", 1, "dict(dtype='int32')"),
+    # (MXNet's ones_like has no dtype parameter: a numpy type passed there is written as
+    # str(type), "<class 'numpy.int64'>", and ignored; mxc writes the dtype's name)
+    ("ones_like_dtype", "ones_like", 1, "dict(dtype='int64')"),
     ("flip_tuple", "flip", 1, "dict(axis=(0, 1))"),
     ("rnn", "RNN", 1,
      "dict(state_size=8, num_layers=1, mode='lstm', bidirectional=False, state_outputs=True, "
