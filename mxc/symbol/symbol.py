@@ -17,6 +17,7 @@ import numpy as _np
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..name import NameManager
+from .. import util as _util
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
            "minimum", "hypot", "zeros", "ones", "full", "arange", "linspace", "eye", "histogram"]
@@ -536,8 +537,17 @@ class Symbol:
             if not isinstance(v, tuple):
                 raise TypeError("Arguments need to be shapes (tuple), but '%s' is %s."
                                 % (k, type(v)))
+        if not _util.is_np_shape():
+            shapes, _ = infer_graph(self, known, {}, default_dtype="float32")
+            return self._collect(shapes, partial, lambda s: s is not None and 0 not in s, ())
+        # numpy shape semantics: -1 is an unknown dimension and None an unknown shape (the
+        # inference holds them as 0 and None, as in legacy mode)
+        known = {k: tuple(0 if x == -1 else x for x in v) for k, v in known.items()}
         shapes, _ = infer_graph(self, known, {}, default_dtype="float32")
-        return self._collect(shapes, partial, lambda s: s is not None and 0 not in s, ())
+        res = self._collect(shapes, partial, lambda s: s is not None and 0 not in s, None)
+        return tuple(None if r is None else
+                     [None if v is None else tuple(-1 if x == 0 else x for x in v) for v in r]
+                     for r in res)
 
     def infer_type(self, *args, **kwargs):
         res = self._infer_type_impl(False, *args, **kwargs)
