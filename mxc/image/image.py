@@ -19,7 +19,7 @@ import random
 import numpy as np
 
 from .. import recordio
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..io.io import DataIter, DataBatch, DataDesc
@@ -105,7 +105,11 @@ def decode_np(buf, flag=1, to_rgb=True):
             im.draft("L", im.size)  # libjpeg emits luma directly, as OpenCV's grey read does
         im.load()
     except Exception as exc:
-        raise ValueError(f"imdecode: cannot decode image ({len(buf)} bytes): {exc}") from None
+        # MXNetError as MXNet raises it (a suite written for MXNet catches that), ValueError too
+        why = ("not an image in a format Pillow reads, or corrupt" if
+               type(exc).__name__ == "UnidentifiedImageError" else str(exc))
+        raise OperatorInputError(f"imdecode: cannot decode image ({len(buf)} bytes): "
+                                 f"{why}") from None
     if flag >= 0:
         im = _exif_transpose(im)
     mode = im.mode
@@ -171,7 +175,7 @@ def imread(filename, flag=1, to_rgb=True, out=None):
     try:
         return imdecode(buf, flag, to_rgb, out)
     except ValueError as exc:
-        raise ValueError(f"imread: {filename}: {exc}") from None
+        raise OperatorInputError(f"imread: {filename}: {exc}") from None
 
 
 # ---- resizing -------------------------------------------------------------------------------

@@ -60,6 +60,12 @@ def test_imdecode_png_lossless_and_inputs(tmp_path):
     np.testing.assert_array_equal(image.imread(str(p)).asnumpy(), rgb)
     with pytest.raises(ValueError, match="cannot decode"):
         image.imdecode(b"not an image")
+    # MXNet raises MXNetError for undecodable bytes, a file included
+    with pytest.raises(mx.MXNetError, match="cannot decode"):
+        image.imdecode(b"")
+    (tmp_path / "bad.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+    with pytest.raises(mx.MXNetError, match="bad.jpg"):
+        image.imread(str(tmp_path / "bad.jpg"))
     with pytest.raises(ValueError, match="bytes"):
         image.imdecode("a string")
     with pytest.raises(mx.MXNetError, match="missing.png"):
