@@ -185,13 +185,18 @@ _PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
 def resize_np(src, w, h, interp=1):
     """Resize a numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
     (see :func:`imresize`); returns a new HWC array of the same dtype."""
+    # MXNet's imresize operator raises MXNetError for these; OperatorInputError is that and
+    # the ValueError mxc raised before
     src = np.ascontiguousarray(src)
+    if interp not in (0, 1, 2, 3, 4):
+        raise OperatorInputError(f"imresize: unknown interp method {interp} (0 to 4)")
     if w <= 0 or h <= 0:
-        raise ValueError(f"imresize: target size ({w}, {h}) must be positive")
+        raise OperatorInputError(f"imresize: target size ({w}, {h}) must be positive")
     if src.ndim == 2:
         src = src[:, :, None]
     if src.ndim != 3 or src.shape[0] == 0 or src.shape[1] == 0:
-        raise ValueError(f"imresize: expected a non-empty (h, w, c) image, got {src.shape}")
+        raise OperatorInputError(f"imresize: expected a non-empty (h, w, c) image, got "
+                                 f"{src.shape}")
     if src.dtype != np.uint8:
         # float images (MXNet resizes any dtype): the image operators' float resampler
         from ..ops.image_ops import resize_float
@@ -202,8 +207,6 @@ def resize_np(src, w, h, interp=1):
         dst = np.empty((h, w, src.shape[2]), np.uint8)
         (_pixel.resize_nearest if interp == 0 else _pixel.resize_linear)(src, dst)
         return dst
-    if interp not in _PIL_FILTERS:
-        raise ValueError(f"imresize: unknown interp method {interp}")
     Image = _pil()
     filt = getattr(Image.Resampling, _PIL_FILTERS[interp])
     # Pillow resizes per channel for any band count through 'L' images
@@ -230,7 +233,7 @@ def imresize(src, w, h, interp=1):
     NDArray
     """
     arr = _np(src)
-    if arr.ndim == 3:
+    if arr.ndim == 3 and interp in (9, 10):
         interp = _get_interp_method(interp, (arr.shape[0], arr.shape[1], h, w))
     return _wrap(resize_np(arr, int(w), int(h), interp))
 

@@ -60,7 +60,9 @@ def test_imdecode_png_lossless_and_inputs(tmp_path):
     np.testing.assert_array_equal(image.imread(str(p)).asnumpy(), rgb)
     with pytest.raises(ValueError, match="cannot decode"):
         image.imdecode(b"not an image")
-    # MXNet raises MXNetError for undecodable bytes, a file included
+    # MXNet raises MXNetError for undecodable bytes, a file included, and a bad resize
+    with pytest.raises(mx.MXNetError, match="interp method -1"):
+        image.imresize(mx.nd.ones((4, 4, 3), dtype=np.uint8), 2, 2, interp=-1)
     with pytest.raises(mx.MXNetError, match="cannot decode"):
         image.imdecode(b"")
     (tmp_path / "bad.jpg").write_bytes(b"\xff\xd8 not a jpeg")
