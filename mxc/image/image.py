@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError, OperatorInputError
+from .. import ndarray as _ops
 from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..io.io import DataIter, DataBatch, DataDesc
@@ -27,6 +28,7 @@ from . import _pixel
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
+           "imrotate", "random_rotate",
            "Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
            "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
@@ -375,6 +377,72 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
             out = fixed_crop(src, x0, y0, new_w, new_h, size, interp)
             return out, (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
+
+
+# ---- rotation -------------------------------------------------------------------------------
+def _rotation_grid(n, h, w, rad, zoom_in, zoom_out):
+    """BilinearSampler's (n, 2, h, w) grid rotating each image about its centre by rad[i]
+    (float32, as MXNet computes it): output pixel coordinates centred on the image are rotated,
+    then normalised to [-1, 1] per axis (after the rotation, so the aspect ratio holds). zoom_in
+    scales the grid so that no outside (zero) pixel shows, zoom_out so that the whole image does."""
+    f32 = np.float32
+    rad = rad.astype(f32).reshape(n, 1, 1)
+    hs, ws = f32((h - 1) / 2), f32((w - 1) / 2)
+    hm = np.broadcast_to(np.arange(h, dtype=f32)[:, None] - hs, (h, w))[None]
+    wm = np.broadcast_to(np.arange(w, dtype=f32)[None, :] - ws, (h, w))[None]
+    c, s = np.cos(rad), np.sin(rad)
+    grid = np.stack([(wm * c - hm * s) / ws, (wm * s + hm * c) / hs], axis=1)
+    if zoom_in or zoom_out:
+        hh, ww = f32(h), f32(w)
+        rho, corner = np.sqrt(hh * hh + ww * ww), np.arctan(hh / ww)
+        turn = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + turn)), np.abs(rho * np.cos(corner - turn)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + turn)), np.abs(rho * np.sin(corner - turn)))
+        scale = (np.maximum(max_x / ww, max_y / hh) if zoom_out else
+                 np.minimum(ww / max_x, hh / max_y))
+        grid = grid * scale[:, None].astype(f32)
+    return grid.astype(f32)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotate a float32 CHW image, or each image of an NCHW batch, by ``rotation_degrees``
+    (a number, or one angle per image for a batch), as MXNet's ``mx.image.imrotate``: bilinear
+    sampling, zeros where the rotated image does not reach; ``zoom_in`` zooms so that no such
+    padding shows, ``zoom_out`` so that the whole image stays in view."""
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if np.dtype(src.dtype) != np.float32:
+        raise TypeError("Only `float32` images are supported by this function")
+    single = src.ndim == 3
+    if single:
+        if not isinstance(rotation_degrees, numbers.Number):
+            raise TypeError("When a single image is passed the rotation angle is required to "
+                            "be a scalar.")
+        src = src.expand_dims(axis=0)
+    elif src.ndim != 4:
+        raise ValueError("Only 3D and 4D are supported by this function")
+    n, _, h, w = src.shape
+    if isinstance(rotation_degrees, numbers.Number):
+        degrees = np.full(n, rotation_degrees, np.float32)
+    else:
+        degrees = np.asarray(rotation_degrees.asnumpy() if isinstance(rotation_degrees, NDArray)
+                             else rotation_degrees, np.float32).reshape(-1)
+    if len(degrees) != n:
+        raise ValueError("The number of images must be equal to the number of rotation angles")
+    rad = np.float32(np.pi) * degrees / np.float32(180)
+    grid = _rotation_grid(n, h, w, rad, zoom_in, zoom_out)
+    out = _ops.BilinearSampler(src, _ops.array(grid, ctx=src.context))
+    return out[0] if single else out
+
+
+def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
+    """:func:`imrotate` by angles drawn uniformly from ``angle_limits`` (low, high) in degrees,
+    one per image of a batch (numpy's global generator, as MXNet)."""
+    if src.ndim == 3:
+        degrees = np.random.uniform(*angle_limits)
+    else:
+        degrees = np.random.uniform(*angle_limits, size=src.shape[0])
+    return imrotate(src, degrees, zoom_in=zoom_in, zoom_out=zoom_out)
 
 
 # ---- augmenters -----------------------------------------------------------------------------
