@@ -395,14 +395,17 @@ def _concat_infer_back(attrs, in_s, outs):
     return filled
 
 
-# _rnn_param_concat: what Gluon's fused RNN layers concatenate their parameters with in MXNet
-register(OpDef("Concat", aliases=("concat", "_rnn_param_concat"), inputs=(), variadic="num_args",
-               params=(Param("num_args", int, required=True), Param("dim", int, 1)),
-               infer=_concat_infer, infer_back=_concat_infer_back,
-               infer_partial=_concat_infer_partial,
-               forward=kernel_forward("shape", "concat",
-                                      attrs=lambda a, i, o: ((a["dim"] % i[0].ndim,), ())),
-               grad=_concat_grad, doc="Join arrays along `dim`."))
+# _rnn_param_concat: what Gluon's fused RNN layers concatenate their parameters with; the same
+# operator as Concat, under the name MXNet writes into their exported graphs
+for _name, _aliases in (("Concat", ("concat",)), ("_rnn_param_concat", ())):
+    register(OpDef(_name, aliases=_aliases, inputs=(), variadic="num_args",
+                   params=(Param("num_args", int, required=True), Param("dim", int, 1)),
+                   infer=_concat_infer, infer_back=_concat_infer_back,
+                   infer_partial=_concat_infer_partial,
+                   forward=kernel_forward("shape", "concat",
+                                          attrs=lambda a, i, o: ((a["dim"] % i[0].ndim,), ())),
+                   grad=_concat_grad, doc="Join arrays along `dim`."))
+del _name, _aliases
 
 
 def _stack_composite(F, a, *xs):

@@ -50,3 +50,16 @@ def test_zeros_like_takes_dtype():
         np.testing.assert_array_equal(out.asnumpy(), np.full((1, 3), value, np.float16))
     out = mx.sym.ones_like(mx.sym.var("a"), dtype="int64").eval(a=a)[0]
     assert out.dtype == np.float16 and out.asnumpy().tolist() == [[1, 1, 1]]
+
+
+def test_fused_rnn_export_names_rnn_param_concat():
+    """A hybridized fused LSTM exports the graph MXNet 1.9.1 writes: its packed parameters come
+    from a _rnn_param_concat node (MXNet's name; Concat before), then RNN."""
+    net = mx.gluon.rnn.LSTM(8, 2)
+    net.initialize()
+    net.hybridize()
+    net(mx.nd.ones((5, 2, 4)))
+    sym = net._cached_graph[1]
+    nodes = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    assert [n["op"] for n in nodes] == ["Reshape"] * 8 + ["_rnn_param_concat", "RNN"]
+    assert nodes[8]["attrs"] == {"dim": "0", "num_args": "8"}
