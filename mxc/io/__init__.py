@@ -3,3 +3,4 @@ from .io import (DataDesc, DataBatch, DataIter, ResizeIter, PrefetchingIter,  # 
                  NDArrayIter, CSVIter, MNISTIter)
 from .image_record_iter import (ImageRecordIter, ImageRecordUInt8Iter,  # noqa: F401
                                 ImageRecordInt8Iter)
+from .libsvm_iter import LibSVMIter  # noqa: F401
