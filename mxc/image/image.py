@@ -258,9 +258,11 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=None):
     """Pad an image with a border, as OpenCV's copyMakeBorder.
 
     ``type``: 0 constant (``value`` or per-channel ``values``), 1 replicate, 2 reflect,
-    4 reflect-101.
+    4 reflect-101; OpenCV's BORDER_ISOLATED flag (16) may be added (a whole image has no
+    surroundings to isolate from: 16 is constant, as MXNet's detection padding passes it).
     """
     arr = _np(src)
+    type &= ~16
     if type not in _BORDER_TYPES:
         raise ValueError(f"copyMakeBorder: unsupported border type {type}")
     pad = [(top, bot), (left, right)] + [(0, 0)] * (arr.ndim - 2)

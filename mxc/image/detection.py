@@ -1,0 +1,298 @@
+"""Detection augmenters, as MXNet 1.9.1's mx.image detection module: each takes an HWC image and
+its (N, 5+) label of ``[class, xmin, ymin, xmax, ymax, ...]`` rows with coordinates normalised
+to [0, 1], and returns both transformed. Random choices use Python's ``random`` module in MXNet's
+order, so a seeded run draws the same crops, pads and flips as MXNet."""
+import json
+import logging
+import math
+import numbers
+import random
+import warnings
+
+import numpy as np
+
+from .. import ndarray as _ops
+from .image import Augmenter, copyMakeBorder, fixed_crop
+
+__all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug",
+           "DetRandomCropAug", "DetRandomPadAug", "CreateMultiRandCropAugmenter"]
+
+
+class DetAugmenter:
+    """Base class: ``aug(src, label) -> (src, label)``; ``dumps()`` describes it as JSON."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = {}
+        for k, v in kwargs.items():
+            if isinstance(v, _ops.NDArray):
+                v = v.asnumpy()
+            self._kwargs[k] = v.tolist() if isinstance(v, np.ndarray) else v
+
+    def dumps(self):
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
+
+    def __call__(self, src, label):
+        raise NotImplementedError("Must override implementation.")
+
+
+class DetBorrowAug(DetAugmenter):
+    """A classification Augmenter that leaves labels alone (colour, normalisation)."""
+
+    def __init__(self, augmenter):
+        if not isinstance(augmenter, Augmenter):
+            raise TypeError("Borrowing from invalid Augmenter")
+        super().__init__(augmenter=augmenter.dumps())
+        self.augmenter = augmenter
+
+    def dumps(self):
+        return [self.__class__.__name__.lower(), self.augmenter.dumps()]
+
+    def __call__(self, src, label):
+        return self.augmenter(src), label
+
+
+class DetRandomSelectAug(DetAugmenter):
+    """One augmenter of ``aug_list`` picked at random (the list is shuffled in place, as in
+    MXNet), or none with probability ``skip_prob`` (always none for an empty list)."""
+
+    def __init__(self, aug_list, skip_prob=0):
+        super().__init__(skip_prob=skip_prob)
+        if not isinstance(aug_list, (list, tuple)):
+            aug_list = [aug_list]
+        if any(not isinstance(a, DetAugmenter) for a in aug_list):
+            raise ValueError("Allow DetAugmenter in list only")
+        self.aug_list = list(aug_list)
+        self.skip_prob = skip_prob if aug_list else 1
+
+    def dumps(self):
+        return [self.__class__.__name__.lower(), [x.dumps() for x in self.aug_list]]
+
+    def __call__(self, src, label):
+        if random.random() < self.skip_prob:
+            return src, label
+        random.shuffle(self.aug_list)
+        return self.aug_list[0](src, label)
+
+
+class DetHorizontalFlipAug(DetAugmenter):
+    """Mirror the image left-right with probability ``p``; boxes follow (label changed in
+    place, as in MXNet)."""
+
+    def __init__(self, p):
+        super().__init__(p=p)
+        self.p = p
+
+    def __call__(self, src, label):
+        if random.random() < self.p:
+            src = _ops.flip(src, axis=1)
+            left = 1.0 - label[:, 3]
+            label[:, 3] = 1.0 - label[:, 1]
+            label[:, 1] = left
+        return src, label
+
+
+def _areas(boxes):
+    """Areas of (N, 4+) [xmin, ymin, xmax, ymax] rows, 0 for empty boxes."""
+    return np.maximum(0, boxes[:, 3] - boxes[:, 1]) * np.maximum(0, boxes[:, 2] - boxes[:, 0])
+
+
+def _range_pair(value, what, aug):
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"{aug}: {what} must be a number or a (low, high) pair, got {value!r}")
+    logging.info("Using fixed %s: %s in %s", what, value, aug)
+    return (value, value)
+
+
+def _proposal_height(ratio, min_area, max_area):
+    """(h, max_h) for an area range at aspect ratio ``ratio`` (w = h * ratio)."""
+    return int(round(math.sqrt(min_area / ratio))), int(round(math.sqrt(max_area / ratio)))
+
+
+class DetRandomCropAug(DetAugmenter):
+    """Crop a random region whose area (``area_range``, a fraction of the image) and aspect
+    ratio (``aspect_ratio_range``) are in range and which covers more than
+    ``min_object_covered`` of every object it touches; boxes are clipped to it and dropped when
+    less than ``min_eject_coverage`` of them remains. After ``max_attempts`` failed proposals
+    the input is returned unchanged."""
+
+    def __init__(self, min_object_covered=0.1, aspect_ratio_range=(0.75, 1.33),
+                 area_range=(0.05, 1.0), min_eject_coverage=0.3, max_attempts=50):
+        aspect_ratio_range = _range_pair(aspect_ratio_range, "aspect ratio", "DetRandomCropAug")
+        area_range = _range_pair(area_range, "area range", "DetRandomCropAug")
+        super().__init__(min_object_covered=min_object_covered,
+                         aspect_ratio_range=aspect_ratio_range, area_range=area_range,
+                         min_eject_coverage=min_eject_coverage, max_attempts=max_attempts)
+        self.min_object_covered = min_object_covered
+        self.min_eject_coverage = min_eject_coverage
+        self.max_attempts = max_attempts
+        self.aspect_ratio_range = aspect_ratio_range
+        self.area_range = area_range
+        self.enabled = False
+        if area_range[1] <= 0 or area_range[0] > area_range[1]:
+            warnings.warn(f"Skip DetRandomCropAug due to invalid area_range: {area_range}")
+        elif aspect_ratio_range[0] > aspect_ratio_range[1] or aspect_ratio_range[0] <= 0:
+            warnings.warn("Skip DetRandomCropAug due to invalid aspect_ratio_range: "
+                          f"{aspect_ratio_range}")
+        else:
+            self.enabled = True
+
+    def __call__(self, src, label):
+        crop = self._random_crop_proposal(label, src.shape[0], src.shape[1])
+        if crop:
+            x, y, w, h, label = crop
+            src = fixed_crop(src, x, y, w, h, None)
+        return src, label
+
+    def _covers_enough(self, label, xmin, ymin, xmax, ymax, width, height):
+        if (xmax - xmin) * (ymax - ymin) < 2:
+            return False            # a proposal of one pixel
+        boxes = label[:, 1:]
+        areas = _areas(boxes)
+        objects = np.where(areas * width * height > 2)[0]
+        if objects.size < 1:
+            return False
+        b = boxes[objects]
+        inter = np.stack([np.maximum(b[:, 0], xmin / width), np.maximum(b[:, 1], ymin / height),
+                          np.minimum(b[:, 2], xmax / width), np.minimum(b[:, 3], ymax / height)],
+                         axis=1)
+        inter[(inter[:, 0] >= inter[:, 2]) | (inter[:, 1] >= inter[:, 3])] = 0
+        cover = _areas(inter) / areas[objects]
+        cover = cover[cover > 0]
+        return cover.size > 0 and cover.min() > self.min_object_covered
+
+    def _crop_labels(self, label, box, height, width):
+        x0, y0 = box[0] / width, box[1] / height
+        w, h = box[2] / width, box[3] / height
+        out = label.copy()
+        out[:, (1, 3)] = (out[:, (1, 3)] - x0) / w
+        out[:, (2, 4)] = (out[:, (2, 4)] - y0) / h
+        out[:, 1:5] = np.clip(out[:, 1:5], 0, 1)
+        cover = _areas(out[:, 1:]) * w * h / _areas(label[:, 1:])
+        keep = (out[:, 3] > out[:, 1]) & (out[:, 4] > out[:, 2]) & \
+            (cover > self.min_eject_coverage)
+        return out[keep] if keep.any() else None
+
+    def _random_crop_proposal(self, label, height, width):
+        if not self.enabled or height <= 0 or width <= 0:
+            return ()
+        min_area = self.area_range[0] * height * width
+        max_area = self.area_range[1] * height * width
+        for _ in range(self.max_attempts):
+            ratio = random.uniform(*self.aspect_ratio_range)
+            if ratio <= 0:
+                continue
+            h, max_h = _proposal_height(ratio, min_area, max_area)
+            if round(max_h * ratio) > width:
+                max_h = int((width + 0.4999999) / ratio)       # widest crop that fits
+            max_h = min(max_h, height)
+            h = min(h, max_h)
+            if h < max_h:
+                h = random.randint(h, max_h)
+            w = int(round(h * ratio))
+            area = w * h
+            if area < min_area:
+                h += 1
+                w = int(round(h * ratio))
+                area = w * h
+            if area > max_area:
+                h -= 1
+                w = int(round(h * ratio))
+                area = w * h
+            if not (min_area <= area <= max_area and 0 <= w <= width and 0 <= h <= height):
+                continue
+            y = random.randint(0, max(0, height - h))
+            x = random.randint(0, max(0, width - w))
+            if self._covers_enough(label, x, y, x + w, y + h, width, height):
+                new_label = self._crop_labels(label, (x, y, w, h), height, width)
+                if new_label is not None:
+                    return x, y, w, h, new_label
+        return ()
+
+
+class DetRandomPadAug(DetAugmenter):
+    """Place the image at a random spot of a larger canvas filled with ``pad_val``: the canvas
+    area is ``area_range`` times the image's (low > 1), its aspect ratio in
+    ``aspect_ratio_range``; boxes are rescaled to it. After ``max_attempts`` failed proposals
+    the input is returned unchanged."""
+
+    def __init__(self, aspect_ratio_range=(0.75, 1.33), area_range=(1.0, 3.0),
+                 max_attempts=50, pad_val=(128, 128, 128)):
+        if not isinstance(pad_val, (list, tuple)) and not isinstance(pad_val, numbers.Number):
+            raise TypeError(f"DetRandomPadAug: pad_val must be a number or a tuple, got "
+                            f"{pad_val!r}")
+        aspect_ratio_range = _range_pair(aspect_ratio_range, "aspect ratio", "DetRandomPadAug")
+        area_range = _range_pair(area_range, "area range", "DetRandomPadAug")
+        super().__init__(aspect_ratio_range=aspect_ratio_range, area_range=area_range,
+                         max_attempts=max_attempts, pad_val=pad_val)
+        self.pad_val = pad_val
+        self.aspect_ratio_range = aspect_ratio_range
+        self.area_range = area_range
+        self.max_attempts = max_attempts
+        self.enabled = False
+        if area_range[1] <= 1.0 or area_range[0] > area_range[1]:
+            warnings.warn(f"Skip DetRandomPadAug due to invalid parameters: {area_range}")
+        elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
+            warnings.warn("Skip DetRandomPadAug due to invalid aspect_ratio_range: "
+                          f"{aspect_ratio_range}")
+        else:
+            self.enabled = True
+
+    def __call__(self, src, label):
+        height, width, _ = src.shape
+        pad = self._random_pad_proposal(label, height, width)
+        if pad:
+            x, y, w, h, label = pad
+            values = self.pad_val if isinstance(self.pad_val, (list, tuple)) else None
+            value = 0.0 if values is not None else self.pad_val
+            src = copyMakeBorder(src, y, h - y - height, x, w - x - width, 16, value=value,
+                                 values=values)
+        return src, label
+
+    def _random_pad_proposal(self, label, height, width):
+        if not self.enabled or height <= 0 or width <= 0:
+            return ()
+        min_area = self.area_range[0] * height * width
+        max_area = self.area_range[1] * height * width
+        for _ in range(self.max_attempts):
+            ratio = random.uniform(*self.aspect_ratio_range)
+            if ratio <= 0:
+                continue
+            h, max_h = _proposal_height(ratio, min_area, max_area)
+            if round(h * ratio) < width:
+                h = int((width + 0.499999) / ratio)             # narrowest canvas that fits
+            h = max(h, height)
+            h = min(h, max_h)
+            if h < max_h:
+                h = random.randint(h, max_h)
+            w = int(round(h * ratio))
+            if h - height < 2 or w - width < 2:
+                continue                # a margin of a pixel is no padding
+            y = random.randint(0, max(0, h - height))
+            x = random.randint(0, max(0, w - width))
+            out = label.copy()
+            out[:, (1, 3)] = (out[:, (1, 3)] * width + x) / w
+            out[:, (2, 4)] = (out[:, (2, 4)] * height + y) / h
+            return x, y, w, h, out
+        return ()
+
+
+def CreateMultiRandCropAugmenter(min_object_covered=0.1, aspect_ratio_range=(0.75, 1.33),
+                                 area_range=(0.05, 1.0), min_eject_coverage=0.3,
+                                 max_attempts=50, skip_prob=0):
+    """A DetRandomSelectAug over DetRandomCropAugs, one per position of the parameters given as
+    lists (a value that is not a list, or a list of one, is used for every position; a range
+    is a tuple)."""
+    columns = [p if isinstance(p, list) else [p] for p in
+               (min_object_covered, aspect_ratio_range, area_range, min_eject_coverage,
+                max_attempts)]
+    n = max(len(c) for c in columns)
+    if any(len(c) not in (1, n) for c in columns):
+        raise ValueError("CreateMultiRandCropAugmenter: list parameters must have equal "
+                         f"lengths (or one element), got {[len(c) for c in columns]}")
+    columns = [c * n if len(c) == 1 else c for c in columns]
+    augs = [DetRandomCropAug(min_object_covered=moc, aspect_ratio_range=arr, area_range=ar,
+                             min_eject_coverage=mec, max_attempts=ma)
+            for moc, arr, ar, mec, ma in zip(*columns)]
+    return DetRandomSelectAug(augs, skip_prob=skip_prob)

@@ -1,0 +1,67 @@
+"""Detection augmenters against MXNet 1.9.1: the same seeds of Python's ``random`` give the
+same flips, crops, pads and selections, images and labels alike
+(tests/data/image_det/make_fixture.py recorded MXNet's); plus what each must keep true."""
+import os
+import random
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc import image
+
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                    "image_det")
+
+
+def _fixture_module():
+    """make_fixture.py's inputs and augmenter table, without importing mxnet (its first
+    import line)."""
+    src = open(os.path.join(HERE, "make_fixture.py")).read().replace("import mxnet as mx\n", "")
+    ns = {"__name__": "_det_fixture", "__file__": os.path.join(HERE, "make_fixture.py")}
+    exec(compile(src, "make_fixture.py", "exec"), ns)
+    return ns
+
+
+_FX = _fixture_module()
+EXPECTED = np.load(os.path.join(HERE, "det_aug.npz"))
+
+
+@pytest.mark.parametrize("name", ["flip", "crop", "pad", "multi"])
+def test_as_mxnet(name):
+    img, label = _FX["inputs"]()
+    aug = _FX["augmenters"](image)[name]
+    for seed in _FX["SEEDS"]:
+        random.seed(seed)
+        src, lab = aug(mx.nd.array(img, dtype=np.uint8), label.copy())
+        np.testing.assert_array_equal(src.asnumpy(), EXPECTED[f"{name}_{seed}_img"],
+                                      err_msg=f"{name} seed {seed}")
+        np.testing.assert_allclose(np.asarray(lab), EXPECTED[f"{name}_{seed}_label"],
+                                   rtol=1e-6, atol=1e-7, err_msg=f"{name} seed {seed}")
+
+
+def test_invariants():
+    img, label = _FX["inputs"]()
+    crop = image.DetRandomCropAug(min_object_covered=0.5, area_range=(0.3, 0.9))
+    pad = image.DetRandomPadAug(area_range=(1.5, 2.0))
+    for seed in range(10):
+        random.seed(seed)
+        src, lab = crop(mx.nd.array(img, dtype=np.uint8), label.copy())
+        assert (lab[:, 1:5] >= 0).all() and (lab[:, 1:5] <= 1).all()
+        assert src.shape[0] * src.shape[1] <= img.shape[0] * img.shape[1]
+        src, lab = pad(mx.nd.array(img, dtype=np.uint8), label.copy())
+        h, w = src.shape[:2]
+        area = h * w / (img.shape[0] * img.shape[1])
+        assert src.shape[:2] == img.shape[:2] or 1.4 < area < 2.1
+        # the original pixels sit inside the canvas where the boxes moved to
+        x0 = int(round((lab[0, 1] * w) - label[0, 1] * img.shape[1]))
+        y0 = int(round((lab[0, 2] * h) - label[0, 2] * img.shape[0]))
+        np.testing.assert_array_equal(
+            src.asnumpy()[y0:y0 + img.shape[0], x0:x0 + img.shape[1]], img)
+    with pytest.raises(ValueError, match="DetAugmenter"):
+        image.DetRandomSelectAug([image.HorizontalFlipAug(0.5)])
+    with pytest.raises(TypeError, match="Borrowing"):
+        image.DetBorrowAug(image.DetHorizontalFlipAug(0.5))
+    borrowed = image.DetBorrowAug(image.CastAug())
+    src, lab = borrowed(mx.nd.array(img, dtype=np.uint8), label)
+    assert src.dtype == np.float32 and lab is label
