@@ -12,10 +12,12 @@ import warnings
 import numpy as np
 
 from .. import ndarray as _ops
-from .image import Augmenter, copyMakeBorder, fixed_crop
+from .image import (Augmenter, ForceResizeAug, ResizeAug, color_augmenters, copyMakeBorder,
+                    fixed_crop)
 
 __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug",
-           "DetRandomCropAug", "DetRandomPadAug", "CreateMultiRandCropAugmenter"]
+           "DetRandomCropAug", "DetRandomPadAug", "CreateMultiRandCropAugmenter",
+           "CreateDetAugmenter"]
 
 
 class DetAugmenter:
@@ -296,3 +298,36 @@ def CreateMultiRandCropAugmenter(min_object_covered=0.1, aspect_ratio_range=(0.7
                              min_eject_coverage=mec, max_attempts=ma)
             for moc, arr, ar, mec, ma in zip(*columns)]
     return DetRandomSelectAug(augs, skip_prob=skip_prob)
+
+
+def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=0,
+                       rand_mirror=False, mean=None, std=None, brightness=0, contrast=0,
+                       saturation=0, pca_noise=0, hue=0, inter_method=2, min_object_covered=0.1,
+                       aspect_ratio_range=(0.75, 1.33), area_range=(0.05, 3.0),
+                       min_eject_coverage=0.3, max_attempts=50, pad_val=(127, 127, 127)):
+    """The standard detection augmenter list of MXNet's ``mx.image.CreateDetAugmenter``:
+    resize (shorter edge), a random crop with probability ``rand_crop`` (area range up to 1), a
+    random mirror, a random pad with probability ``rand_pad`` (area range from 1 to
+    ``area_range[1]``), a forced resize to ``data_shape``, then :func:`CreateAugmenter`'s colour
+    and normalisation steps borrowed (labels unchanged)."""
+    auglist = []
+    if resize > 0:
+        auglist.append(DetBorrowAug(ResizeAug(resize, inter_method)))
+    if rand_crop > 0:
+        auglist.append(CreateMultiRandCropAugmenter(min_object_covered, aspect_ratio_range,
+                                                    area_range, min_eject_coverage,
+                                                    max_attempts, skip_prob=1 - rand_crop))
+    if rand_mirror > 0:
+        auglist.append(DetHorizontalFlipAug(0.5))
+    if rand_pad > 0:
+        pad = DetRandomPadAug(aspect_ratio_range, (1.0, area_range[1]), max_attempts, pad_val)
+        auglist.append(DetRandomSelectAug([pad], 1 - rand_pad))
+    auglist.append(DetBorrowAug(ForceResizeAug((data_shape[2], data_shape[1]), inter_method)))
+    # the ImageNet values as float64 numpy arrays here (CreateAugmenter's are float32 NDArrays)
+    if mean is True:
+        mean = np.array([123.68, 116.28, 103.53])
+    if std is True:
+        std = np.array([58.395, 57.12, 57.375])
+    return auglist + [DetBorrowAug(a) for a in
+                      color_augmenters(brightness, contrast, saturation, hue, pca_noise,
+                                       rand_gray, mean, std, "CreateDetAugmenter")]

@@ -773,6 +773,16 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
         auglist.append(CenterCropAug(crop_size, inter_method))
     if rand_mirror:
         auglist.append(HorizontalFlipAug(0.5))
+    return auglist + color_augmenters(brightness, contrast, saturation, hue, pca_noise,
+                                      rand_gray, mean, std, "CreateAugmenter")
+
+
+def color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std,
+                     who):
+    """The end of CreateAugmenter's (and CreateDetAugmenter's) list, none of which moves pixels:
+    cast to float32, colour jitter, hue, PCA lighting, random grey, normalisation (mean/std
+    True selects the ImageNet values)."""
+    auglist = []
     auglist.append(CastAug())
     if brightness or contrast or saturation:
         auglist.append(ColorJitterAug(brightness, contrast, saturation))
@@ -790,12 +800,12 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
         mean = _nd.array([123.68, 116.28, 103.53])
     elif mean is not None:
         if not (isinstance(mean, (np.ndarray, NDArray)) and mean.shape[0] in (1, 3)):
-            raise ValueError("CreateAugmenter: mean must be True or an array of 1 or 3 values")
+            raise ValueError(f"{who}: mean must be True or an array of 1 or 3 values")
     if std is True:
         std = _nd.array([58.395, 57.12, 57.375])
     elif std is not None:
         if not (isinstance(std, (np.ndarray, NDArray)) and std.shape[0] in (1, 3)):
-            raise ValueError("CreateAugmenter: std must be True or an array of 1 or 3 values")
+            raise ValueError(f"{who}: std must be True or an array of 1 or 3 values")
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist

@@ -65,3 +65,20 @@ def test_invariants():
     borrowed = image.DetBorrowAug(image.CastAug())
     src, lab = borrowed(mx.nd.array(img, dtype=np.uint8), label)
     assert src.dtype == np.float32 and lab is label
+
+
+def test_create_det_augmenter_as_mxnet():
+    """CreateDetAugmenter builds MXNet's list (equal dumps), and its box-moving steps give
+    MXNet's labels under the same seeds."""
+    import json
+    img, label = _FX["inputs"]()
+    augs = _FX["create_det"](image)
+    assert [a.dumps() for a in augs] == json.loads(str(EXPECTED["create_dumps"]))
+    for seed in _FX["SEEDS"]:
+        random.seed(seed)
+        lab = label.copy()
+        for aug in augs[:4]:
+            _, lab = aug(mx.nd.array(img, dtype=np.uint8), lab)
+        np.testing.assert_allclose(lab, EXPECTED[f"create_{seed}_label"], rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="CreateDetAugmenter: mean"):
+        image.CreateDetAugmenter((3, 8, 8), mean=[1, 2, 3])
