@@ -12,7 +12,6 @@ alias), the alias warns that it shadows it rather than hiding it.
 """
 import importlib
 import importlib.abc
-import importlib.machinery
 import importlib.util
 import os
 import sys

@@ -11,13 +11,15 @@ import warnings
 
 import numpy as np
 
+from ..base import MXNetError
 from .. import ndarray as _ops
-from .image import (Augmenter, ForceResizeAug, ResizeAug, color_augmenters, copyMakeBorder,
-                    fixed_crop)
+from ..io.io import DataDesc
+from .image import (Augmenter, ForceResizeAug, ImageIter, ResizeAug, color_augmenters,
+                    copyMakeBorder, fixed_crop)
 
 __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug",
            "DetRandomCropAug", "DetRandomPadAug", "CreateMultiRandCropAugmenter",
-           "CreateDetAugmenter"]
+           "CreateDetAugmenter", "ImageDetIter"]
 
 
 class DetAugmenter:
@@ -331,3 +333,141 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
     return auglist + [DetBorrowAug(a) for a in
                       color_augmenters(brightness, contrast, saturation, hue, pca_noise,
                                        rand_gray, mean, std, "CreateDetAugmenter")]
+
+
+class ImageDetIter(ImageIter):
+    """Image iterator for object detection, as MXNet's ``mx.image.ImageDetIter``.
+
+    A sample's label is MXNet's detection record label: ``[header_width, object_width,
+    header..., objects...]``, each object ``object_width`` numbers ``[class, xmin, ymin, xmax,
+    ymax, ...]`` (coordinates in [0, 1]); objects without area are dropped. Batches' labels are
+    (batch_size, max objects, object_width), rows past a sample's objects filled with -1; the
+    maximum is found by reading every label once at construction (``reshape`` or
+    ``sync_label_shape`` enlarge it). ``aug_list`` holds detection augmenters (default:
+    :func:`CreateDetAugmenter` with the extra keyword arguments). Other parameters as
+    :class:`ImageIter`.
+    """
+
+    def __init__(self, batch_size, data_shape, path_imgrec=None, path_imglist=None,
+                 path_root=None, path_imgidx=None, shuffle=False, part_index=0, num_parts=1,
+                 aug_list=None, imglist=None, data_name="data", label_name="label",
+                 last_batch_handle="pad", **kwargs):
+        super().__init__(batch_size=batch_size, data_shape=data_shape, path_imgrec=path_imgrec,
+                         path_imglist=path_imglist, path_root=path_root,
+                         path_imgidx=path_imgidx, shuffle=shuffle, part_index=part_index,
+                         num_parts=num_parts, aug_list=[], imglist=imglist,
+                         data_name=data_name, label_name=label_name,
+                         last_batch_handle=last_batch_handle)
+        self.auglist = CreateDetAugmenter(data_shape, **kwargs) if aug_list is None else aug_list
+        self.label_shape = self._estimate_label_shape()
+        self.provide_label = [DataDesc(label_name, (self.batch_size,) + self.label_shape)]
+
+    def _estimate_label_shape(self):
+        """(most objects in a sample, object width), reading every label once."""
+        count, width = 0, None
+        self.reset()
+        try:
+            while True:
+                label = self._parse_label(self.next_sample()[0])
+                count, width = max(count, label.shape[0]), label.shape[1]
+        except StopIteration:
+            pass
+        self.reset()
+        if width is None:
+            raise MXNetError("ImageDetIter: no samples to read labels from")
+        return (count, width)
+
+    @staticmethod
+    def _parse_label(label):
+        """The valid (N, object_width) objects of a raw record label."""
+        raw = np.asarray(label.asnumpy() if isinstance(label, _ops.NDArray) else label,
+                         np.float32).ravel()
+        if raw.size < 7:
+            raise RuntimeError(f"Label shape is invalid: {raw.shape}")
+        header, width = int(raw[0]), int(raw[1])
+        if width < 5 or header < 2 or (raw.size - header) % width != 0:
+            raise RuntimeError(f"Label shape {raw.shape} inconsistent with annotation width "
+                               f"{width} (header {header})")
+        objects = raw[header:].reshape(-1, width)
+        objects = objects[(objects[:, 3] > objects[:, 1]) & (objects[:, 4] > objects[:, 2])]
+        if objects.shape[0] < 1:
+            raise RuntimeError("Encounter sample with no valid label.")
+        return objects
+
+    @staticmethod
+    def _check_valid_label(label):
+        if label.ndim != 2 or label.shape[1] < 5:
+            raise RuntimeError(f"Label with shape (1+, 5+) required, {label.shape} received.")
+        valid = (label[:, 0] >= 0) & (label[:, 3] > label[:, 1]) & (label[:, 4] > label[:, 2])
+        if not valid.any():
+            raise RuntimeError("Invalid label occurs.")
+
+    def _batchify(self, batch_data, batch_label, start=0):
+        i = start
+        try:
+            while i < self.batch_size:
+                label, s = self.next_sample()
+                data = self.imdecode(s)
+                try:
+                    self.check_valid_image(data)
+                    label = self._parse_label(label)
+                    data, label = self.augmentation_transform(data, label)
+                    self._check_valid_label(label)
+                except RuntimeError as e:
+                    logging.debug("Invalid image, skipping:  %s", str(e))
+                    continue
+                self.postprocess_into(data, batch_data[i])
+                n = min(label.shape[0], batch_label.shape[1])
+                batch_label[i] = -1
+                batch_label[i, :n] = label[:n]
+                i += 1
+        except StopIteration:
+            if not i:
+                raise
+        return i
+
+    def augmentation_transform(self, data, label):  # pylint: disable=arguments-differ
+        """Apply every detection augmenter of ``auglist`` in order to (data, label)."""
+        for aug in self.auglist:
+            data, label = aug(data, label)
+        return data, label
+
+    def check_label_shape(self, label_shape):
+        """A new label shape may hold more objects per sample, never fewer, of the same width."""
+        if len(label_shape) != 2:
+            raise ValueError("label_shape should have length 2")
+        if label_shape[0] < self.label_shape[0]:
+            raise ValueError(f"Attempts to reduce label count from {self.label_shape[0]} to "
+                             f"{label_shape[0]}, not allowed.")
+        if label_shape[1] != self.provide_label[0].shape[2]:
+            raise ValueError(f"label_shape object width inconsistent: "
+                             f"{self.provide_label[0].shape[2]} vs {label_shape[1]}.")
+
+    def reshape(self, data_shape=None, label_shape=None):
+        """Change the data shape and/or enlarge the label shape of the batches."""
+        if data_shape is not None:
+            self.check_data_shape(data_shape)
+            self.provide_data = [DataDesc(self.provide_data[0].name,
+                                          (self.batch_size,) + tuple(data_shape))]
+            self.data_shape = tuple(data_shape)
+        if label_shape is not None:
+            self.check_label_shape(label_shape)
+            self.provide_label = [DataDesc(self.provide_label[0].name,
+                                           (self.batch_size,) + tuple(label_shape))]
+            self.label_shape = tuple(label_shape)
+
+    def sync_label_shape(self, it, verbose=False):
+        """Give this iterator and ``it`` (another ImageDetIter) the larger of their label
+        shapes; returns ``it``."""
+        if not isinstance(it, ImageDetIter):
+            raise TypeError("Synchronize with invalid iterator.")
+        if self.label_shape[1] != it.label_shape[1]:
+            raise ValueError(f"object width mismatch: {self.label_shape[1]} vs "
+                             f"{it.label_shape[1]}")
+        count = max(self.label_shape[0], it.label_shape[0])
+        if verbose and count > min(self.label_shape[0], it.label_shape[0]):
+            logging.info("Resized label_shape to (%d, %d).", count, self.label_shape[1])
+        for i in (self, it):
+            if count > i.label_shape[0]:
+                i.reshape(None, (count, i.label_shape[1]))
+        return it

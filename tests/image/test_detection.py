@@ -82,3 +82,40 @@ def test_create_det_augmenter_as_mxnet():
         np.testing.assert_allclose(lab, EXPECTED[f"create_{seed}_label"], rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="CreateDetAugmenter: mean"):
         image.CreateDetAugmenter((3, 8, 8), mean=[1, 2, 3])
+
+
+def _iter_fixture():
+    src = open(os.path.join(HERE, "make_iter_fixture.py")).read().replace(
+        "import mxnet as mx\n", "")
+    ns = {"__name__": "_det_iter_fixture", "__file__": os.path.join(HERE, "make_iter_fixture.py")}
+    exec(compile(src, "make_iter_fixture.py", "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("handle", ["pad", "discard", "roll_over"])
+def test_image_det_iter_as_mxnet(handle):
+    """ImageDetIter over det.rec (make_iter_fixture.py): label shape, batches' data, labels
+    (objects then -1 rows) and pads over two epochs equal MXNet's, seeded flips included."""
+    want = np.load(os.path.join(HERE, "det_iter.npz"))
+    got = _iter_fixture()["run"](image, os.path.join(HERE, "det"), handle)
+    prefix = handle + "_"
+    keys = sorted(k[len(prefix):] for k in want.files if k.startswith(prefix))
+    assert sorted(got) == keys
+    for k in keys:
+        np.testing.assert_allclose(np.asarray(got[k]), want[prefix + k], rtol=1e-6, atol=1e-7,
+                                   err_msg=f"{handle} {k}")
+
+
+def test_image_det_iter_label_shapes():
+    it = image.ImageDetIter(2, (3, 16, 16), path_imgrec=os.path.join(HERE, "det.rec"),
+                            aug_list=[])
+    other = image.ImageDetIter(2, (3, 16, 16), path_imgrec=os.path.join(HERE, "det.rec"),
+                               aug_list=[])
+    assert it.label_shape == (3, 5) and it.provide_label[0].shape == (2, 3, 5)
+    other.reshape(label_shape=(6, 5))
+    assert it.sync_label_shape(other) is other and it.label_shape == (6, 5)
+    assert next(iter(it)).label[0].shape == (2, 6, 5)
+    with pytest.raises(ValueError, match="reduce label count"):
+        it.reshape(label_shape=(2, 5))
+    with pytest.raises(ValueError, match="object width"):
+        it.reshape(label_shape=(6, 4))
