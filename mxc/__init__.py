@@ -29,6 +29,7 @@ from . import operator  # noqa: F401
 from . import random  # noqa: F401
 from . import runtime  # noqa: F401
 from . import profiler  # noqa: F401
+from . import registry  # noqa: F401
 from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401
 from .util import is_np_array, np_array, use_np_array, use_np  # noqa: F401
 from . import name  # noqa: F401

@@ -58,4 +58,12 @@ class AttrScope(metaclass=_ClassPropertyMeta):
         AttrScope._current.value = self._old_scope
 
 
-AttrScope._current.value = AttrScope()
+class _CurrentScope(threading.local):
+    """Each thread starts with an empty scope (MXNet's threads each get a fresh AttrScope): a
+    symbol built in a new thread finds ``AttrScope._current.value`` there."""
+
+    def __init__(self):
+        self.value = AttrScope()
+
+
+AttrScope._current = _CurrentScope()

@@ -31,6 +31,7 @@ def env_str(name, default):
 
 
 # ---- names MXNet code imports from mxnet.base ----------------------------------------------
+import ctypes as _ctypes
 import numbers as _numbers
 
 import numpy as _np
@@ -77,6 +78,128 @@ def check_call(ret):
     """MXNet's C-API return check; mxc has no C API, so any nonzero value is an error."""
     if ret != 0:
         raise MXNetError(f"call failed with code {ret}")
+
+
+def data_dir_default():
+    """The default of data_dir() when MXNET_HOME is unset."""
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+class NotSupportedForSparseNDArray(MXNetError):
+    """A dense-only function was called on a sparse NDArray."""
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = function.__name__ if callable(function) else str(function)
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f" (namely operator \"{self.alias}\")"
+        if self.args:
+            msg += " with arguments (" + ", ".join(self.args) + ")"
+        return msg + " is not supported for SparseNDArray and only available in NDArray."
+
+
+error_types = {}
+
+
+def register_error(func_name=None, cls=None):
+    """Record an error class under a name (``error_types``), as MXNet's decorator does; usable
+    as ``@register_error``, ``@register_error("Name")`` or ``register_error("Name", cls)``."""
+    if callable(func_name):
+        cls, func_name = func_name, func_name.__name__
+
+    def register(klass):
+        error_types[func_name if isinstance(func_name, str) else klass.__name__] = klass
+        return klass
+    return register if cls is None else register(cls)
+
+
+# ---- MXNet's C-API names -------------------------------------------------------------------
+# Client libraries import these from mxnet.base (GluonNLP: NDArrayHandle, py_str; plugins:
+# _LIB, c_str, mx_uint). mxc has no C library: the ctypes types and helpers are real, the
+# handles are plain void pointers, and _LIB refuses every call with an error naming it.
+mx_int = _ctypes.c_int
+mx_uint = _ctypes.c_uint
+mx_int64 = _ctypes.c_int64
+mx_float = _ctypes.c_float
+mx_float_p = _ctypes.POINTER(mx_float)
+NDArrayHandle = FunctionHandle = OpHandle = CachedOpHandle = _ctypes.c_void_p
+SymbolHandle = ExecutorHandle = DataIterCreatorHandle = DataIterHandle = _ctypes.c_void_p
+KVStoreHandle = RecordIOHandle = RtcHandle = CudaModuleHandle = _ctypes.c_void_p
+CudaKernelHandle = ProfileHandle = DLPackHandle = _ctypes.c_void_p
+
+
+def c_str(string):
+    """A ctypes char pointer holding the UTF-8 bytes of string."""
+    return _ctypes.c_char_p(string.encode("utf-8"))
+
+
+def c_str_array(strings):
+    """A ctypes array of char pointers, one per string (UTF-8)."""
+    arr = (_ctypes.c_char_p * len(strings))()
+    arr[:] = [s.encode("utf-8") for s in strings]
+    return arr
+
+
+def c_array(ctype, values):
+    """A ctypes array of ctype holding values."""
+    out = (ctype * len(values))()
+    out[:] = values
+    return out
+
+
+def c_array_buf(ctype, buf):
+    """A ctypes array of ctype viewing a buffer (no copy)."""
+    return (ctype * len(buf)).from_buffer(buf)
+
+
+def ctypes2buffer(cptr, length):
+    """A bytearray copy of length bytes at a ctypes char pointer."""
+    if not isinstance(cptr, _ctypes.POINTER(_ctypes.c_char)):
+        raise TypeError("expected char pointer")
+    res = bytearray(length)
+    rptr = (_ctypes.c_char * length).from_buffer(res)
+    if not _ctypes.memmove(rptr, cptr, length):
+        raise RuntimeError("memmove failed")
+    return res
+
+
+def ctypes2numpy_shared(cptr, shape):
+    """A float32 numpy array sharing the memory a ctypes float pointer points to."""
+    if not isinstance(cptr, _ctypes.POINTER(mx_float)):
+        raise RuntimeError("expected float pointer")
+    size = 1
+    for s in shape:
+        size *= s
+    dbuffer = (mx_float * size).from_address(_ctypes.addressof(cptr.contents))
+    return _np.frombuffer(dbuffer, dtype=_np.float32).reshape(shape)
+
+
+class _NoCLibrary:
+    """Stands where MXNet has its loaded libmxnet (``_LIB``): any function looked up on it is
+    an MXNetError naming the function, since mxc implements MXNet's API in Python, not its C
+    ABI."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise MXNetError(f"mxc has no C library: MXNet's C API function {name} is not "
+                         "available (use the Python API it backs)")
+
+    def __repr__(self):
+        return "<mxc: no C library>"
+
+
+_LIB = _NoCLibrary()
+
+
+def c_handle_array(objs):
+    """A ctypes array of the objects' handles. mxc's objects have none: an MXNetError."""
+    raise MXNetError("mxc objects have no C handles (c_handle_array needs MXNet's C API)")
 
 
 del _numbers

@@ -21,7 +21,7 @@ class _ContextMeta(type):
     def default_ctx(cls, value):
         warnings.warn("Context.default_ctx has been deprecated. Please use "
                       "Context.current_context() instead.", DeprecationWarning, stacklevel=2)
-        _stack()[-1] = Context(value)
+        set_current_context(value)
 
 
 class Context(metaclass=_ContextMeta):
@@ -88,6 +88,13 @@ def _stack():
 def current_context():
     """The innermost ``with ctx:`` of this thread, ``cpu(0)`` by default."""
     return _stack()[-1]
+
+
+def set_current_context(ctx):
+    """Make ctx this thread's current context until the enclosing ``with`` scope ends (MXNet's
+    thread-local default context: ``Context.default_ctx = ctx``, test_utils'
+    ``set_default_context``); other threads keep theirs."""
+    _stack()[-1] = Context(ctx)
 
 
 def cpu(device_id=0):

@@ -66,4 +66,12 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
-NameManager._current.value = NameManager()
+class _CurrentManager(threading.local):
+    """Each thread starts with a fresh manager (as in MXNet): a symbol named in a new thread
+    finds ``NameManager._current.value`` there."""
+
+    def __init__(self):
+        self.value = NameManager()
+
+
+NameManager._current = _CurrentManager()

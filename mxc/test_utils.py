@@ -17,22 +17,20 @@ import numpy.random as rnd  # noqa: F401  (MXNet's tests take rnd from the star 
 import mxc as mx  # noqa: F401  (exported by star-imports, as MXNet's)
 from . import ndarray as _nd
 from .base import MXNetError
-from .context import Context, cpu, current_context
+from .context import Context, cpu, current_context, set_current_context
 from .ndarray import NDArray, array  # noqa: F401  (array: MXNet's tests take it from the star import)
 from .util import use_np, use_np_array, use_np_shape, np_shape, np_array  # noqa: F401
 
 # no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
 
-_DEFAULT_CTX = [None]
-
-
 def default_context():
-    """The context tests run on (``MXNET_TEST_DEFAULT_CTX`` style override by set_default_context)."""
-    return _DEFAULT_CTX[0] if _DEFAULT_CTX[0] is not None else current_context()
+    """The context tests run on: this thread's current context, as in MXNet."""
+    return current_context()
 
 
 def set_default_context(ctx):
-    _DEFAULT_CTX[0] = ctx
+    """Make ctx the context this thread's tests run on (thread-local, as in MXNet)."""
+    set_current_context(ctx)
 
 
 def default_dtype():

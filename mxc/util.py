@@ -88,8 +88,9 @@ def _set_np_array(active):
     return prev
 
 
-class _ShapeScope:
-    """``with np_shape(active):`` (enter/exit restore the previous state, nestable)."""
+class _NumpyShapeScope:
+    """``with np_shape(active):`` (enter/exit restore the previous state, nestable). Named as
+    MXNet names it (client code imports mxnet.util._NumpyShapeScope)."""
 
     def __init__(self, active):
         self._active = None if active is None else bool(active)
@@ -105,16 +106,17 @@ class _ShapeScope:
             set_np_shape(self._prev)
 
 
-class _ArrayScope:
+class _NumpyArrayScope:
     """``with np_array(active):``. Unlike the shape flag, array semantics may be turned on in a
-    scope where shape semantics is off (MXNet allows it: only Gluon's array type changes)."""
+    scope where shape semantics is off (MXNet allows it: only Gluon's array type changes).
+    Named as MXNet names it; ``_is_np_array`` is the state it sets, as there."""
 
-    def __init__(self, active):
-        self._active = bool(active)
+    def __init__(self, is_np_array):
+        self._is_np_array = bool(is_np_array)
         self._prev = None
 
     def __enter__(self):
-        self._prev, _S.np_array = _S.np_array, self._active
+        self._prev, _S.np_array = _S.np_array, self._is_np_array
         return self
 
     def __exit__(self, *exc):
@@ -123,12 +125,12 @@ class _ArrayScope:
 
 def np_shape(active=True):
     """A ``with`` scope with numpy shape semantics on (or off with ``active=False``)."""
-    return _ShapeScope(active)
+    return _NumpyShapeScope(active)
 
 
 def np_array(active=True):
     """A ``with`` scope with numpy array semantics on (or off with ``active=False``)."""
-    return _ArrayScope(active)
+    return _NumpyArrayScope(active)
 
 
 # ---- decorators ------------------------------------------------------------------------------
@@ -197,7 +199,7 @@ use_np_array.__doc__ = ("Decorate a function or class (a Gluon Block) so that it
 
 class _BothScope:
     def __init__(self):
-        self._shape, self._array = _ShapeScope(True), _ArrayScope(True)
+        self._shape, self._array = _NumpyShapeScope(True), _NumpyArrayScope(True)
 
     def __enter__(self):
         self._shape.__enter__()

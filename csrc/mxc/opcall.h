@@ -11,8 +11,10 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define MXC_MAX_NDIM 8
-#define MXC_MAX_IATTR 32
+/* MXNet's shape type has no rank limit; 32 is far beyond any model's arrays. Arrays past
+ * it are refused at the Python boundary (mxc/_core/handle.pyx). */
+#define MXC_MAX_NDIM 32
+#define MXC_MAX_IATTR 128    /* room for 3 per dimension (slice begin, end, step) */
 #define MXC_MAX_FATTR 8
 #define MXC_ERR_LEN 256
 

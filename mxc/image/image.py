@@ -19,7 +19,8 @@ import random
 import numpy as np
 
 from .. import recordio
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
+from .. import ndarray as _ops
 from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..io.io import DataIter, DataBatch, DataDesc
@@ -27,6 +28,7 @@ from . import _pixel
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
+           "imrotate", "random_rotate",
            "Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
            "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
@@ -105,7 +107,11 @@ def decode_np(buf, flag=1, to_rgb=True):
             im.draft("L", im.size)  # libjpeg emits luma directly, as OpenCV's grey read does
         im.load()
     except Exception as exc:
-        raise ValueError(f"imdecode: cannot decode image ({len(buf)} bytes): {exc}") from None
+        # MXNetError as MXNet raises it (a suite written for MXNet catches that), ValueError too
+        why = ("not an image in a format Pillow reads, or corrupt" if
+               type(exc).__name__ == "UnidentifiedImageError" else str(exc))
+        raise OperatorInputError(f"imdecode: cannot decode image ({len(buf)} bytes): "
+                                 f"{why}") from None
     if flag >= 0:
         im = _exif_transpose(im)
     mode = im.mode
@@ -171,7 +177,7 @@ def imread(filename, flag=1, to_rgb=True, out=None):
     try:
         return imdecode(buf, flag, to_rgb, out)
     except ValueError as exc:
-        raise ValueError(f"imread: {filename}: {exc}") from None
+        raise OperatorInputError(f"imread: {filename}: {exc}") from None
 
 
 # ---- resizing -------------------------------------------------------------------------------
@@ -181,13 +187,18 @@ _PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
 def resize_np(src, w, h, interp=1):
     """Resize a numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
     (see :func:`imresize`); returns a new HWC array of the same dtype."""
+    # MXNet's imresize operator raises MXNetError for these; OperatorInputError is that and
+    # the ValueError mxc raised before
     src = np.ascontiguousarray(src)
+    if interp not in (0, 1, 2, 3, 4):
+        raise OperatorInputError(f"imresize: unknown interp method {interp} (0 to 4)")
     if w <= 0 or h <= 0:
-        raise ValueError(f"imresize: target size ({w}, {h}) must be positive")
+        raise OperatorInputError(f"imresize: target size ({w}, {h}) must be positive")
     if src.ndim == 2:
         src = src[:, :, None]
     if src.ndim != 3 or src.shape[0] == 0 or src.shape[1] == 0:
-        raise ValueError(f"imresize: expected a non-empty (h, w, c) image, got {src.shape}")
+        raise OperatorInputError(f"imresize: expected a non-empty (h, w, c) image, got "
+                                 f"{src.shape}")
     if src.dtype != np.uint8:
         # float images (MXNet resizes any dtype): the image operators' float resampler
         from ..ops.image_ops import resize_float
@@ -198,8 +209,6 @@ def resize_np(src, w, h, interp=1):
         dst = np.empty((h, w, src.shape[2]), np.uint8)
         (_pixel.resize_nearest if interp == 0 else _pixel.resize_linear)(src, dst)
         return dst
-    if interp not in _PIL_FILTERS:
-        raise ValueError(f"imresize: unknown interp method {interp}")
     Image = _pil()
     filt = getattr(Image.Resampling, _PIL_FILTERS[interp])
     # Pillow resizes per channel for any band count through 'L' images
@@ -226,7 +235,7 @@ def imresize(src, w, h, interp=1):
     NDArray
     """
     arr = _np(src)
-    if arr.ndim == 3:
+    if arr.ndim == 3 and interp in (9, 10):
         interp = _get_interp_method(interp, (arr.shape[0], arr.shape[1], h, w))
     return _wrap(resize_np(arr, int(w), int(h), interp))
 
@@ -249,9 +258,11 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=None):
     """Pad an image with a border, as OpenCV's copyMakeBorder.
 
     ``type``: 0 constant (``value`` or per-channel ``values``), 1 replicate, 2 reflect,
-    4 reflect-101.
+    4 reflect-101; OpenCV's BORDER_ISOLATED flag (16) may be added (a whole image has no
+    surroundings to isolate from: 16 is constant, as MXNet's detection padding passes it).
     """
     arr = _np(src)
+    type &= ~16
     if type not in _BORDER_TYPES:
         raise ValueError(f"copyMakeBorder: unsupported border type {type}")
     pad = [(top, bot), (left, right)] + [(0, 0)] * (arr.ndim - 2)
@@ -368,6 +379,72 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
             out = fixed_crop(src, x0, y0, new_w, new_h, size, interp)
             return out, (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
+
+
+# ---- rotation -------------------------------------------------------------------------------
+def _rotation_grid(n, h, w, rad, zoom_in, zoom_out):
+    """BilinearSampler's (n, 2, h, w) grid rotating each image about its centre by rad[i]
+    (float32, as MXNet computes it): output pixel coordinates centred on the image are rotated,
+    then normalised to [-1, 1] per axis (after the rotation, so the aspect ratio holds). zoom_in
+    scales the grid so that no outside (zero) pixel shows, zoom_out so that the whole image does."""
+    f32 = np.float32
+    rad = rad.astype(f32).reshape(n, 1, 1)
+    hs, ws = f32((h - 1) / 2), f32((w - 1) / 2)
+    hm = np.broadcast_to(np.arange(h, dtype=f32)[:, None] - hs, (h, w))[None]
+    wm = np.broadcast_to(np.arange(w, dtype=f32)[None, :] - ws, (h, w))[None]
+    c, s = np.cos(rad), np.sin(rad)
+    grid = np.stack([(wm * c - hm * s) / ws, (wm * s + hm * c) / hs], axis=1)
+    if zoom_in or zoom_out:
+        hh, ww = f32(h), f32(w)
+        rho, corner = np.sqrt(hh * hh + ww * ww), np.arctan(hh / ww)
+        turn = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + turn)), np.abs(rho * np.cos(corner - turn)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + turn)), np.abs(rho * np.sin(corner - turn)))
+        scale = (np.maximum(max_x / ww, max_y / hh) if zoom_out else
+                 np.minimum(ww / max_x, hh / max_y))
+        grid = grid * scale[:, None].astype(f32)
+    return grid.astype(f32)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotate a float32 CHW image, or each image of an NCHW batch, by ``rotation_degrees``
+    (a number, or one angle per image for a batch), as MXNet's ``mx.image.imrotate``: bilinear
+    sampling, zeros where the rotated image does not reach; ``zoom_in`` zooms so that no such
+    padding shows, ``zoom_out`` so that the whole image stays in view."""
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if np.dtype(src.dtype) != np.float32:
+        raise TypeError("Only `float32` images are supported by this function")
+    single = src.ndim == 3
+    if single:
+        if not isinstance(rotation_degrees, numbers.Number):
+            raise TypeError("When a single image is passed the rotation angle is required to "
+                            "be a scalar.")
+        src = src.expand_dims(axis=0)
+    elif src.ndim != 4:
+        raise ValueError("Only 3D and 4D are supported by this function")
+    n, _, h, w = src.shape
+    if isinstance(rotation_degrees, numbers.Number):
+        degrees = np.full(n, rotation_degrees, np.float32)
+    else:
+        degrees = np.asarray(rotation_degrees.asnumpy() if isinstance(rotation_degrees, NDArray)
+                             else rotation_degrees, np.float32).reshape(-1)
+    if len(degrees) != n:
+        raise ValueError("The number of images must be equal to the number of rotation angles")
+    rad = np.float32(np.pi) * degrees / np.float32(180)
+    grid = _rotation_grid(n, h, w, rad, zoom_in, zoom_out)
+    out = _ops.BilinearSampler(src, _ops.array(grid, ctx=src.context))
+    return out[0] if single else out
+
+
+def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
+    """:func:`imrotate` by angles drawn uniformly from ``angle_limits`` (low, high) in degrees,
+    one per image of a batch (numpy's global generator, as MXNet)."""
+    if src.ndim == 3:
+        degrees = np.random.uniform(*angle_limits)
+    else:
+        degrees = np.random.uniform(*angle_limits, size=src.shape[0])
+    return imrotate(src, degrees, zoom_in=zoom_in, zoom_out=zoom_out)
 
 
 # ---- augmenters -----------------------------------------------------------------------------
@@ -696,6 +773,16 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
         auglist.append(CenterCropAug(crop_size, inter_method))
     if rand_mirror:
         auglist.append(HorizontalFlipAug(0.5))
+    return auglist + color_augmenters(brightness, contrast, saturation, hue, pca_noise,
+                                      rand_gray, mean, std, "CreateAugmenter")
+
+
+def color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std,
+                     who):
+    """The end of CreateAugmenter's (and CreateDetAugmenter's) list, none of which moves pixels:
+    cast to float32, colour jitter, hue, PCA lighting, random grey, normalisation (mean/std
+    True selects the ImageNet values)."""
+    auglist = []
     auglist.append(CastAug())
     if brightness or contrast or saturation:
         auglist.append(ColorJitterAug(brightness, contrast, saturation))
@@ -713,12 +800,12 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
         mean = _nd.array([123.68, 116.28, 103.53])
     elif mean is not None:
         if not (isinstance(mean, (np.ndarray, NDArray)) and mean.shape[0] in (1, 3)):
-            raise ValueError("CreateAugmenter: mean must be True or an array of 1 or 3 values")
+            raise ValueError(f"{who}: mean must be True or an array of 1 or 3 values")
     if std is True:
         std = _nd.array([58.395, 57.12, 57.375])
     elif std is not None:
         if not (isinstance(std, (np.ndarray, NDArray)) and std.shape[0] in (1, 3)):
-            raise ValueError("CreateAugmenter: std must be True or an array of 1 or 3 values")
+            raise ValueError(f"{who}: std must be True or an array of 1 or 3 values")
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist

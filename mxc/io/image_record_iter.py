@@ -46,7 +46,7 @@ from ..image import _pixel
 from ..ndarray import ndarray as _nd
 from .io import DataBatch, DataDesc, DataIter
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
 # accepted for compatibility, no effect here
 _IGNORED = {"verbose", "shuffle_chunk_size", "shuffle_chunk_seed", "device_id", "ctx",
@@ -167,7 +167,7 @@ class ImageRecordIter(DataIter):
     mean_r, mean_g, mean_b, mean_a, std_r, std_g, std_b, std_a, scale : float
         ``out = (pixel - mean) * scale / std``.
     dtype : str, default 'float32'
-        'float32' or 'uint8' (uint8 skips normalisation).
+        'float32', 'uint8' (no normalisation) or 'int8' (pixel - mean, saturated).
     data_name, label_name : str
     seed_aug : int, optional
         Separate seed for augmentation.
@@ -228,8 +228,8 @@ class ImageRecordIter(DataIter):
             raise ValueError(f"{name}: invalid inter_method {inter_method}: valid values are "
                              f"0, 1, 2, 3, 4, 9, 10")
         dtype = dtype or self._default_dtype
-        if dtype not in ("float32", "uint8"):
-            raise ValueError(f"{name}: dtype must be 'float32' or 'uint8', got {dtype!r}")
+        if dtype not in ("float32", "uint8", "int8"):
+            raise ValueError(f"{name}: dtype must be 'float32', 'uint8' or 'int8', got {dtype!r}")
         if random_resized_crop and (min_random_scale != 1.0 or max_random_scale != 1.0 or
                                     min_crop_size != -1 or max_crop_size != -1 or rand_crop):
             raise ValueError(f"{name}: random_resized_crop conflicts with min_random_scale, "
@@ -275,6 +275,8 @@ class ImageRecordIter(DataIter):
         if np.any(stds == 0):
             raise ValueError(f"{name}: std_r/g/b/a must be non-zero")
         self._mean = means
+        # int8 batches: pixel - mean rounded half away from zero (std::round), saturated
+        self._mean_int = (np.sign(means) * np.floor(np.abs(means) + 0.5)).astype(np.int16)
         self._std = stds
         self._scale = np.float32(scale)
         self._cmap = np.arange(c, dtype=np.int32)
@@ -581,6 +583,11 @@ class ImageRecordIter(DataIter):
         out = batch.data[slot]
         if self.dtype == np.uint8:
             _pixel.crop_to_chw(img, y0, x0, is_mirrored, self._cmap, None, None, out)
+        elif self.dtype == np.int8:
+            # MXNet's int8 iterator: saturate(pixel - round(mean)); no std, scale or jitter
+            pixels = np.empty(out.shape, np.uint8)
+            _pixel.crop_to_chw(img, y0, x0, is_mirrored, self._cmap, None, None, pixels)
+            out[...] = np.clip(pixels.astype(np.int16) - self._mean_int[:, None, None], -128, 127)
         else:
             # drawn even when their ranges are 0, as MXNet does for float outputs
             mc, mi = p["max_random_contrast"], p["max_random_illumination"]
@@ -719,3 +726,10 @@ class ImageRecordUInt8Iter(ImageRecordIter):
     """ImageRecordIter producing uint8 batches (no mean/std normalisation)."""
 
     _default_dtype = "uint8"
+
+
+class ImageRecordInt8Iter(ImageRecordIter):
+    """ImageRecordIter producing int8 batches: each pixel minus its channel's mean (rounded),
+    saturated to [-128, 127], as MXNet's (ImageRecordIter(dtype='int8') does the same)."""
+
+    _default_dtype = "int8"

@@ -584,7 +584,9 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     return _filled("_ones", shape, ctx, dtype, _op_kwargs("ones", kwargs))
 
 
-def zeros_like(data, **kwargs):
+# zeros_like/ones_like take dtype= and keep data's dtype: MXNet 1.9.1's operators accept the
+# argument and ignore it (GluonCV's CenterNet decoder passes it)
+def zeros_like(data, dtype=None, **kwargs):
     out = _op_kwargs("zeros_like", kwargs)
     if data._sparse and out is None:
         from . import sparse
@@ -592,7 +594,7 @@ def zeros_like(data, **kwargs):
     return full(data.shape, 0.0, data.context, data._dtype, out=out)
 
 
-def ones_like(data, **kwargs):
+def ones_like(data, dtype=None, **kwargs):
     return full(data.shape, 1.0, data.context, data._dtype, out=_op_kwargs("ones_like", kwargs))
 
 

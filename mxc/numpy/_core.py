@@ -10,7 +10,7 @@ import numpy as onp
 
 from .._core import handle as _h
 from .._core import modes as _modes
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _nd
 
@@ -193,26 +193,28 @@ def _recorded_to_scalar(x):
 
 
 def numpy_reshape_shape(size, newshape, what="reshape"):
-    """numpy's target shape with at most one -1."""
+    """numpy's target shape with at most one -1. A bad shape is OperatorInputError: MXNet's
+    operator raises MXNetError, numpy ValueError, and it is both."""
     if isinstance(newshape, (numbers.Integral, onp.integer)):
         newshape = (int(newshape),)
     newshape = tuple(int(d) for d in newshape)
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
-        raise ValueError(f"{what}: can only specify one unknown dimension (-1), got {newshape}")
+        raise OperatorInputError(f"{what}: can only specify one unknown dimension (-1), got "
+                                 f"{newshape}")
     if any(d < -1 for d in newshape):
-        raise ValueError(f"{what}: negative dimension in {newshape} (mx.np takes numpy shapes; "
-                         f"MXNet's special codes are in mx.npx.reshape)")
+        raise OperatorInputError(f"{what}: negative dimension in {newshape} (mx.np takes numpy "
+                                 "shapes; MXNet's special codes are in mx.npx.reshape)")
     known = 1
     for d in newshape:
         if d != -1:
             known *= d
     if unknown:
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+            raise OperatorInputError(f"cannot reshape array of size {size} into shape {newshape}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
     elif known != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+        raise OperatorInputError(f"cannot reshape array of size {size} into shape {newshape}")
     return newshape
 
 

@@ -13,6 +13,7 @@ import numpy as _np
 
 from .dot import FLOATS
 from .params import Param
+from ._partial_shape import probe_partial
 from .registry import OpDef, register, kernel_forward
 
 _LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
@@ -204,6 +205,7 @@ def _conv_grad(F, a, inputs, outputs, out_grads):
 register(OpDef("Convolution", aliases=("_npx_convolution",),
                inputs=("data", "weight", "bias"), input_names=_bias_inputs,
                params=_CONV_PARAMS, infer=_conv_infer, infer_inputs=_conv_infer_inputs,
+               infer_partial=probe_partial(_conv_infer),
                forward=_conv_forward_of("conv:forward", "Convolution", _conv_view("Convolution")),
                grad=_conv_grad, resources=("temp_space",),
                doc="N-D convolution (cross-correlation) of (N, C, *spatial) data with weight "

@@ -13,6 +13,7 @@ batch_dot: N-d x N-d (N >= 3) with equal leading dims, a product per leading ind
 import numpy as np
 
 from .params import Param
+from ._partial_shape import probe_partial
 from .registry import OpDef, register, kernel_forward, kernel
 
 __all__ = ["FLOAT_DTYPES", "FLOATS", "check_float", "push_gemm", "prod"]
@@ -159,6 +160,7 @@ _DOT_PARAMS = (Param("transpose_a", bool, False), Param("transpose_b", bool, Fal
                      choices=("default", "row_sparse", "csr")))
 
 register(OpDef("dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, infer=_dot_infer,
+               infer_partial=probe_partial(_dot_infer),
                forward=_dot_forward, grad=_dot_grad,
                doc="Dot product of two arrays (MXNet's N-d rules: the last axis of lhs, or its "
                    "first with transpose_a, against the first axis of rhs, or its last with "
@@ -214,6 +216,7 @@ def _batch_dot_grad(F, attrs, inputs, outputs, out_grads):
 
 
 register(OpDef("batch_dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, infer=_batch_dot_infer,
+               infer_partial=probe_partial(_batch_dot_infer),
                forward=_batch_dot_forward, grad=_batch_dot_grad,
                doc="Batched matrix product of N-d arrays (N >= 3) over their equal leading "
                    "dimensions; transpose_a/transpose_b transpose the last two axes."))

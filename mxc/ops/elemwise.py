@@ -302,7 +302,8 @@ def _cast_infer(attrs, shapes, dtypes):
     return [shapes[0]], [np.dtype(attrs["dtype"])]
 
 
-register(OpDef("cast", aliases=("Cast",), params=(Param("dtype", "dtype", required=True),),
+# "Cast" is the name MXNet writes into symbol files (cast is its alias)
+register(OpDef("Cast", aliases=("cast",), params=(Param("dtype", "dtype", required=True),),
                infer=_cast_infer,
                forward=kernel_forward("elemwise", "cast", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, o[0]._dcode), name="cast"),

@@ -8,7 +8,7 @@ the gradient is written with dot/reshape/sum, so it is differentiable again.
 """
 from .dot import check_float, prod, push_gemm
 from .params import Param
-from ._partial_shape import complete
+from ._partial_shape import complete, probe_partial
 from .registry import OpDef, register
 
 
@@ -103,6 +103,7 @@ register(OpDef(
     params=(Param("num_hidden", int, required=True), Param("no_bias", bool, False),
             Param("flatten", bool, True)),
     infer=_fc_infer, infer_inputs=_fc_infer_inputs, infer_back=_fc_infer_back,
+    infer_partial=probe_partial(_fc_infer),
     forward=_fc_forward, grad=_fc_grad,
     input_names=lambda a: ("data", "weight") if a["no_bias"] else ("data", "weight", "bias"),
     doc="Applies a linear transformation: Y = X W^T + b. flatten=True collapses all but the "

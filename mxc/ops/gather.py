@@ -9,6 +9,7 @@ import ast
 import numpy as np
 
 from .params import Param
+from ._partial_shape import probe_partial
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
 from .shape import empty_along
 
@@ -56,6 +57,17 @@ def _const(v):
     return lambda a, i, o: v
 
 
+def _pick_infer_inputs(a, s):
+    """The index's shape from data's (unknown dimensions stay 0), as MXNet's PickOpShape."""
+    data, idx = s[0], s[1]
+    if data is None or idx is not None or not data:
+        return list(s)
+    ax = _pick_axis("pick", len(data), a["axis"])
+    keep = tuple(data[:ax]) + (1,) + tuple(data[ax + 1:])
+    drop = tuple(data[:ax]) + tuple(data[ax + 1:])
+    return [data, (keep if a["keepdims"] else drop) or (1,)]
+
+
 def _pick_view(a, i, o):
     x = i[0]
     ax = a["axis"] % x.ndim
@@ -73,6 +85,7 @@ _PICK_PARAMS = (Param("axis", int, -1, optional=True), Param("keepdims", bool, F
                 Param("mode", str, "clip", choices=tuple(_PICK_MODES)))
 
 register(OpDef("pick", inputs=("data", "index"), params=_PICK_PARAMS, infer=_pick_infer,
+               infer_inputs=_pick_infer_inputs, infer_partial=probe_partial(_pick_infer),
                forward=kernel_forward("gather", "take_along", name="pick", ints=ALONG_INTS,
                                       fill={ALONG_INTS: _pick_view}),
                grad=_pick_grad,
@@ -320,7 +333,8 @@ _EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, 
                Param("dtype", "dtype", "float32"), Param("sparse_grad", bool, False))
 
 register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer=_emb_infer,
-               infer_inputs=_emb_infer_inputs, forward=_emb_forward(), grad=_emb_grad,
+               infer_inputs=_emb_infer_inputs, infer_partial=probe_partial(_emb_infer),
+               forward=_emb_forward(), grad=_emb_grad,
                doc="Rows of `weight` (input_dim x output_dim) at the indices in `data` (clipped "
                    "into range). With sparse_grad=True the weight's gradient is row_sparse (only "
                    "the rows looked up), under mx.nd; graphs keep it dense."))

@@ -8,7 +8,7 @@ import numpy as np
 from .elemwise import sum_to
 from ..base import MXNetError, OperatorInputError
 from .params import Param
-from ._partial_shape import complete, fill_unknown
+from ._partial_shape import complete, fill_unknown, probe_partial
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
 
 
@@ -223,7 +223,7 @@ def _transpose_infer_back(a, in_s, outs):
 
 
 register(OpDef("transpose", params=(Param("axes", "shape", ()),), infer=_transpose_infer,
-               infer_back=_transpose_infer_back,
+               infer_back=_transpose_infer_back, infer_partial=probe_partial(_transpose_infer),
                forward=kernel_forward("shape", "transpose", ints=("axes*",),
                                       fill={"axes": lambda a, i, o: _axes(a, i[0].ndim)}),
                grad=_transpose_grad, doc="Permute the axes (reverse them by default)."))
@@ -336,13 +336,50 @@ def _concat_grad(F, a, i, o, g):
     return out
 
 
+def _concat_common(attrs, shapes):
+    """(axis, the dimensions off the axis merged over shapes (0 where no shape knows one)), or
+    None when ranks or known dimensions disagree."""
+    nd = len(shapes[0])
+    if nd == 0 or any(len(s) != nd for s in shapes):
+        return None
+    ax = attrs["dim"] % nd
+    merged = [0] * nd
+    for s in shapes:
+        for j, x in enumerate(s):
+            if j == ax or x == 0:
+                continue
+            if merged[j] not in (0, x):
+                return None
+            merged[j] = x
+    return ax, merged
+
+
+def _concat_infer_partial(attrs, in_s):
+    """MXNet's ConcatShape on partial shapes: the dimensions off the axis from whichever input
+    knows them, the axis the sum when every input knows its size there (else 0)."""
+    common = _concat_common(attrs, in_s)
+    if common is None:
+        return [None]
+    ax, out = common
+    out[ax] = 0 if any(s[ax] == 0 for s in in_s) else sum(s[ax] for s in in_s)
+    return [tuple(out)]
+
+
 def _concat_infer_back(attrs, in_s, outs):
-    """MXNet's RNNParamConcatShape: inputs whose size on the concat axis is unknown (one or two:
-    the first layer's i2h weights of each direction in a fused RNN's packed parameters) share
-    what the output has left."""
+    """Inputs learn the dimensions off the axis from the other inputs and the output (MXNet's
+    ConcatShape fills them both ways), and, as MXNet's RNNParamConcatShape, inputs whose size
+    on the concat axis is unknown (one or two: the first layer's i2h weights of each direction
+    in a fused RNN's packed parameters) share what the output has left."""
     o = outs[0]
     if not complete(o):
-        return None
+        known = [s for s in list(in_s) + [o] if s is not None]
+        common = _concat_common(attrs, known) if known else None
+        if common is None:
+            return None
+        ax, merged = common
+        return [None if s is None or len(s) != len(merged) else
+                tuple(s[j] if j == ax else merged[j] or s[j] for j in range(len(s)))
+                for s in in_s]
     ax = attrs["dim"] % len(o)
     in_s = [tuple(0 if j == ax else x for j, x in enumerate(o)) if s is None else s
             for s in in_s]
@@ -360,13 +397,17 @@ def _concat_infer_back(attrs, in_s, outs):
     return filled
 
 
-# _rnn_param_concat: what Gluon's fused RNN layers concatenate their parameters with in MXNet
-register(OpDef("Concat", aliases=("concat", "_rnn_param_concat"), inputs=(), variadic="num_args",
-               params=(Param("num_args", int, required=True), Param("dim", int, 1)),
-               infer=_concat_infer, infer_back=_concat_infer_back,
-               forward=kernel_forward("shape", "concat", ints=("axis",),
-                                      fill={"axis": lambda a, i, o: a["dim"] % i[0].ndim}),
-               grad=_concat_grad, doc="Join arrays along `dim`."))
+# _rnn_param_concat: what Gluon's fused RNN layers concatenate their parameters with; the same
+# operator as Concat, under the name MXNet writes into their exported graphs
+for _name, _aliases in (("Concat", ("concat",)), ("_rnn_param_concat", ())):
+    register(OpDef(_name, aliases=_aliases, inputs=(), variadic="num_args",
+                   params=(Param("num_args", int, required=True), Param("dim", int, 1)),
+                   infer=_concat_infer, infer_back=_concat_infer_back,
+                   infer_partial=_concat_infer_partial,
+                   forward=kernel_forward("shape", "concat", ints=("axis",),
+                                          fill={"axis": lambda a, i, o: a["dim"] % i[0].ndim}),
+                   grad=_concat_grad, doc="Join arrays along `dim`."))
+del _name, _aliases
 
 
 def _stack_composite(F, a, *xs):

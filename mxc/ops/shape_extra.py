@@ -282,8 +282,11 @@ def _fill_like(value, name):
     return forward
 
 
+# dtype= is accepted and written to symbol files, and the result keeps the input's dtype: that is
+# what MXNet 1.9.1 does with it (GluonCV's CenterNet decoder passes it)
 for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
-    register(OpDef(_name, infer=lambda a, s, d: ([tuple(s[0])], [d[0]]),
+    register(OpDef(_name, params=(Param("dtype", "dtype", None, doc="ignored, as in MXNet"),),
+                   infer=lambda a, s, d: ([tuple(s[0])], [d[0]]),
                    forward=_fill_like(_value, _name), grad=_zero_grad,
                    doc=f"An array of {_name[:-5]} with the input's shape and dtype."))
 

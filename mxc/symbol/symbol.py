@@ -19,6 +19,7 @@ from ..base import MXNetError
 from .._core import atomic_write
 from ..name import NameManager
 from ..ops.registry import METHODS
+from .. import util as _util
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
            "minimum", "hypot", "zeros", "ones", "full", "arange", "linspace", "eye", "histogram"]
@@ -538,8 +539,17 @@ class Symbol:
             if not isinstance(v, tuple):
                 raise TypeError("Arguments need to be shapes (tuple), but '%s' is %s."
                                 % (k, type(v)))
+        if not _util.is_np_shape():
+            shapes, _ = infer_graph(self, known, {}, default_dtype="float32")
+            return self._collect(shapes, partial, lambda s: s is not None and 0 not in s, ())
+        # numpy shape semantics: -1 is an unknown dimension and None an unknown shape (the
+        # inference holds them as 0 and None, as in legacy mode)
+        known = {k: tuple(0 if x == -1 else x for x in v) for k, v in known.items()}
         shapes, _ = infer_graph(self, known, {}, default_dtype="float32")
-        return self._collect(shapes, partial, lambda s: s is not None and 0 not in s, ())
+        res = self._collect(shapes, partial, lambda s: s is not None and 0 not in s, None)
+        return tuple(None if r is None else
+                     [None if v is None else tuple(-1 if x == 0 else x for x in v) for v in r]
+                     for r in res)
 
     def infer_type(self, *args, **kwargs):
         res = self._infer_type_impl(False, *args, **kwargs)
@@ -659,6 +669,15 @@ for _m in METHODS:           # the one list of operator methods, shared with NDA
 del _m
 
 
+def _astype_method(self, dtype, copy=True):
+    """A Cast node to dtype (MXNet's Symbol.astype is op.cast; `copy`, kept for code written
+    for both NDArray and Symbol, changes nothing: a graph node is always new)."""
+    return _sym_module().cast(self, dtype=dtype)
+
+
+Symbol.astype = _astype_method
+
+
 def _split_v2_method(self, *args, **kwargs):
     return split_v2(self, *args, **kwargs)
 
@@ -736,10 +755,20 @@ def load_json(json_str):
     return from_json(json_str)
 
 
+class _Shown(str):
+    """A string that reprs as itself: a numpy scalar inside a tuple shows as numpy 1.x (MXNet
+    1.9.1's numpy) printed it, ``(2, 0.1)``, not numpy 2's ``(np.int64(2), np.float32(0.1))``."""
+
+    def __repr__(self):
+        return str(self)
+
+
 def _plain(v):
-    """Python values for numpy scalars (inside tuples too), so str() reads as MXNet's."""
+    """v with numpy scalars (inside tuples and lists too) replaced so that str() reads as
+    MXNet's str() of the value: a numpy scalar prints its shortest form (np.float32(0.1) is
+    "0.1", as numpy's own str, not float's "0.10000000149011612")."""
     if isinstance(v, _np.generic):
-        return v.item()
+        return _Shown(str(v))
     if isinstance(v, tuple):
         return tuple(_plain(x) for x in v)
     if isinstance(v, list):
@@ -762,10 +791,10 @@ def create(op, hint, args, kwargs, name=None, attr=None):
         if isinstance(v, Symbol):
             sym_kwargs[k] = v
         elif v is None:
-            # an explicit None for a parameter whose default is not None (sort's axis=None)
-            # is kept as "None", as MXNet passes it; None inputs and None defaults are dropped
-            p = next((p for p in op.params if p.name == k), None)
-            if p is not None and p.default is not None:
+            # an explicit None for a parameter is kept as "None": MXNet writes str() of every
+            # parameter given (slice_axis's end=None; MXNet refuses the file without it). None
+            # for an input (bias=None) is no parameter, and dtype=None means the default
+            if k != "dtype" and any(p.name == k for p in op.params):
                 attrs[k] = "None"
             continue
         else:

@@ -60,6 +60,14 @@ def test_imdecode_png_lossless_and_inputs(tmp_path):
     np.testing.assert_array_equal(image.imread(str(p)).asnumpy(), rgb)
     with pytest.raises(ValueError, match="cannot decode"):
         image.imdecode(b"not an image")
+    # MXNet raises MXNetError for undecodable bytes, a file included, and a bad resize
+    with pytest.raises(mx.MXNetError, match="interp method -1"):
+        image.imresize(mx.nd.ones((4, 4, 3), dtype=np.uint8), 2, 2, interp=-1)
+    with pytest.raises(mx.MXNetError, match="cannot decode"):
+        image.imdecode(b"")
+    (tmp_path / "bad.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+    with pytest.raises(mx.MXNetError, match="bad.jpg"):
+        image.imread(str(tmp_path / "bad.jpg"))
     with pytest.raises(ValueError, match="bytes"):
         image.imdecode("a string")
     with pytest.raises(mx.MXNetError, match="missing.png"):
@@ -264,3 +272,41 @@ def test_imresize_float_image_agrees_with_uint8_path():
     assert f32.dtype == np.float32 and f32.shape == (4, 5, 3)
     np.testing.assert_allclose(f32.asnumpy(), u8, atol=1.0)
     assert not np.array_equal(f32.asnumpy(), np.round(f32.asnumpy()))  # not quantised
+
+
+_ROT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                    "image_rotate", "imrotate.npz")
+
+
+def test_imrotate_as_mxnet():
+    """imrotate against MXNet 1.9.1's output (tests/data/image_rotate/make_fixture.py), single
+    images with each zoom mode and a batch with an angle per image; 180 degrees is a flip."""
+    ref = np.load(_ROT)
+    img = mx.nd.array(ref["img"])
+    for deg in (30, -45, 90):
+        for zoom in ("none", "in", "out"):
+            got = image.imrotate(img, deg, zoom_in=zoom == "in", zoom_out=zoom == "out")
+            np.testing.assert_allclose(got.asnumpy(), ref[f"img_{deg}_{zoom}"], rtol=1e-4,
+                                       atol=1e-3, err_msg=f"{deg} {zoom}")
+    batch, angles = mx.nd.array(ref["batch"]), mx.nd.array(ref["angles"])
+    np.testing.assert_allclose(image.imrotate(batch, angles).asnumpy(), ref["batch_rot"],
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(image.imrotate(batch, angles, zoom_in=True).asnumpy(),
+                               ref["batch_rot_in"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(image.imrotate(img, 180).asnumpy(),
+                               ref["img"][:, ::-1, ::-1], atol=1e-3)
+    with pytest.raises(ValueError, match="both True"):
+        image.imrotate(img, 10, zoom_in=True, zoom_out=True)
+    with pytest.raises(TypeError, match="float32"):
+        image.imrotate(img.astype("uint8"), 10)
+    with pytest.raises(ValueError, match="number of rotation angles"):
+        image.imrotate(batch, mx.nd.array([1.0, 2.0]))
+
+
+def test_random_rotate_draws_from_numpy():
+    batch = mx.nd.array(np.load(_ROT)["batch"])
+    np.random.seed(3)
+    got = image.random_rotate(batch, (-20, 20)).asnumpy()
+    np.random.seed(3)
+    want = image.imrotate(batch, mx.nd.array(np.random.uniform(-20, 20, size=3))).asnumpy()
+    np.testing.assert_array_equal(got, want)

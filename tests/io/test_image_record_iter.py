@@ -242,3 +242,19 @@ def test_dropped_iterator_stops_its_threads():
             break
         time.sleep(0.05)
     assert not extra, [t.name for t in extra]
+
+
+@pytest.mark.parametrize("case,kw", [
+    ("plain", dict(data_shape=(3, 24, 24))),
+    ("mean", dict(data_shape=(3, 24, 24), mean_r=123.68, mean_g=116.5, mean_b=103.53)),
+    ("mirror_resize", dict(data_shape=(3, 20, 20), resize=22, mirror=True, mean_r=200.5,
+                           mean_g=10.0, mean_b=-3.5)),
+])
+def test_int8_iter_equals_mxnet(case, kw):
+    """ImageRecordInt8Iter: saturate(pixel - round(mean)) as MXNet's int8 iterator writes it
+    (tests/data/image_iter/make_int8_fixture.py)."""
+    from mxc.io import ImageRecordInt8Iter
+    want = np.load(os.path.join(HERE, "int8_expected.npz"))[case]
+    d, _, _, _ = run(ImageRecordInt8Iter, epochs=1, **kw)
+    assert d.dtype == np.int8
+    np.testing.assert_array_equal(d, want)

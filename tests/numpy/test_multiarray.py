@@ -222,3 +222,15 @@ def test_np_bool_is_numpys_bool_dtype():
     a = mnp.empty((2, 2), dtype=mnp.bool)
     assert a.dtype == onp.bool_
     onp.testing.assert_array_equal(mnp.zeros((3,), dtype=mnp.bool).asnumpy(), onp.zeros(3, bool))
+
+
+def test_bad_reshape_is_mxnet_error_and_value_error():
+    """MXNet raises MXNetError for an impossible reshape, numpy ValueError: mx.np raises both."""
+    a = np.ones((10, 10))
+    assert a.reshape((-1,)).shape == (100,)
+    for bad in (lambda: a.reshape((1,)), lambda: np.reshape(a, (1,)),
+                lambda: np.reshape(a, (-1, 3)), lambda: a.reshape((-1, -1))):
+        with pytest.raises(mx.MXNetError):
+            bad()
+        with pytest.raises(ValueError):
+            bad()

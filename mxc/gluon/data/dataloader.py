@@ -14,6 +14,9 @@ import signal
 import sys
 import time
 from multiprocessing.pool import ThreadPool
+# MXNet's module exposes the pickler its workers use; client loaders (GluonNLP) import it from
+# here and pickle batches of NDArrays with it (NDArray pickles by value)
+from multiprocessing.reduction import ForkingPickler  # noqa: F401
 
 import numpy as np
 

@@ -1,0 +1,91 @@
+"""Operator calls whose parameter serialisation tests/symbol/test_attr_serialisation.py checks
+against MXNet 1.9.1 (make_fixture.py records MXNet's side into mxnet_attrs.json).
+
+Each case: (id, function path under mx.sym, number of variable inputs, keyword arguments as
+Python source, evaluated with numpy as np). None, tuples, bools, floats, dtypes and numpy
+scalars are the values whose string form differs easily."""
+CASES = [
+    ("slice_axis_end_none", "slice_axis", 1, "dict(axis=1, begin=0, end=None)"),
+    ("slice_axis_neg", "slice_axis", 1, "dict(axis=-1, begin=-2, end=-1)"),
+    ("slice_none_steps", "slice", 1, "dict(begin=(0, None), end=(2, None), step=(1, None))"),
+    ("slice_like_axes", "slice_like", 2, "dict(axes=(0, 2))"),
+    ("cast_fp16", "Cast", 1, "dict(dtype='float16')"),
+    ("cast_np_dtype", "cast", 1, "dict(dtype=np.int32)"),
+    ("reshape_special", "Reshape", 1, "dict(shape=(0, -1), reverse=False)"),
+    ("reshape_m4", "reshape", 1, "dict(shape=(-4, 2, -1, -2))"),
+    ("transpose_axes", "transpose", 1, "dict(axes=(1, 0, 2))"),
+    ("fc_flags", "FullyConnected", 1, "dict(num_hidden=10, no_bias=True, flatten=False)"),
+    ("conv_tuples", "Convolution", 1,
+     "dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), dilate=(1, 1), num_filter=8, "
+     "num_group=1, no_bias=False, layout='NCHW', cudnn_off=False)"),
+    ("conv_layout_none", "Convolution", 1, "dict(kernel=(3,), num_filter=4, layout=None)"),
+    ("deconv_adj", "Deconvolution", 1,
+     "dict(kernel=(4, 4), stride=(2, 2), pad=(1, 1), adj=(0, 0), num_filter=3, no_bias=True)"),
+    ("pool_max", "Pooling", 1,
+     "dict(kernel=(2, 2), pool_type='max', global_pool=False, pooling_convention='full', "
+     "stride=(2, 2))"),
+    ("pool_global", "Pooling", 1, "dict(global_pool=True, pool_type='avg', kernel=(1, 1))"),
+    ("act_relu", "Activation", 1, "dict(act_type='relu')"),
+    ("leaky", "LeakyReLU", 1, "dict(act_type='leaky', slope=0.1)"),
+    ("bn_floats", "BatchNorm", 1,
+     "dict(eps=1e-5, momentum=0.9, fix_gamma=False, use_global_stats=False, axis=1)"),
+    ("dropout_axes", "Dropout", 1, "dict(p=0.5, axes=())"),
+    ("sum_axis_tuple", "sum", 1, "dict(axis=(1,), keepdims=True)"),
+    ("sum_axis_none", "sum", 1, "dict(axis=None)"),
+    ("mean_exclude", "mean", 1, "dict(axis=(0, 2), exclude=True)"),
+    ("clip_floats", "clip", 1, "dict(a_min=0.0, a_max=6.0)"),
+    ("clip_np32", "clip", 1, "dict(a_min=np.float32(0.1), a_max=np.float32(2.5))"),
+    ("expand_dims", "expand_dims", 1, "dict(axis=1)"),
+    ("squeeze_none", "squeeze", 1, "dict(axis=None)"),
+    ("topk", "topk", 1, "dict(k=3, ret_typ='indices', is_ascend=False, axis=-1)"),
+    ("softmax_temp_none", "softmax", 1, "dict(axis=-1, temperature=None)"),
+    ("softmax_temp", "softmax", 1, "dict(axis=1, temperature=2.0)"),
+    ("log_softmax", "log_softmax", 1, "dict(axis=-1)"),
+    ("concat", "Concat", 2, "dict(dim=1)"),
+    ("split_squeeze", "split", 1, "dict(num_outputs=2, axis=1, squeeze_axis=False)"),
+    ("pad", "pad", 1, "dict(mode='constant', pad_width=(0, 0, 0, 0, 1, 1, 1, 1), "
+     "constant_value=0.0)"),
+    ("upsampling", "UpSampling", 1, "dict(scale=2, sample_type='nearest')"),
+    ("embedding", "Embedding", 1,
+     "dict(input_dim=10, output_dim=4, dtype='float32', sparse_grad=False)"),
+    ("one_hot", "one_hot", 1, "dict(depth=3, on_value=1.0, off_value=0.0, dtype='float32')"),
+    ("pick", "pick", 2, "dict(axis=-1, keepdims=False, mode='clip')"),
+    ("broadcast_to", "broadcast_to", 1, "dict(shape=(2, 3))"),
+    ("tile", "tile", 1, "dict(reps=(2, 1))"),
+    ("repeat_none", "repeat", 1, "dict(repeats=2, axis=None)"),
+    ("arange_stop_none", "arange", 0, "dict(start=0, stop=None, step=1.0, repeat=1, "
+     "dtype='float32')"),
+    ("zeros", "zeros", 0, "dict(shape=(2, 3), dtype='int32')"),
+    ("ones_np_dtype", "ones", 0, "dict(shape=(4,), dtype=np.float16)"),
+    ("batch_dot", "batch_dot", 2, "dict(transpose_a=True, transpose_b=False)"),
+    ("dot", "dot", 2, "dict(transpose_b=True)"),
+    ("norm_none", "norm", 1, "dict(ord=2, axis=None, keepdims=False)"),
+    ("argmax_none", "argmax", 1, "dict(axis=None, keepdims=False)"),
+    ("sequence_mask", "SequenceMask", 2,
+     "dict(use_sequence_length=True, value=-1e9, axis=1)"),
+    ("layer_norm", "LayerNorm", 1, "dict(axis=-1, eps=1e-12, output_mean_var=False)"),
+    ("l2norm", "L2Normalization", 1, "dict(mode='channel', eps=1e-10)"),
+    ("softmax_output", "SoftmaxOutput", 1,
+     "dict(normalization='valid', grad_scale=1.0, multi_output=True, use_ignore=True, "
+     "ignore_label=-1.0)"),
+    ("take_mode", "take", 2, "dict(axis=0, mode='wrap')"),
+    ("sort_none", "sort", 1, "dict(axis=None, is_ascend=True)"),
+    ("box_nms", "contrib.box_nms", 1,
+     "dict(overlap_thresh=0.45, valid_thresh=0.01, topk=400, id_index=0, score_index=1, "
+     "coord_start=2, force_suppress=False, in_format='corner', out_format='corner')"),
+    ("bilinear_resize", "contrib.BilinearResize2D", 1, "dict(height=8, width=8)"),
+    ("roi_align", "contrib.ROIAlign", 2,
+     "dict(pooled_size=(7, 7), spatial_scale=0.0625, sample_ratio=2)"),
+    ("instance_norm", "InstanceNorm", 1, "dict(eps=0.001)"),
+    ("group_norm", "GroupNorm", 1, "dict(num_groups=2, eps=1e-5)"),
+    ("swapaxes", "swapaxes", 1, "dict(dim1=0, dim2=1)"),
+    ("where", "where", 3, "dict()"),
+    ("zeros_like_dtype", "zeros_like", 1, "dict(dtype='int32')"),
+    # (MXNet's ones_like has no dtype parameter: a numpy type passed there is written as
+    # str(type), "<class 'numpy.int64'>", and ignored; mxc writes the dtype's name)
+    ("ones_like_dtype", "ones_like", 1, "dict(dtype='int64')"),
+    ("flip_tuple", "flip", 1, "dict(axis=(0, 1))"),
+    ("rnn", "RNN", 1,
+     "dict(state_size=8, num_layers=1, mode='lstm', bidirectional=False, state_outputs=True, "
+     "p=0.0, projection_size=None)"),
+]
