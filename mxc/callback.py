@@ -3,6 +3,8 @@ import logging
 import math
 import time
 
+from .model import LogValidationMetricsCallback, save_checkpoint  # noqa: F401  (mx.callback's)
+
 __all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]
 
@@ -19,7 +21,6 @@ def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
 
 def do_checkpoint(prefix, period=1):
     """Epoch-end callback: ``mx.model.save_checkpoint`` every `period` epochs (epoch + 1)."""
-    from .model import save_checkpoint
     period = int(max(1, period))
 
     def _callback(iter_no, sym, arg, aux):
@@ -106,12 +107,3 @@ class ProgressBar:
         bar = "=" * filled + "-" * (self.bar_len - filled)
         logging.info("[%s] %s%s\r", bar, percents, "%")
 
-
-class LogValidationMetricsCallback:
-    """Eval-end callback logging ``Epoch[e] Validation-<name>=<value>``."""
-
-    def __call__(self, param):
-        if not param.eval_metric:
-            return
-        for name, value in param.eval_metric.get_name_value():
-            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import handle as _h
 from .._core import modes as _modes
+from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
 from ..context import Context, current_context, check_available
@@ -128,13 +129,12 @@ class NDArray(NDArrayBase):
     # ---- autograd --------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Give this array a gradient buffer (zeros) and mark it as a variable for autograd."""
-        from .. import autograd
         if stype not in (None, "default"):
             from . import sparse
             grad = sparse.zeros(stype, self.shape, self.context, self._dtype)
         else:
             grad = zeros(self.shape, self.context, self.dtype)
-        autograd.mark_variables([self], [grad], grad_req)
+        mark_variables([self], [grad], grad_req)
 
     @property
     def grad(self):
@@ -162,8 +162,7 @@ class NDArray(NDArrayBase):
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Differentiate this array's graph; gradients go to the variables' ``.grad``."""
-        from .. import autograd
-        autograd.backward([self], None if out_grad is None else [out_grad],
+        backward([self], None if out_grad is None else [out_grad],
                           retain_graph=retain_graph, train_mode=train_mode)
 
     # ---- copies and conversions ----------------------------------------------------------
@@ -420,6 +419,55 @@ class NDArray(NDArrayBase):
 
     def __invert__(self):
         return _nd().logical_not(self)
+
+
+# ---- autograd variables and backward (mx.autograd re-exports them) ----------------------------
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables whose gradients ``backward`` computes into `gradients`."""
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise ValueError("mark_variables: variables, gradients and grad_reqs differ in length")
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        if r not in ("write", "add", "null", "inplace", "to"):
+            raise ValueError(f"mark_variables: grad_req must be 'write', 'add' or 'null', got {r!r}")
+        if r == "inplace" or r == "to":
+            r = "write"
+        if g is not None and g.shape != v.shape:
+            raise ValueError(f"mark_variables: gradient shape {g.shape} != variable shape {v.shape}")
+        v._ag = _tape.AGInfo(None, 0, g, r)
+
+
+def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
+    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach."""
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    else:
+        head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise ValueError("backward: heads and head_grads differ in length")
+    return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode)
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
+    (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
+    nd = _nd()
+    for info, g in run_backward(heads, head_grads, retain_graph, False, train_mode).values():
+        if info.grad_req == "null" or info.grad is None:
+            continue
+        if g.dtype != info.grad.dtype:
+            g = g.astype(info.grad.dtype)
+        if info.grad_req == "add":
+            nd.elemwise_add(info.grad, g, out=info.grad)
+        else:
+            nd._copyto(g, out=info.grad)
+        info.fresh = True
 
 
 def _unpickle(values, device_type, device_id):

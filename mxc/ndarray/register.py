@@ -7,7 +7,7 @@ import inspect
 
 from .._core import handle as _h
 from .._core.modes import _M
-from ..autograd import _record
+from .._core.tape import record as _record
 from ..base import MXNetError, OperatorInputError
 from ..context import Context, current_context, check_available
 from ..ops import registry

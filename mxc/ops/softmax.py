@@ -8,6 +8,7 @@ import numpy as np
 
 from ..base import MXNetError
 from .dot import FLOATS
+from . import services
 from .params import Param
 from .registry import OpDef, register, kernel_forward
 
@@ -322,8 +323,8 @@ def _sob_forward(attrs, inputs, outputs):
     y, label = inputs
     if tuple(label.shape) == tuple(y.shape):
         # probability labels: (y - label) * grad_scale, times y when out_grad (MXNet 1.9.1)
-        from ..ndarray.register import run
         from .registry import get
+        run = services.run
         d = run(get("elemwise_sub"), [y, label], get("elemwise_sub").parse({}))
         d = run(get("_mul_scalar"), [d], get("_mul_scalar").parse({"scalar": attrs["grad_scale"]}))
         if attrs["out_grad"]:

@@ -42,10 +42,10 @@ def _lazy_rows_update(opname, weight, grad, states, **kwargs):
     if getattr(grad, "stype", "default") != "row_sparse" \
             or weight.stype not in ("default", "row_sparse"):
         return False
-    # the sparse kernels update the gradient's rows in place (mxc/ops/sparse_ops.py IMPLS);
+    # the sparse kernels update the gradient's rows in place (mxc/ndarray/sparse_impls.py);
     # the host path below only runs for combinations they decline
-    from ..ops import sparse_ops, registry
-    impl = sparse_ops.IMPLS.get(opname)
+    from ..ops import registry
+    impl = _nd.sparse.IMPLS.get(opname)
     if impl is not None:
         op = registry.names()[opname]
         kw = dict(kwargs)

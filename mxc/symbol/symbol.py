@@ -194,6 +194,22 @@ def _call(_opname, *args, **kwargs):
     return getattr(_sym_module(), _opname)(*args, **kwargs)
 
 
+
+class _NoExecutor:
+    def __getattr__(self, name):
+        raise MXNetError(f"Symbol.{name}: mxc.executor is not loaded")
+
+
+# bind, simple_bind and evaluate build an Executor, which sits above Symbol (it imports this
+# module); mxc.executor installs itself here when it loads
+_executor = _NoExecutor()
+
+
+def install_executor(executor):
+    """Called by mxc.executor with an object holding bind, simple_bind and evaluate."""
+    global _executor
+    _executor = executor
+
 class Symbol:
     """A symbolic graph: one or several outputs of operator and variable nodes."""
 
@@ -608,14 +624,12 @@ class Symbol:
     # ---- execution ----------------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
-        from ..executor.executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
+        return _executor.simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
                            shared_arg_names, shared_exec, shared_buffer, kwargs)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
              shared_exec=None):
-        from ..executor.executor import bind
-        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+        return _executor.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
     def _bind(self, *a, **k):
         return self.bind(*a, **k)
@@ -627,8 +641,7 @@ class Symbol:
 
     def eval_imperative(self, arrays):
         """mxc: evaluate with a dict of NDArrays by argument name (used by older test helpers)."""
-        from ..executor.executor import evaluate
-        return evaluate(self, arrays)
+        return _executor.evaluate(self, arrays)
 
     def _gen_atomic_symbol(self):
         """A symbol of the head node's operator and attributes with fresh inputs."""
