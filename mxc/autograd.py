@@ -21,6 +21,8 @@ from .base import MXNetError
 from .ndarray import NDArray  # noqa: F401
 from .ndarray import trace as _trace
 from .ndarray.ndarray import mark_variables, backward, run_backward as _run_backward  # noqa: F401
+from . import ndarray as nd
+from .ops.registry import skip_unneeded_outputs, OpDef
 
 # no __all__: as MXNet's module, `from mxnet.autograd import *` also brings NDArray
 
@@ -109,8 +111,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
     With ``create_graph=True`` the gradients are themselves recorded, so they can be
     differentiated again (second order)."""
-    from . import ndarray as nd
-    from .ndarray import NDArray
     single = isinstance(variables, NDArray)
     if single:
         variables = [variables]
@@ -198,7 +198,6 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
             results.append(r.vid)
         else:
             return False       # a constant (it would be shared between calls) or a foreign value
-    from .ops.registry import skip_unneeded_outputs
     needed = {v for v in results if v is not None}
     kept = []
     for st in reversed(t.steps):
@@ -290,7 +289,6 @@ _OPDEF = None
 def _registry_OpDef():
     global _OPDEF
     if _OPDEF is None:
-        from .ops.registry import OpDef
         _OPDEF = OpDef
     return _OPDEF
 
@@ -312,7 +310,6 @@ class _FunctionOp:
     def grad(self, F, attrs, inputs, outputs, out_grads):
         with pause(train_mode=_M.training):
             res = self.fn.backward(*out_grads)
-        from .ndarray import NDArray
         res = [res] if isinstance(res, NDArray) else list(res)
         if len(res) != len(inputs):
             raise MXNetError(f"{self.name}.backward returned {len(res)} gradient(s) for "
@@ -352,7 +349,6 @@ class Function:
         raise NotImplementedError
 
     def __call__(self, *inputs):
-        from .ndarray import NDArray
         if self._used:
             raise MXNetError(f"{type(self).__name__}: each Function instance can be called once; "
                              "create a new one per forward")

@@ -35,6 +35,7 @@ from ..base import MXNetError
 from ..ndarray import NDArray
 from ..ndarray.trace import EXT, INT, OWN, TVal, Trace, Untraceable, RESHAPES as _RESHAPES
 from ..ops import registry
+from ..symbol.infer import infer_graph
 
 __all__ = ["Untraceable", "Plan", "build", "inplace_enabled", "bulk_enabled"]
 
@@ -228,7 +229,6 @@ def _completed_creation_shapes(sym, nodes, input_nodes, shapes):
             and any(d <= 0 for d in tuple(n.parsed.get("shape", ()) or ()))]   # -1 too
     if not todo:
         return {}
-    from ..symbol.infer import infer_graph
     known = {n.name: tuple(s) for n, s in zip(input_nodes, shapes)}
     S, _ = infer_graph(sym, known, {}, default_dtype="float32")
     done = {}

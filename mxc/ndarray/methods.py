@@ -1,5 +1,7 @@
 """NDArray methods that forward to ``mx.nd`` operators (``x.exp()``, ``x.sum(axis=1)``)."""
 
+from .. import ndarray as nd
+
 _METHODS = (
     "negative abs sign round rint ceil floor trunc fix square sqrt rsqrt cbrt exp expm1 log log10 "
     "log2 log1p sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh degrees "
@@ -13,7 +15,6 @@ _METHODS = (
 
 def _method(name):
     def method(self, *args, **kwargs):
-        from .. import ndarray as nd
         return getattr(nd, name)(self, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = f"Same as ``mx.nd.{name}(self, ...)``."

@@ -11,12 +11,14 @@ import weakref
 
 import numpy as np
 
-from .._core import handle as _h
+from .._core import handle as _h, engine
 from .._core import modes as _modes
 from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
 from ..context import Context, current_context, check_available
+from ..ops.shape import infer_reshape
+from . import serialize, _dlpack_gpu
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis",
@@ -208,7 +210,6 @@ class NDArray(NDArrayBase):
 
     def reshape(self, *shape, **kwargs):
         """A view with a new shape; MXNet's codes 0, -1, -2, -3, -4 and ``reverse=True``."""
-        from ..ops.shape import infer_reshape
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = shape[0]
         shape = kwargs.pop("shape", shape)
@@ -316,7 +317,6 @@ class NDArray(NDArrayBase):
 
     # ---- MXNet's raw-bytes state (NDArray::Save of one array) ------------------------------
     def __getstate__(self):
-        from . import serialize
         parts = serialize._entry_parts("0", self.asnumpy(), serialize.V2_MAGIC)
         return {"handle": bytearray(b"".join(bytes(p) for p in parts))}
 
@@ -324,7 +324,6 @@ class NDArray(NDArrayBase):
         """Load MXNet's ``__getstate__`` bytes (any device: arrays saved on a GPU load onto the
         CPU, as MXNet without GPUs does) into this array. mxc arrays cannot be re-bound to new
         storage, so the state must have this array's shape; its values are copied in."""
-        from . import serialize
         handle = state["handle"] if isinstance(state, dict) else state
         if handle is None:
             return
@@ -373,7 +372,6 @@ class NDArray(NDArrayBase):
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory, after pending writes finished."""
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
@@ -381,14 +379,12 @@ class NDArray(NDArrayBase):
     def to_dlpack_for_write(self):
         """A DLPack capsule for writing: waits for every pending read and write first."""
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
 
     def __dlpack__(self, stream=None, **kwargs):
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__(**kwargs)
@@ -566,7 +562,6 @@ def _release_readonly(arr, key):
 
 def from_dlpack(dlpack):
     """An NDArray sharing the memory of a DLPack capsule or an object with ``__dlpack__``."""
-    from . import _dlpack_gpu
     if _dlpack_gpu.is_cuda_producer(dlpack):
         return _dlpack_gpu.from_dlpack(dlpack, NDArray)
     if hasattr(dlpack, "__dlpack__"):
@@ -726,7 +721,6 @@ def to_dlpack_for_write(data):
 
 def waitall():
     """Wait for every queued operation; raise the first error since the last waitall."""
-    from .._core import engine
     engine.wait_for_all()
 
 

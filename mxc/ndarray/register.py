@@ -12,6 +12,7 @@ from ..base import MXNetError, OperatorInputError
 from ..context import Context, current_context, check_available
 from ..ops import registry
 from .ndarray import NDArray, _nd
+from . import sparse
 
 
 def invoke(op, inputs, kwargs, out=None, attrs=None):
@@ -112,7 +113,6 @@ def run(op, inputs, attrs, out=None, ctx=None):
 
 
 def _sparse():
-    from . import sparse
     return sparse
 
 

@@ -15,8 +15,10 @@ from numbers import Number
 import numpy as _np
 
 from ..attribute import AttrScope
-from ..base import MXNetError
+from ..base import MXNetError, NotImplementedForSymbol
 from ..name import NameManager
+from ..ops.custom import _prop
+from ..context import current_context
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
            "minimum", "hypot", "zeros", "ones", "full", "arange", "linspace", "eye", "histogram"]
@@ -74,7 +76,6 @@ class _Node:
         return self._parsed
 
     def custom_prop(self):
-        from ..ops.custom import _prop
         return _prop(self.parsed)
 
     def num_outputs(self):
@@ -244,7 +245,6 @@ class Symbol:
             decided = _bool_hook(self)
             if decided is not None:
                 return decided
-        from ..base import NotImplementedForSymbol
         raise NotImplementedForSymbol(self.__bool__, "bool")
 
     __hash__ = object.__hash__
@@ -635,7 +635,6 @@ class Symbol:
         return self.bind(*a, **k)
 
     def eval(self, ctx=None, **kwargs):
-        from ..context import current_context
         ctx = current_context() if ctx is None else ctx
         return self.bind(ctx, kwargs).forward()
 
