@@ -16,8 +16,6 @@ import numbers
 from ..ndarray.ndarray import NDArray
 from ..symbol import Symbol
 from ._op import as_np, as_nd
-from .. import ndarray, numpy_extension, numpy as np_mod, symbol
-from . import _symbol
 
 __all__ = ["as_np", "as_nd", "nd_namespace", "sym_namespace", "NpSymbol", "legacy_block"]
 
@@ -61,8 +59,11 @@ def nd_namespace():
     """``F`` for imperative hybrid_forward under numpy array semantics."""
     global _ND
     if _ND is None:
+        from .. import ndarray
+        from .. import numpy_extension
 
         def load_np():
+            from .. import numpy as np_mod
             return np_mod
         _ND = _Namespace(ndarray, np=_LazyModule(load_np), npx=numpy_extension)
     return _ND
@@ -72,6 +73,8 @@ def sym_namespace():
     """``F`` for hybrid_forward traced under numpy array semantics."""
     global _SYM
     if _SYM is None:
+        from .. import symbol
+        from . import _symbol
         _SYM = _Namespace(symbol, np=_symbol.np, npx=_symbol.npx)
     return _SYM
 
@@ -102,6 +105,7 @@ def traced_args(block, args, params):
 
 
 def _sym():
+    from .. import symbol
     return symbol
 
 

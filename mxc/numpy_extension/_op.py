@@ -13,7 +13,6 @@ from .._core import handle as _h
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from .. import ndarray, autograd
-from ..numpy.multiarray import ndarray as np_ndarray
 
 __all__ = ["activation", "arange_like", "batch_dot", "batch_flatten", "batch_norm", "cast",
            "constraint_check", "convolution", "deconvolution", "dropout", "embedding", "erf",
@@ -28,6 +27,8 @@ def _nd():
 
 
 def _np_cls():
+    # lazy: mx.npx loads without mx.np (0.1 s of imports) until an np array is made
+    from ..numpy.multiarray import ndarray as np_ndarray
     return np_ndarray
 
 
