@@ -19,6 +19,10 @@ from ._core import modes as _modes
 from ._core import tape as _tape
 from .base import MXNetError
 from .ndarray import NDArray  # noqa: F401
+from .ndarray import trace as _trace
+from .ndarray.ndarray import mark_variables, backward, run_backward as _run_backward  # noqa: F401
+from . import ndarray as nd
+from .ops.registry import skip_unneeded_outputs, OpDef
 
 # no __all__: as MXNet's module, `from mxnet.autograd import *` also brings NDArray
 
@@ -101,65 +105,12 @@ _record = _tape.record
 _handle.install_recorder(_tape.record_fast, _M)
 
 
-def mark_variables(variables, gradients, grad_reqs="write"):
-    """Mark arrays as variables whose gradients ``backward`` computes into `gradients`."""
-    from .ndarray import NDArray
-    if isinstance(variables, NDArray):
-        variables, gradients = [variables], [gradients]
-    if isinstance(grad_reqs, str):
-        grad_reqs = [grad_reqs] * len(variables)
-    if not len(variables) == len(gradients) == len(grad_reqs):
-        raise ValueError("mark_variables: variables, gradients and grad_reqs differ in length")
-    for v, g, r in zip(variables, gradients, grad_reqs):
-        if r not in ("write", "add", "null", "inplace", "to"):
-            raise ValueError(f"mark_variables: grad_req must be 'write', 'add' or 'null', got {r!r}")
-        if r == "inplace" or r == "to":
-            r = "write"
-        if g is not None and g.shape != v.shape:
-            raise ValueError(f"mark_variables: gradient shape {g.shape} != variable shape {v.shape}")
-        v._ag = AGInfo(None, 0, g, r)
-
-
-def _run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
-    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach."""
-    from . import ndarray as nd
-    from .ndarray import NDArray
-    heads = [heads] if isinstance(heads, NDArray) else list(heads)
-    if head_grads is None:
-        head_grads = [None] * len(heads)
-    elif isinstance(head_grads, NDArray):
-        head_grads = [head_grads]
-    else:
-        head_grads = list(head_grads)
-    if len(head_grads) != len(heads):
-        raise ValueError("backward: heads and head_grads differ in length")
-    return _tape.run_backward(nd, heads, head_grads, retain_graph, create_graph, train_mode)
-
-
-def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
-    """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
-    (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
-    from . import ndarray as nd
-    for info, g in _run_backward(heads, head_grads, retain_graph, False, train_mode).values():
-        if info.grad_req == "null" or info.grad is None:
-            continue
-        if g.dtype != info.grad.dtype:
-            g = g.astype(info.grad.dtype)
-        if info.grad_req == "add":
-            nd.elemwise_add(info.grad, g, out=info.grad)
-        else:
-            nd._copyto(g, out=info.grad)
-        info.fresh = True
-
-
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
     """Gradients of `heads` w.r.t. `variables`, returned (not stored in ``.grad``).
 
     With ``create_graph=True`` the gradients are themselves recorded, so they can be
     differentiated again (second order)."""
-    from . import ndarray as nd
-    from .ndarray import NDArray
     single = isinstance(variables, NDArray)
     if single:
         variables = [variables]
@@ -177,51 +128,28 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     return out
 
 
+# get_symbol builds a Symbol, which sits a layer above; mxc.symbol installs the builder
+_symbol_builder = None
+
+
+def install_symbol_builder(build):
+    """Called by mxc.symbol with build(x) -> the Symbol of x's recorded graph."""
+    global _symbol_builder
+    _symbol_builder = build
+
+
 def get_symbol(x):
     """The recorded graph of `x` as a Symbol: recorded operators become operator nodes,
     marked variables and arrays outside the graph become variables ``var0``, ``var1``..."""
-    from .ops import registry
-    from .ops.params import attrs_to_strings
-    from .symbol.symbol import Symbol, _Node
-    if x._ag is None:
-        raise MXNetError("autograd.get_symbol: the array is not in a recorded graph")
-    nodes, variables, counters = {}, {}, {}
-
-    def var_for(key):
-        if key not in variables:
-            variables[key] = _Node(None, f"var{len(variables)}")
-        return variables[key]
-
-    def entry(info, fallback_key):
-        if info is None:
-            return (var_for(fallback_key), 0, 0)
-        if info.node is None:
-            return (var_for(id(info)), 0, 0)
-        return (build(info.node), info.index, 0)
-
-    def build(tn):
-        if id(tn) in nodes:
-            return nodes[id(tn)]
-        op = tn.op
-        if not isinstance(op, registry.OpDef):
-            raise MXNetError(f"autograd.get_symbol: {getattr(op, 'name', op)} (a custom "
-                             "Function) cannot be expressed as a symbol")
-        hint = op.name.lower()
-        k = counters.get(hint, 0)
-        counters[hint] = k + 1
-        attrs = {key: v for key, v in attrs_to_strings(tn.attrs or {}).items()}
-        n = _Node(op, f"{hint}{k}", attrs)
-        nodes[id(tn)] = n
-        n.inputs = [entry(info, (id(tn), i)) for i, info in enumerate(tn.in_info)]
-        return n
-
-    return Symbol([entry(x._ag, id(x))])
+    if _symbol_builder is None:
+        raise MXNetError("autograd.get_symbol: mxc.symbol is not loaded")
+    return _symbol_builder(x)
 
 
 # ---- prepared gradients: each node's backward traced once, replayed as kernel pushes ----------
 # The backward walk (tape.pyx) hands every node to _prepared_grad when it does not record. The
 # node's OpDef.grad is traced once per (operator, attributes, shapes, dtypes, which inputs need a
-# gradient, training flag) with the executor's graph-building F (mxc/executor/graph.py), steps no
+# gradient, training flag) with the tracer's graph-building F (mxc/ndarray/trace.py), steps no
 # needed gradient reads are dropped (the data gradient of a first layer: a whole GEMM), reshapes
 # of intermediates become views, and later calls push the remaining steps' kernels directly: no
 # attribute parsing or shape inference per backward operator. Results equal the eager walk's bit
@@ -230,7 +158,6 @@ def get_symbol(x):
 _GRAD_PLANS = {}
 _GRAD_PLANS_MAX = 4096
 _VIEW = None           # marks a step that is a reshape view instead of a kernel
-_graph = None          # mxc.executor.graph, imported on first use (it imports mxc.ndarray)
 
 
 class _GradPlan:
@@ -255,11 +182,7 @@ def _hashable_attrs(attrs):
 
 def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
     """A _GradPlan for this call of op.grad, or False when it cannot be prepared."""
-    global _graph
-    if _graph is None:
-        from .executor import graph as _graph_mod
-        _graph = _graph_mod
-    G = _graph
+    G = _trace
     t = G.Trace(ctx)
     ext = [t.new(a.shape, a._dtype, G.EXT) for a in ins + outs + ogs]
     nin, nout = len(ins), len(outs)
@@ -275,7 +198,6 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
             results.append(r.vid)
         else:
             return False       # a constant (it would be shared between calls) or a foreign value
-    from .ops.registry import skip_unneeded_outputs
     needed = {v for v in results if v is not None}
     kept = []
     for st in reversed(t.steps):
@@ -292,7 +214,7 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
     root = {}
     res_count = {}
     for op_, _, sins, souts, _ in kept:
-        if op_.name in G._RESHAPES:
+        if op_.name in G.RESHAPES:
             root[souts[0]] = root.get(sins[0], sins[0])
     for v in results:
         if v is not None:
@@ -302,7 +224,7 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
     for op_, sattrs, sins, souts, _ in kept:
         shapes = tuple(t.shapes[v] for v in souts)
         dtypes = tuple(t.dtypes[v] for v in souts)
-        if op_.name in G._RESHAPES:
+        if op_.name in G.RESHAPES:
             o = souts[0]
             r = root[o]
             is_result = o in results
@@ -367,7 +289,6 @@ _OPDEF = None
 def _registry_OpDef():
     global _OPDEF
     if _OPDEF is None:
-        from .ops.registry import OpDef
         _OPDEF = OpDef
     return _OPDEF
 
@@ -389,7 +310,6 @@ class _FunctionOp:
     def grad(self, F, attrs, inputs, outputs, out_grads):
         with pause(train_mode=_M.training):
             res = self.fn.backward(*out_grads)
-        from .ndarray import NDArray
         res = [res] if isinstance(res, NDArray) else list(res)
         if len(res) != len(inputs):
             raise MXNetError(f"{self.name}.backward returned {len(res)} gradient(s) for "
@@ -429,7 +349,6 @@ class Function:
         raise NotImplementedError
 
     def __call__(self, *inputs):
-        from .ndarray import NDArray
         if self._used:
             raise MXNetError(f"{type(self).__name__}: each Function instance can be called once; "
                              "create a new one per forward")

@@ -3,6 +3,8 @@ import logging
 import math
 import time
 
+from .model import LogValidationMetricsCallback, save_checkpoint  # noqa: F401  (mx.callback's)
+
 __all__ = ["module_checkpoint", "do_checkpoint", "save_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]
 
@@ -105,17 +107,3 @@ class ProgressBar:
         bar = "=" * filled + "-" * (self.bar_len - filled)
         logging.info("[%s] %s%s\r", bar, percents, "%")
 
-
-class LogValidationMetricsCallback:
-    """Eval-end callback logging ``Epoch[e] Validation-<name>=<value>``."""
-
-    def __call__(self, param):
-        if not param.eval_metric:
-            return
-        for name, value in param.eval_metric.get_name_value():
-            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
-
-
-# MXNet exposes the checkpoint writer here too; imported last because mxc.model imports this
-# module at its end (either may load first)
-from .model import save_checkpoint  # noqa: E402

@@ -70,12 +70,31 @@ class Context(metaclass=_ContextMeta):
 
     def empty_cache(self):
         """Return this device's pooled memory to the system (MXNet: GPU only; here every pool)."""
-        from ._core import storage
         if self.device_typeid == 2:
             check_available(self)
-            storage.release_all(2, self.device_id)
+            _device.release_all(2, self.device_id)
         else:
-            storage.release_all(self.device_typeid)
+            _device.release_all(self.device_typeid)
+
+
+class _NoDevice:
+    """Stands in until mxc._core has loaded (it does so with mxc.ndarray, before any caller)."""
+
+    def __getattr__(self, name):
+        raise MXNetError(f"context: the device layer (mxc._core) is not loaded; {name} needs it")
+
+
+# What Context needs of the storage pools and the CUDA driver: release_all, device_count,
+# mem_info, ensure_device. mxc._core sits a layer above and installs them when it loads
+# (install_device), so this module imports nothing of mxc but base.
+_device = _NoDevice()
+
+
+def install_device(device):
+    """Called by mxc._core with an object holding release_all, device_count, mem_info and
+    ensure_device."""
+    global _device
+    _device = device
 
 
 def _stack():
@@ -112,24 +131,20 @@ def cpu_pinned(device_id=0):
 def num_gpus():
     """Number of visible CUDA devices (through the CUDA driver, opened at run time); 0 when the
     driver or a device is missing."""
-    from ._core import cuda
-    return cuda.device_count()
+    return _device.device_count()
 
 
 def gpu_memory_info(device_id=0):
     """(free, total) bytes of gpu(device_id), as MXNet's ``mx.context.gpu_memory_info``."""
-    from ._core import cuda
-    return cuda.mem_info(int(device_id))
+    return _device.mem_info(int(device_id))
 
 
 def check_available(ctx):
     """Raise a clear MXNetError for a GPU that does not exist (no driver, no device, an id past
     num_gpus()); initialise the device otherwise (and CUDA, for cpu_pinned, where it exists)."""
     if ctx.device_typeid == 2:
-        from ._core import cuda
-        cuda.ensure_device(ctx.device_id)
+        _device.ensure_device(ctx.device_id)
     elif ctx.device_typeid == 3:
         # cpu_pinned: page-locked memory (cuMemHostAlloc) once CUDA is up; plain memory without
-        from ._core import cuda
-        if cuda.device_count() > 0:
-            cuda.ensure_device(0)
+        if _device.device_count() > 0:
+            _device.ensure_device(0)

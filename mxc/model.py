@@ -179,5 +179,13 @@ def load_checkpoint(prefix, epoch):
     return symbol, arg_params, aux_params
 
 
-from .callback import LogValidationMetricsCallback  # noqa: E402,F401  (MXNet exposes it here)
+# an eval_end_callback (mx.callback re-exports it: callback sits above model, whose
+# save_checkpoint do_checkpoint calls)
+class LogValidationMetricsCallback:
+    """Eval-end callback logging ``Epoch[e] Validation-<name>=<value>``."""
 
+    def __call__(self, param):
+        if not param.eval_metric:
+            return
+        for name, value in param.eval_metric.get_name_value():
+            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

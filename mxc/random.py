@@ -13,6 +13,7 @@ from ._core import resource as _resource
 from .ndarray.random import (uniform, normal, randn, poisson, exponential, gamma,  # noqa: F401
                              multinomial, negative_binomial, generalized_negative_binomial,
                              shuffle, randint)
+from .context import Context
 
 __all__ = ["seed", "uniform", "normal", "randn", "poisson", "exponential", "gamma",
            "multinomial", "negative_binomial", "generalized_negative_binomial", "shuffle",
@@ -27,7 +28,6 @@ def seed(seed_state, ctx="all"):
     `seed_state` and the device kind alone (then gpu(0) and gpu(1) give the same numbers). All
     CPU contexts share one generator. `seed_state` must be an integer."""
     if not (isinstance(ctx, str) and ctx == "all"):
-        from .context import Context
         if not isinstance(ctx, Context):
             raise ValueError(f"seed: ctx must be 'all' or a Context, got {ctx!r}")
     _resource.seed(seed_state, ctx)

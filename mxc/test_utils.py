@@ -15,11 +15,15 @@ import numpy as np
 import numpy.random as rnd  # noqa: F401  (MXNet's tests take rnd from the star import)
 
 import mxc as mx  # noqa: F401  (exported by star-imports, as MXNet's)
-from . import ndarray as _nd
+from . import autograd, initializer as _init, ndarray as _nd, symbol as _sym
 from .base import MXNetError
 from .context import Context, cpu, current_context, set_current_context
 from .ndarray import NDArray, array  # noqa: F401  (array: MXNet's tests take it from the star import)
 from .util import use_np, use_np_array, use_np_shape, np_shape, np_array  # noqa: F401
+from .ndarray import sparse as _sp
+from .ops.contrib_misc import all_close_numpy
+from .symbol import Symbol
+from .io import MNISTIter
 
 # no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
 
@@ -143,7 +147,6 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
     """A random sparse array and its parts, as MXNet's: (RowSparseNDArray, (values, indices))
     or (CSRNDArray, (indptr, indices, data)). `density` is the expected fraction of rows
     (row_sparse) or entries (csr) present; distribution 'uniform' (csr also 'powerlaw')."""
-    from .ndarray import sparse as _sp
     ctx = default_context() if ctx is None else ctx
     density = np.random.rand() if density is None else density
     dtype = default_dtype() if dtype is None else dtype
@@ -357,7 +360,6 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=("a", "b"), equal_nan=
             and a.stype == "default" and b.stype == "default"):
         # as MXNet's: one native pass decides the common case (numpy's rule), without copies;
         # the numpy path below only runs to explain a failure
-        from .ops.contrib_misc import all_close_numpy
         rt, at = get_tols(a, b, rtol, atol)
         if all_close_numpy(a, b, rt, at, equal_nan):
             return
@@ -499,7 +501,6 @@ def _outputs(out):
 
 # ---- Symbols: bound and run by the executor, as MXNet's test_utils does ----------------------
 def _is_symbol(sym):
-    from .symbol import Symbol
     return isinstance(sym, Symbol)
 
 
@@ -566,7 +567,6 @@ def _sym_numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward
 
 def _sym_check_numeric_gradient(sym, location, aux_states, numeric_eps, rtol, atol, grad_nodes,
                                 use_forward_train, ctx, dtype):
-    from . import symbol as _sym
     location = _parse_location(sym, location, ctx, dtype)
     location_npy = {k: v.asnumpy() for k, v in location.items()}
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
@@ -676,7 +676,6 @@ def _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_stat
 def numeric_grad(f, location, aux_states=None, eps=1e-4, use_forward_train=True, dtype=np.float32):
     """Central-difference gradients of sum(f(*location)) w.r.t. each numpy array of `location`
     (f a function of NDArrays), or of sum(outputs[0]) of a bound executor (location a dict)."""
-    from . import autograd
     if hasattr(f, "arg_dict"):
         return _sym_numeric_grad(f, location, aux_states, eps, use_forward_train, dtype)
     arrays = [np.array(x, dtype=dtype) for x in location]
@@ -702,7 +701,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
                            grad_stype_dict=None, dtype=default_dtype()):
     """Compare autograd's gradient of `sym` (a Symbol or a function of NDArrays) with central
     differences, projected on a random direction as MXNet does."""
-    from . import autograd
     ctx = default_context() if ctx is None else ctx
     dtype = np.dtype(dtype)
     eps = numeric_eps if numeric_eps is not None else default_numeric_eps().get(dtype, 1e-4)
@@ -739,7 +737,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
 def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_states=None,
                            ctx=None, equal_nan=False, dtype=default_dtype()):
     """The outputs of `sym` at `location` equal `expected` (a list or dict of numpy arrays)."""
-    from . import autograd
     ctx = default_context() if ctx is None else ctx
     if _is_symbol(sym):
         return _sym_check_forward(sym, location, expected, rtol, atol, aux_states, ctx, equal_nan,
@@ -760,7 +757,6 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                             equal_nan=False, dtype=default_dtype()):
     """The input gradients of `sym` at `location` for head gradients `out_grads` equal
     `expected` (list or dict by argument name)."""
-    from . import autograd
     ctx = default_context() if ctx is None else ctx
     if _is_symbol(sym):
         return _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
@@ -793,7 +789,6 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
 
 
 def simple_forward(sym, ctx=None, is_train=False, **inputs):
-    from . import autograd
     f, names = _as_function(sym)
     ctx = default_context() if ctx is None else ctx
     arrays = [_nd.array(inputs[n], ctx=ctx) for n in names] if names else \
@@ -1092,8 +1087,6 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
     gradients, with test_grad) hybridized and not, with and without autograd, all from the same
     parameter values; and equals `numpy_func` on the inputs when given. Nets must not draw
     random numbers."""
-    from . import autograd as _ag
-    from . import initializer as _init
 
     class _FromValues(_init.Initializer):
         def __init__(self, values):
@@ -1114,7 +1107,7 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
             if use_autograd:
                 for x in inputs:
                     x.attach_grad()
-                with _ag.record():
+                with autograd.record():
                     out = net(*inputs)
                 out.backward(out)
             else:
@@ -1264,7 +1257,6 @@ def get_cifar10():
 
 def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
     """(train, val) MNISTIter over ./data's idx-ubyte files; flat unless input_shape is 3-D."""
-    from .io import MNISTIter
     get_mnist_ubyte()
     flat = len(input_shape) != 3
     common = dict(input_shape=input_shape, batch_size=batch_size, flat=flat,

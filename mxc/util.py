@@ -19,6 +19,8 @@ import inspect
 import logging
 import os
 import threading
+from .context import num_gpus
+from .base import MXNetError
 
 __all__ = ["is_np_array", "is_np_shape", "set_np_shape", "np_shape", "use_np_shape",
            "np_array", "use_np_array", "set_np", "reset_np", "use_np", "getenv", "setenv",
@@ -302,12 +304,10 @@ def wrap_np_binary_func(func):
 # ---- devices and environment -----------------------------------------------------------------
 def get_gpu_count():
     """Number of GPUs mxc can use (mxc runs on CPU: 0)."""
-    from .context import num_gpus
     return num_gpus()
 
 
 def get_gpu_memory(gpu_dev_id):
-    from .base import MXNetError
     raise MXNetError(f"get_gpu_memory: gpu({gpu_dev_id}) is not available (mxc runs on CPU)")
 
 
@@ -315,7 +315,6 @@ def get_cuda_compute_capability(ctx):
     if getattr(ctx, "device_type", None) != "gpu":
         raise ValueError("Expecting a gpu context to get cuda compute capability, while "
                          f"received ctx {ctx}")
-    from .base import MXNetError
     raise MXNetError(f"get_cuda_compute_capability: {ctx} is not available (mxc runs on CPU)")
 
 

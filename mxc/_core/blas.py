@@ -17,6 +17,7 @@ import ctypes
 import os
 
 from ..base import MXNetError
+from .threads import omp_threads
 
 __all__ = ["ADDRESSES", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
 
@@ -64,11 +65,6 @@ def get_num_threads():
     return _LIB.scipy_openblas_get_num_threads()
 
 
-def _init_threads():
-    from ..ops.registry import omp_threads
-    set_num_threads(omp_threads())
-
-
-_init_threads()
+set_num_threads(omp_threads())
 # a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx)
 os.register_at_fork(after_in_child=lambda: set_num_threads(1))

@@ -31,6 +31,8 @@ from ..ndarray import NDArray
 from ..ops import registry
 from . import graph as _g
 from .executor import _Plan, _optimized, _run_graph
+from ..ndarray.register import _forward
+from .. import ndarray as nd
 
 _FLAGS = ("static_alloc", "static_shape", "data_indices", "param_indices", "forward_bulk_size",
           "backward_bulk_size", "inline_limit", "is_dynamic")
@@ -84,7 +86,6 @@ class _CachedNode:
 
     def _replay(self, inputs, out_grads):
         """Forward and backward steps again, imperatively and recorded (create_graph)."""
-        from ..ndarray.register import _forward
         plan = self.plan
         t = plan.t
         vals = [None] * len(t.shapes)
@@ -94,7 +95,6 @@ class _CachedNode:
             vals[v] = a
         for v, g in zip(plan.hgrads, out_grads):
             vals[v] = g
-        from .. import ndarray as nd
 
         def get(v):
             if vals[v] is None and v in plan.alias:

@@ -20,10 +20,11 @@ from ..context import Context, current_context
 from ..ndarray import NDArray
 from ..ndarray.register import run as _run
 from ..ops import registry
-from ..symbol.symbol import _topo
+from ..symbol.symbol import _topo, Symbol
 from . import cse as _cse
 from . import graph as _g
 from . import sparse_bind as _sb  # storage types
+from ..symbol.infer import infer_graph
 
 _GRAD_REQS = ("write", "add", "null", "inplace", "to")
 
@@ -290,7 +291,6 @@ class Executor:
         dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
         # shapes and dtypes in one pass with the bound arrays' real dtypes (an operator that
         # checks an input's dtype, softmax's int length, must not see a float32 default)
-        from ..symbol.infer import infer_graph
         S, D = infer_graph(symbol, shapes, {k: np.dtype(v).name for k, v in dtypes.items()},
                            default_dtype="float32")
         out_shapes = [S.get((id(e[0]), e[1])) for e in symbol._outputs]
@@ -537,7 +537,6 @@ class Executor:
     def get_optimized_symbol(self):
         """The graph this executor runs: the bound symbol after common subexpression
         elimination (MXNET_ELIMINATE_COMMON_EXPR, on by default)."""
-        from ..symbol.symbol import Symbol
         return Symbol(self._opt_symbol._outputs)
 
     def set_monitor_callback(self, callback, monitor_all=False):

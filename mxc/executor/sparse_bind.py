@@ -26,6 +26,7 @@ from ..base import MXNetError
 from ..ndarray import NDArray
 from ..ndarray.ndarray import _STORAGE_TYPE_ID_TO_STR, _STORAGE_TYPE_STR_TO_ID
 from ..symbol.symbol import _topo
+from .. import ndarray as nd
 
 __all__ = ["arg_stypes", "grad_stypes", "zeros", "any_sparse"]
 
@@ -109,7 +110,6 @@ def grad_stypes(sym, stypes):
 
 def zeros(stype, shape, ctx, dtype):
     """A zero array of storage type `stype`."""
-    from .. import ndarray as nd
     if stype == "default":
         return nd.zeros(shape, ctx=ctx, dtype=dtype)
     return nd.sparse.zeros(stype, tuple(shape), ctx=ctx, dtype=dtype)

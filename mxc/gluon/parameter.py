@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import autograd, context, ndarray, symbol
+from .. import autograd, context, ndarray, symbol, initializer
 from ..base import MXNetError
 from ..context import Context, cpu
 from ..util import is_np_shape
@@ -27,7 +27,6 @@ class DeferredInitializationError(MXNetError):
 
 # ---- initializers (mx.init), imported lazily (mxc.initializer imports gluon-free modules) --
 def _init_module():
-    from .. import initializer
     return initializer
 
 

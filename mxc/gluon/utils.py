@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ndarray
 from ..util import is_np_shape
+from ..symbol import Symbol
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
            "replace_file"]
@@ -199,7 +200,6 @@ def shape_is_known(shape):
 
 def _check_same_symbol_type(symbols):
     """The Symbol class of `symbols` (mxc has one symbol type)."""
-    from ..symbol import Symbol
     return Symbol
 
 

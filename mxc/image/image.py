@@ -3,7 +3,7 @@
 Images are NDArrays in HWC layout, uint8 after decoding (RGB by default, as MXNet's
 ``to_rgb=True``).  Decoding uses Pillow (its decoders release the GIL); the pixel work after
 decoding (resize, crop, flip, normalise, HWC -> CHW) is Cython without the GIL
-(:mod:`mxc.image._pixel`).  ``imresize`` with interp 0 (nearest) and 1 (bilinear) is bit-exact
+(:mod:`mxc.ops.cpu._pixel`).  ``imresize`` with interp 0 (nearest) and 1 (bilinear) is bit-exact
 with MXNet's OpenCV; interp 2 (bicubic), 3 (area) and 4 (Lanczos) use Pillow's filters of the
 same names, which may differ from OpenCV's by a few grey levels.
 
@@ -24,7 +24,8 @@ from .. import ndarray as _ops
 from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..io.io import DataIter, DataBatch, DataDesc
-from . import _pixel
+from ..ops.cpu import _pixel
+from ..ops.image_ops import resize_np
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -181,42 +182,6 @@ def imread(filename, flag=1, to_rgb=True, out=None):
 
 
 # ---- resizing -------------------------------------------------------------------------------
-_PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
-
-
-def resize_np(src, w, h, interp=1):
-    """Resize a numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
-    (see :func:`imresize`); returns a new HWC array of the same dtype."""
-    # MXNet's imresize operator raises MXNetError for these; OperatorInputError is that and
-    # the ValueError mxc raised before
-    src = np.ascontiguousarray(src)
-    if interp not in (0, 1, 2, 3, 4):
-        raise OperatorInputError(f"imresize: unknown interp method {interp} (0 to 4)")
-    if w <= 0 or h <= 0:
-        raise OperatorInputError(f"imresize: target size ({w}, {h}) must be positive")
-    if src.ndim == 2:
-        src = src[:, :, None]
-    if src.ndim != 3 or src.shape[0] == 0 or src.shape[1] == 0:
-        raise OperatorInputError(f"imresize: expected a non-empty (h, w, c) image, got "
-                                 f"{src.shape}")
-    if src.dtype != np.uint8:
-        # float images (MXNet resizes any dtype): the image operators' float resampler
-        from ..ops.image_ops import resize_float
-        return resize_float(src, w, h, interp).astype(src.dtype)
-    if (src.shape[0], src.shape[1]) == (h, w):
-        return src.copy()
-    if interp in (0, 1):
-        dst = np.empty((h, w, src.shape[2]), np.uint8)
-        (_pixel.resize_nearest if interp == 0 else _pixel.resize_linear)(src, dst)
-        return dst
-    Image = _pil()
-    filt = getattr(Image.Resampling, _PIL_FILTERS[interp])
-    # Pillow resizes per channel for any band count through 'L' images
-    chans = [np.asarray(Image.fromarray(src[:, :, c]).resize((w, h), filt))
-             for c in range(src.shape[2])]
-    return np.stack(chans, axis=2)
-
-
 def imresize(src, w, h, interp=1):
     """Resize an image to width ``w`` and height ``h``.
 

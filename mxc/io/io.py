@@ -18,7 +18,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from ..base import MXNetError
-from ..ndarray import ndarray as _nd
+from ..ndarray import ndarray as _nd, sparse
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "ResizeIter", "PrefetchingIter", "NDArrayIter",
@@ -484,7 +484,6 @@ class NDArrayIter(DataIter):
     @staticmethod
     def _out(a):
         if _is_scipy_csr(a):
-            from ..ndarray import sparse
             return sparse.csr_matrix(a, dtype=a.dtype)
         return _nd.array(a, dtype=a.dtype)
 

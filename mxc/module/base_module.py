@@ -8,11 +8,12 @@ import warnings
 
 import numpy as np
 
-from .. import ndarray
+from .. import ndarray, metric
 from ..base import _as_list
 from ..context import cpu
 from ..io import DataBatch, DataDesc, DataIter
 from ..model import BatchEndParam
+from ..initializer import Uniform
 
 __all__ = ["BaseModule"]
 
@@ -24,7 +25,6 @@ class _DefaultInitializer:
 
     def _get(self):
         if _DefaultInitializer._impl is None:
-            from ..initializer import Uniform
             _DefaultInitializer._impl = Uniform(0.01)
         return _DefaultInitializer._impl
 
@@ -42,7 +42,6 @@ _UNIFORM_001 = _DefaultInitializer()
 
 
 def _metric_module():
-    from .. import metric
     return metric
 
 

@@ -5,11 +5,12 @@ import warnings
 
 import numpy as np
 
-from .. import context as ctx
+from .. import context as ctx, symbol as sym
 from .. import ndarray as nd
 from ..name import NameManager
 from .base_module import BaseModule, _UNIFORM_001, _check_input_names
 from .module import Module
+from ..model import load_params
 
 __all__ = ["BucketingModule"]
 
@@ -294,8 +295,6 @@ class BucketingModule(BaseModule):
             raise AssertionError("sym_gen is required for loading BucketingModule")
         if default_bucket_key is None:
             raise AssertionError("default_bucket_key is required for loading BucketingModule")
-        from .. import symbol as sym
-        from ..model import load_params
         buckets = nd.load(f"{prefix}.buckets")
         buckets = [int(k) for k in buckets[0].asnumpy().astype("int32")]
         mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)

@@ -20,3 +20,9 @@ from . import linalg  # noqa: F401  (mx.nd.linalg.gemm2 ...)
 from . import image  # noqa: F401  (mx.nd.image.to_tensor ...)
 from . import sparse  # noqa: F401  (CSRNDArray, RowSparseNDArray, mx.nd.sparse.*)
 from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401
+from . import sparse_impls as _sparse_impls  # noqa: F401  (fills sparse.IMPLS)
+from ..ops import services as _services
+import sys as _sys
+
+# operators that allocate arrays, run other operators or reach the sparse classes get them here
+_services.install_ndarray(_sys.modules[__name__], _register.run, sparse)

@@ -9,6 +9,9 @@ producer's pending writes are done before mxc's stream reads).
 import numpy as np
 
 from ..base import MXNetError
+from ..ops._gpu import cupy_view
+from .._core import cuda, handle
+from ..context import Context
 
 KDLCUDA = 2
 
@@ -18,7 +21,6 @@ def dlpack_device(a):
 
 
 def to_dlpack(a):
-    from ..ops._gpu import cupy_view
     a.wait_to_read()
     return cupy_view(a).toDlpack()
 
@@ -31,8 +33,6 @@ def is_cuda_producer(obj):
 def from_dlpack(obj, cls):
     """An NDArray of class `cls` sharing a CUDA DLPack tensor's memory."""
     import cupy
-    from .._core import cuda, handle
-    from ..context import Context
     try:
         x = cupy.from_dlpack(obj)
     except Exception as e:
@@ -51,5 +51,4 @@ def cupy_available():
         import cupy  # noqa: F401
     except ImportError:
         return False
-    from .._core import cuda
     return cuda.device_count() > 0

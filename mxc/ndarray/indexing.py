@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core.modes import _M
 from .ndarray import NDArray, array, _nd
+from ..base import MXNetError
 
 
 
@@ -221,7 +222,6 @@ def _check_recording(value):
     """As MXNet: assigning part of an array from a value that is in the autograd graph, while
     recording, is an in-place operation on the array and raises MXNetError."""
     if _M.recording and isinstance(value, NDArray) and value._ag is not None:
-        from ..base import MXNetError
         raise MXNetError(_INPLACE_RECORDING)
 
 

@@ -1,11 +1,11 @@
 """NDArray methods that forward to ``mx.nd`` operators (``x.exp()``, ``x.sum(axis=1)``)."""
 
+from .. import ndarray as nd
 from ..ops.registry import METHODS as _METHODS
 
 
 def _method(name):
     def method(self, *args, **kwargs):
-        from .. import ndarray as nd
         return getattr(nd, name)(self, *args, **kwargs)
     method.__name__ = name
     method.__doc__ = f"Same as ``mx.nd.{name}(self, ...)``."

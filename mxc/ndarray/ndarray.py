@@ -11,11 +11,14 @@ import weakref
 
 import numpy as np
 
-from .._core import handle as _h
+from .._core import handle as _h, engine
 from .._core import modes as _modes
+from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
 from ..context import Context, current_context, check_available
+from ..ops.shape import infer_reshape
+from . import serialize, _dlpack_gpu
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "waitall", "from_numpy", "concatenate", "moveaxis",
@@ -137,13 +140,12 @@ class NDArray(NDArrayBase):
     # ---- autograd --------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Give this array a gradient buffer (zeros) and mark it as a variable for autograd."""
-        from .. import autograd
         if stype not in (None, "default"):
             from . import sparse
             grad = sparse.zeros(stype, self.shape, self.context, self._dtype)
         else:
             grad = zeros(self.shape, self.context, self.dtype)
-        autograd.mark_variables([self], [grad], grad_req)
+        mark_variables([self], [grad], grad_req)
 
     @property
     def grad(self):
@@ -171,8 +173,7 @@ class NDArray(NDArrayBase):
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Differentiate this array's graph; gradients go to the variables' ``.grad``."""
-        from .. import autograd
-        autograd.backward([self], None if out_grad is None else [out_grad],
+        backward([self], None if out_grad is None else [out_grad],
                           retain_graph=retain_graph, train_mode=train_mode)
 
     # ---- copies and conversions ----------------------------------------------------------
@@ -218,7 +219,6 @@ class NDArray(NDArrayBase):
 
     def reshape(self, *shape, **kwargs):
         """A view with a new shape; MXNet's codes 0, -1, -2, -3, -4 and ``reverse=True``."""
-        from ..ops.shape import infer_reshape
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
             shape = shape[0]
         shape = kwargs.pop("shape", shape)
@@ -326,7 +326,6 @@ class NDArray(NDArrayBase):
 
     # ---- MXNet's raw-bytes state (NDArray::Save of one array) ------------------------------
     def __getstate__(self):
-        from . import serialize
         parts = serialize._entry_parts("0", self.asnumpy(), serialize.V2_MAGIC)
         return {"handle": bytearray(b"".join(bytes(p) for p in parts))}
 
@@ -334,7 +333,6 @@ class NDArray(NDArrayBase):
         """Load MXNet's ``__getstate__`` bytes (any device: arrays saved on a GPU load onto the
         CPU, as MXNet without GPUs does) into this array. mxc arrays cannot be re-bound to new
         storage, so the state must have this array's shape; its values are copied in."""
-        from . import serialize
         handle = state["handle"] if isinstance(state, dict) else state
         if handle is None:
             return
@@ -383,7 +381,6 @@ class NDArray(NDArrayBase):
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory, after pending writes finished."""
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
@@ -391,14 +388,12 @@ class NDArray(NDArrayBase):
     def to_dlpack_for_write(self):
         """A DLPack capsule for writing: waits for every pending read and write first."""
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__()
 
     def __dlpack__(self, stream=None, **kwargs):
         if self._ctx.device_typeid == 2:
-            from . import _dlpack_gpu
             return _dlpack_gpu.to_dlpack(self)
         self.wait_to_read()
         return self._numpy_view().__dlpack__(**kwargs)
@@ -429,6 +424,55 @@ class NDArray(NDArrayBase):
 
     def __invert__(self):
         return _nd().logical_not(self)
+
+
+# ---- autograd variables and backward (mx.autograd re-exports them) ----------------------------
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables whose gradients ``backward`` computes into `gradients`."""
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise ValueError("mark_variables: variables, gradients and grad_reqs differ in length")
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        if r not in ("write", "add", "null", "inplace", "to"):
+            raise ValueError(f"mark_variables: grad_req must be 'write', 'add' or 'null', got {r!r}")
+        if r == "inplace" or r == "to":
+            r = "write"
+        if g is not None and g.shape != v.shape:
+            raise ValueError(f"mark_variables: gradient shape {g.shape} != variable shape {v.shape}")
+        v._ag = _tape.AGInfo(None, 0, g, r)
+
+
+def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
+    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach."""
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    else:
+        head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise ValueError("backward: heads and head_grads differ in length")
+    return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode)
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
+    (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
+    nd = _nd()
+    for info, g in run_backward(heads, head_grads, retain_graph, False, train_mode).values():
+        if info.grad_req == "null" or info.grad is None:
+            continue
+        if g.dtype != info.grad.dtype:
+            g = g.astype(info.grad.dtype)
+        if info.grad_req == "add":
+            nd.elemwise_add(info.grad, g, out=info.grad)
+        else:
+            nd._copyto(g, out=info.grad)
+        info.fresh = True
 
 
 def _unpickle(values, device_type, device_id):
@@ -527,7 +571,6 @@ def _release_readonly(arr, key):
 
 def from_dlpack(dlpack):
     """An NDArray sharing the memory of a DLPack capsule or an object with ``__dlpack__``."""
-    from . import _dlpack_gpu
     if _dlpack_gpu.is_cuda_producer(dlpack):
         return _dlpack_gpu.from_dlpack(dlpack, NDArray)
     if hasattr(dlpack, "__dlpack__"):
@@ -699,7 +742,6 @@ def to_dlpack_for_write(data):
 
 def waitall():
     """Wait for every queued operation; raise the first error since the last waitall."""
-    from .._core import engine
     engine.wait_for_all()
 
 

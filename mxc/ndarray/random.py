@@ -9,6 +9,8 @@ from numbers import Number
 
 from ..ops import registry as _registry
 from .ndarray import NDArray
+from .register import invoke
+from .. import ndarray as _nd
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial",
            "negative_binomial", "generalized_negative_binomial", "shuffle", "randint"]
@@ -25,7 +27,6 @@ _Null = _NullType()
 
 
 def _invoke(name, inputs, kwargs, out=None):
-    from .register import invoke
     return invoke(_registry.get(name), list(inputs), kwargs, out)
 
 
@@ -143,6 +144,5 @@ def __getattr__(name):
     ``<dist>_like`` and the densities ``_random_pdf_<dist>`` as ``pdf_<dist>``."""
     opname = f"_random_{name}"
     if (name.endswith("_like") or name.startswith("pdf_")) and opname in _registry.names():
-        from .. import ndarray as _nd
         return getattr(_nd, opname)
     raise AttributeError(f"module 'mxc.ndarray.random' has no attribute {name!r}")

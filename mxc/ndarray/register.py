@@ -7,11 +7,12 @@ import inspect
 
 from .._core import handle as _h
 from .._core.modes import _M
-from ..autograd import _record
+from .._core.tape import record as _record
 from ..base import MXNetError, OperatorInputError
 from ..context import Context, current_context, check_available
 from ..ops import registry
 from .ndarray import NDArray, _nd
+from . import sparse
 
 
 def invoke(op, inputs, kwargs, out=None, attrs=None):
@@ -125,7 +126,6 @@ def _composite(op, attrs, inputs, out):
 
 
 def _sparse():
-    from . import sparse
     return sparse
 
 

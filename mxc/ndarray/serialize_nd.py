@@ -3,6 +3,7 @@ from . import serialize
 from ..util import is_np_shape
 from .ndarray import NDArray, _h, array
 from ..context import Context
+from .sparse import _make, _wrap_np
 
 
 def _np_or_sparse(v):
@@ -39,7 +40,6 @@ def _wrap(loaded):
         if v is None:
             return None
         if isinstance(v, serialize.SparseEntry):
-            from .sparse import _make, _wrap_np
             ctx = Context("cpu", 0)
             aux = [_wrap_np(a, ctx) for a in v.aux]
             parts = [_wrap_np(v.data, ctx)] + (aux[::-1] if v.stype == "csr" else aux)

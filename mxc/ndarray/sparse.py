@@ -23,11 +23,12 @@ import warnings
 import numpy as np
 
 from .._core import handle as _h
+from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from .._core.modes import _M
 from ..base import MXNetError
 from ..context import Context, current_context
-from .ndarray import NDArray, _nd, _shape, _dtype as _norm_dtype
+from .ndarray import NDArray, _nd, _shape, _dtype as _norm_dtype, mark_variables
 
 
 
@@ -44,6 +45,8 @@ __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
 from .ndarray import (_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT,  # noqa: F401,E402
                       _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR, _STORAGE_TYPE_STR_TO_ID,
                       _STORAGE_TYPE_ID_TO_STR)
+# op name -> sparse implementation (filled by mxc/ndarray/sparse_impls.py)
+IMPLS = {}
 _STORAGE_AUX_TYPES = {"row_sparse": [np.int64], "csr": [np.int64, np.int64]}
 _IDX = np.dtype(np.int64)
 _BASE_DTYPE = np.dtype(np.uint16)     # code 9: no fast kernel takes it (see the module doc)
@@ -271,9 +274,8 @@ class BaseSparseNDArray(NDArray):
                              _state(self))
 
     def attach_grad(self, grad_req="write", stype=None):
-        from .. import autograd
         stype = self.stype if stype is None else stype
-        autograd.mark_variables([self], [zeros(stype, self.shape, self.context, self._dtype)],
+        mark_variables([self], [zeros(stype, self.shape, self.context, self._dtype)],
                                 grad_req)
 
     def reshape(self, *shape, **kwargs):
@@ -814,9 +816,7 @@ def dispatch(op, inputs, attrs, out, ctx):
     """Run `op` where an input or `out` is sparse: its sparse implementation, or the dense
     kernel on dense copies (MXNet's storage fallback). Records for autograd with the original
     inputs, so gradients reach sparse variables."""
-    from ..ops import sparse_ops
     from .register import run
-    from ..autograd import _record
     for x in inputs:
         if isinstance(x, BaseSparseNDArray):
             _require_valid(x, op.name)
@@ -824,7 +824,7 @@ def dispatch(op, inputs, attrs, out, ctx):
     prev = _M.recording
     _M.recording = False
     try:
-        impl = sparse_ops.IMPLS.get(op.name)
+        impl = IMPLS.get(op.name)
         res = NotImplemented
         if impl is not None:
             res = impl(op, attrs, inputs, out)
@@ -844,7 +844,7 @@ def dispatch(op, inputs, attrs, out, ctx):
         _M.recording = prev
     if rec and out is None:
         outs = [res] if isinstance(res, NDArray) else list(res)
-        _record(op, attrs, inputs, outs, op.mutate)
+        _tape.record(op, attrs, inputs, outs, op.mutate)
     return res
 
 

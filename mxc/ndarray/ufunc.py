@@ -8,6 +8,7 @@ import numpy as np
 from ..ops import registry
 from .ndarray import NDArray, array, _nd
 from .register import run
+from .._core import handle
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
            "minimum", "hypot", "equal", "not_equal", "greater", "greater_equal", "lesser",
@@ -117,7 +118,6 @@ def _slow_operator(f, comparison):
 
 def install_operators():
     """Give NDArray's C operators their kernels and their general fallbacks."""
-    from .._core import handle
     table = []
     for name in handle.OPERATORS:
         f = _OPERATOR_FUNCTIONS[name]

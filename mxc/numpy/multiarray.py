@@ -16,6 +16,7 @@ from ..context import Context, check_available
 from ..ndarray.ndarray import NDArray, _nd
 from . import _core
 from ._core import wrap, view_as, default_float, ctx_arg
+from .. import autograd
 
 __all__ = ["ndarray", "array", "asarray", "empty", "zeros", "ones", "full", "arange", "linspace",
            "logspace", "eye", "identity", "zeros_like", "ones_like", "full_like", "empty_like",
@@ -162,7 +163,6 @@ class ndarray(NDArray):  # noqa: N801  (numpy's class name)
 
     # ---- autograd -----------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
-        from .. import autograd
         if stype not in (None, "default"):
             raise ValueError("mx.np.ndarray gradients are dense (stype='default')")
         grad = _h.empty(ndarray, self._shape, self._dtype, self._ctx)

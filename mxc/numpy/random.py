@@ -6,8 +6,9 @@ import numpy as onp
 
 from ..ndarray.ndarray import NDArray
 from .. import random as _mxrandom
-from . import _core
+from . import _core, _op
 from ._core import wrap, nd, cast, reshape_view, default_float, ctx_arg, check_out
+from .multiarray import empty, arange
 
 __all__ = ["uniform", "normal", "randint", "choice", "shuffle", "rand", "randn", "random",
            "random_sample", "seed", "permutation", "exponential", "gamma", "beta"]
@@ -40,7 +41,6 @@ def _draw(opname, size, dtype, ctx, **params):
 
 
 def ndarray_empty(shape, dt, ctx):
-    from .multiarray import empty
     return empty(shape, dt, ctx=ctx)
 
 
@@ -54,7 +54,6 @@ def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, device=None, out
     """Samples from [low, high) (float32 unless `dtype`); array low/high broadcast."""
     ctx = ctx_arg(ctx, device)
     if _is_arr(low) or _is_arr(high):
-        from . import _op
         shape = _params_shape(size, low, high)
         u = uniform(0.0, 1.0, shape, dtype, ctx)
         return check_out(out, _op.add(low, _op.multiply(_op.subtract(high, low), u)).astype(
@@ -67,7 +66,6 @@ def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, device=None, out
     """Gaussian samples (float32 unless `dtype`); array loc/scale broadcast."""
     ctx = ctx_arg(ctx, device)
     if _is_arr(loc) or _is_arr(scale):
-        from . import _op
         shape = _params_shape(size, loc, scale)
         z = normal(0.0, 1.0, shape, dtype, ctx)
         return check_out(out, _op.add(loc, _op.multiply(scale, z)).astype(z.dtype, copy=False),
@@ -105,7 +103,6 @@ random_sample = random
 
 
 def exponential(scale=1.0, size=None, ctx=None, out=None):
-    from . import _op
     u = uniform(0.0, 1.0, size, ctx=ctx)
     return check_out(out, _op.multiply(_op.negative(_op.log1p(_op.negative(u))), scale),
                      "exponential")
@@ -118,7 +115,6 @@ def gamma(shape=1.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
 
 
 def beta(a, b, size=None, dtype=None, ctx=None):
-    from . import _op
     x = gamma(a, 1.0, size, dtype, ctx)
     y = gamma(b, 1.0, size, dtype, ctx)
     return _op.true_divide(x, _op.add(x, y))
@@ -135,7 +131,6 @@ def shuffle(x):
         raise TypeError("shuffle: x must be an mx.np.ndarray")
     if x.ndim == 0 or x.shape[0] <= 1:
         return None
-    from . import _op
     perm = _permutation_index(x.shape[0], x.context)
     shuffled = _op.take(x, perm, axis=0)
     nd()._copyto(shuffled, out=x)
@@ -143,8 +138,6 @@ def shuffle(x):
 
 
 def permutation(x, ctx=None):
-    from . import _op
-    from .multiarray import arange
     if isinstance(x, (numbers.Integral, onp.integer)):
         return _op.take(arange(int(x), dtype="int64", ctx=ctx_arg(ctx)),
                         _permutation_index(int(x), ctx_arg(ctx)))
@@ -154,7 +147,6 @@ def permutation(x, ctx=None):
 
 def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
     """Samples from arange(a) (an int) or from the elements of a 1-d array `a`."""
-    from . import _op
     ctx = ctx_arg(ctx)
     if isinstance(a, (numbers.Integral, onp.integer)):
         n = int(a)
@@ -195,7 +187,6 @@ def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
             raise ValueError("Cannot take a larger sample than population when 'replace=False'")
         idx = _permutation_index(n, ctx)[:k] if k else None
     if k == 0:
-        from .multiarray import empty
         res = empty(shape, onp.int64 if pool is None else pool.dtype, ctx=ctx)
     else:
         idx = idx[:k] if idx.shape[0] != k else idx

@@ -13,11 +13,11 @@ from ..ndarray.ndarray import waitall  # noqa: F401
 from .random import seed  # noqa: F401
 from .utils import save, load  # noqa: F401
 from . import utils  # noqa: F401
+from ..base import MXNetError
 
 
 def gpu_memory_info(device_id=0):
     """(free, total) bytes of a GPU; mxc runs on CPU, so any device id raises MXNetError."""
-    from ..base import MXNetError
     raise MXNetError(f"gpu_memory_info: gpu({device_id}) is not available (mxc runs on CPU)")
 
 

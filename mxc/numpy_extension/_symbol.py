@@ -9,10 +9,10 @@ AttributeError naming the function.
 import numbers
 
 from ._gluon import np_sym
+from .. import symbol
 
 
 def _sym():
-    from .. import symbol
     return symbol
 
 

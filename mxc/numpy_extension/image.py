@@ -1,12 +1,12 @@
 """``mx.npx.image``: the image operators of ``mx.nd.image`` (to_tensor, normalize, resize,
 flips, crops ...) on mx.np arrays, returning mx.np arrays (same kernels, no copies)."""
 from ._op import as_np
+from ..ndarray import image as _nd_image
 
 __all__ = []
 
 
 def __getattr__(name):
-    from ..ndarray import image as _nd_image
     if name.startswith("_"):
         raise AttributeError(name)
     f = getattr(_nd_image, name, None)

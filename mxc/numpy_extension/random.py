@@ -6,18 +6,17 @@ import numpy as onp
 from ..context import current_context
 from ..ndarray.ndarray import NDArray
 from ._op import as_np
+from .. import ndarray, random as _random
 
 __all__ = ["seed", "bernoulli", "uniform_n", "normal_n"]
 
 
 def _nd():
-    from .. import ndarray
     return ndarray
 
 
 def seed(seed, ctx="all"):
     """Seed mxc's random generators (``mx.random.seed``)."""
-    from .. import random as _random
     _random.seed(seed, ctx=ctx)
 
 

@@ -6,6 +6,7 @@ import os
 from ..ndarray import serialize
 from ..util import is_np_array, is_np_shape
 from ._op import _np_cls, as_np
+from ..ndarray.serialize_nd import _wrap
 
 __all__ = ["save", "load"]
 
@@ -51,7 +52,6 @@ def load(file):
     _require_np("load")
     if not isinstance(file, (str, os.PathLike)):
         raise TypeError(f"file required to be a string, got {type(file).__name__}")
-    from ..ndarray.serialize_nd import _wrap
     loaded = _wrap(serialize.load(file, np_shape=True))
     if isinstance(loaded, dict):
         return {k: as_np(v) for k, v in loaded.items()}

@@ -25,6 +25,7 @@ Specs with a ``check`` or ``cublas`` callable are built every time (made for tho
 """
 from .._core import cuda
 from ..base import MXNetError
+from . import services
 
 _COPIES = frozenset(("_copyto", "copyto", "copy", "_copy", "identity"))
 
@@ -114,8 +115,7 @@ def _run_plan(plan, inputs, outputs):
     if ws_size:
         # scratch for the launches (two-stage reductions, sort): an array of the device, so
         # the engine keeps it alive and ordered until the last launch that uses it has run
-        from ..ndarray import ndarray as _nd
-        ws = _nd.empty((ws_size,), ctx=outputs[0].context, dtype="uint8")
+        ws = services.ndarray.empty((ws_size,), ctx=outputs[0].context, dtype="uint8")
     for p, ws_offsets in packed:
         cuda.push_packed(p, inputs, outputs if not ws_offsets
                          else outputs + [ws[o:] for o in ws_offsets])

@@ -8,6 +8,7 @@ formulas, including its selu derivative (see csrc/kernels/activation.h).
 import numpy as np
 
 from ..base import MXNetError
+from . import services
 from .params import Param
 from .registry import OpDef, register, kernel_forward, is_training, get
 from .softmax import check_float, no_second_order
@@ -159,8 +160,7 @@ def _leaky_forward(attrs, inputs, outputs):
             except MXNetError:
                 raise MXNetError("LeakyReLU: rrelu in training needs the _random_uniform "
                                  "operator") from None
-            from ..ndarray.register import run
-            run(rop, [], rop.parse({"low": lo, "high": hi, "shape": mask.shape,
+            services.run(rop, [], rop.parse({"low": lo, "high": hi, "shape": mask.shape,
                                     "dtype": np.dtype(mask._dtype).name}), out=mask)
             _LK["fwd:xelu_arr"](attrs, [x, mask], [out])
         else:

@@ -15,6 +15,7 @@ import numpy as np
 from ._host import host_forward
 from .params import Param
 from .registry import OpDef, register
+from ..base import MXNetError
 
 _REAL = ("float16", "float32", "float64")
 
@@ -242,7 +243,6 @@ def _rr_fwd(a, data, rois):
 
 
 def _rr_grad(F, a, inputs, outputs, out_grads):
-    from ..base import MXNetError
     raise MXNetError("RROIAlign: the backward pass is not implemented (as in MXNet 1.9.1)")
 
 

@@ -8,6 +8,7 @@ import ast
 
 import numpy as np
 
+from . import services
 from .params import Param
 from ._partial_shape import probe_partial
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
@@ -309,12 +310,11 @@ def _emb_grad(F, a, i, o, g):
 # Embedding(sparse_grad=True) under mx.nd: a row_sparse weight gradient holding only
 # the rows the batch looked up (MXNet's storage rule); graphs (symbol/executor) keep it dense.
 def _is_nd(F):
-    from .. import ndarray
-    return F is ndarray
+    return F is services.ndarray
 
 
 def _emb_sparse_grad(F, a, data, og):
-    from ..ndarray import sparse
+    sparse = services.sparse
     n_in, n_out = a["input_dim"], a["output_dim"]
     # the row ids decide the result's size, so they are read on the host (as MXNet does when it
     # allocates the gradient); values are cast and clipped as the forward's lookup

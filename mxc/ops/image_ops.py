@@ -17,13 +17,14 @@ operators also take NHWC batches, and 1-channel inputs to hue and lighting are r
 unchanged (MXNet returned uninitialised memory).
 """
 import math
-import sys
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
+from . import services
 from .params import Param
-from .registry import OpDef, register
+from .cpu import _pixel
+from .registry import OpDef, Untraceable, register
 
 _GRAY = np.array([0.299, 0.587, 0.114], np.float32)
 
@@ -52,7 +53,7 @@ def _saturate(val, dtype):
 
 
 def _nd():
-    return sys.modules["mxc.ndarray"]
+    return services.ndarray
 
 
 def _eager(F, name):
@@ -60,10 +61,6 @@ def _eager(F, name):
     tracing with its own F (CachedOp) is told to run this node by node."""
     if F is _nd():
         return
-    try:
-        from ..executor.graph import Untraceable
-    except ImportError:          # pragma: no cover  (no planner)
-        Untraceable = MXNetError
     raise Untraceable(f"{name} computes on the host")
 
 
@@ -247,6 +244,47 @@ def resize_float(img, w, h, interp=1):
     return out
 
 
+# ---- resizing a numpy image (mx.image.imresize and _image_resize share it) -----------------
+_PIL_FILTERS = {2: "BICUBIC", 3: "BOX", 4: "LANCZOS"}
+
+
+def resize_np(src, w, h, interp=1):
+    """Resize a numpy HWC (or HW) image to height ``h`` and width ``w`` with interp 0-4
+    (see :func:`imresize`); returns a new HWC array of the same dtype."""
+    # MXNet's imresize operator raises MXNetError for these; OperatorInputError is that and
+    # the ValueError mxc raised before
+    src = np.ascontiguousarray(src)
+    if interp not in (0, 1, 2, 3, 4):
+        raise OperatorInputError(f"imresize: unknown interp method {interp} (0 to 4)")
+    if w <= 0 or h <= 0:
+        raise OperatorInputError(f"imresize: target size ({w}, {h}) must be positive")
+    if src.ndim == 2:
+        src = src[:, :, None]
+    if src.ndim != 3 or src.shape[0] == 0 or src.shape[1] == 0:
+        raise OperatorInputError(f"imresize: expected a non-empty (h, w, c) image, got "
+                                 f"{src.shape}")
+    if src.dtype != np.uint8:
+        # float images (MXNet resizes any dtype): the float resampler
+        return resize_float(src, w, h, interp).astype(src.dtype)
+    if (src.shape[0], src.shape[1]) == (h, w):
+        return src.copy()
+    if interp in (0, 1):
+        dst = np.empty((h, w, src.shape[2]), np.uint8)
+        (_pixel.resize_nearest if interp == 0 else _pixel.resize_linear)(src, dst)
+        return dst
+    if interp not in _PIL_FILTERS:
+        raise ValueError(f"imresize: unknown interp method {interp}")
+    try:
+        from PIL import Image   # lazy: Pillow costs start-up time, and only interp 2-4 need it
+    except ImportError as exc:  # pragma: no cover - Pillow is a dependency of mxc
+        raise ImportError("resizing with interp 2-4 needs Pillow (pip install Pillow)") from exc
+    filt = getattr(Image.Resampling, _PIL_FILTERS[interp])
+    # Pillow resizes per channel for any band count through 'L' images
+    chans = [np.asarray(Image.fromarray(src[:, :, c]).resize((w, h), filt))
+             for c in range(src.shape[2])]
+    return np.stack(chans, axis=2)
+
+
 def _resize(F, a, x):
     name = "_image_resize"
     _eager(F, name)
@@ -264,7 +302,6 @@ def _resize(F, a, x):
 
     def one(img):
         if dtype == np.uint8:
-            from ..image.image import resize_np
             return resize_np(img, ow, oh, interp).reshape(oh, ow, img.shape[2])
         return resize_float(img, ow, oh, interp).astype(dtype)
     return _host(F, x, one)

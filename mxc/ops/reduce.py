@@ -3,8 +3,9 @@ norm, argmax, argmin. Kernels: mxc/ops/cpu/reduce.pyx ("reduce:<name>"); the ker
 the keepdims shape, which the front end views as the requested one (no copy)."""
 
 from .._core.handle import make_array
+from . import services
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, get
 
 
 def reduce_axes(op, ndim, axis, exclude):
@@ -168,9 +169,7 @@ def _norm_forward(attrs, inputs, outputs):
     x = inputs[0]
     od = attrs["out_dtype"]
     if od is not None and np.dtype(od) != np.dtype(x.dtype):
-        from .registry import get
-        from ..ndarray.ndarray import empty
-        xc = empty(x.shape, ctx=x.context, dtype=od)
+        xc = services.ndarray.empty(x.shape, ctx=x.context, dtype=od)
         get("Cast").forward({"dtype": od}, [x], [xc])
         x = xc
     _norm_kernel(attrs, [x], outputs)

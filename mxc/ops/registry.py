@@ -38,10 +38,10 @@ What the symbol front and the executor need beyond that:
 
 `mx.nd.<name>` for every name and alias, NDArray methods and, later, `mx.sym.<name>` come from here.
 """
-import os
 
 from ..base import MXNetError, OperatorInputError
 from .._core.modes import is_training  # noqa: F401  (for forwards that depend on the mode)
+from .._core.threads import omp_threads
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
@@ -216,6 +216,11 @@ def get(name):
         raise MXNetError(f"operator {name} is not registered") from None
 
 
+class Untraceable(Exception):
+    """A graph (or a gradient) cannot be traced into a plan (mxc/ndarray/trace.py); the caller
+    runs it node by node instead. Operators that compute on the host raise it when traced."""
+
+
 def all_ops():
     """Each OpDef once, in registration order."""
     return list(_DEFS)
@@ -223,17 +228,6 @@ def all_ops():
 
 def names():
     return dict(_OPS)
-
-
-def omp_threads():
-    """OpenMP threads per kernel, decided once in Python: OMP_NUM_THREADS when set, else the
-    cores shared out among the engine's workers (as MXNet does), so that several workers running
-    kernels at once do not oversubscribe the cores (libgomp's spinning barriers collapse then)."""
-    n = os.environ.get("OMP_NUM_THREADS", "")
-    if n.strip().isdigit():
-        return max(1, int(n))
-    from .._core import engine
-    return max(1, (os.cpu_count() or 1) // max(1, engine.num_workers()))
 
 
 _NTHREADS = omp_threads()

@@ -10,6 +10,7 @@ from ..base import MXNetError, OperatorInputError
 from .params import Param
 from ._partial_shape import complete, fill_unknown, probe_partial
 from .registry import OpDef, register, kernel_forward, copy_then_inplace
+from ..util import is_np_shape
 
 
 def infer_reshape(src, target, reverse=False, op="reshape"):
@@ -650,7 +651,6 @@ register(OpDef("slice_axis", params=(Param("axis", int, required=True), Param("b
 
 # ---- tile / repeat / flip ----------------------------------------------------------------------------
 def _tile_composite(F, a, x):
-    from ..util import is_np_shape
     reps = tuple(a["reps"])
     if any(r < 0 for r in reps) or (0 in reps and not is_np_shape()):
         # without numpy shape semantics a 0 means "unknown", as in MXNet

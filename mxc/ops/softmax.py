@@ -6,10 +6,11 @@ variant is one kernel over an (outer, M, inner) view of the data, M the normalis
 """
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from .dot import FLOATS
+from . import services
 from .params import Param
-from .registry import OpDef, register, kernel_forward
+from .registry import OpDef, register, kernel_forward, get
 
 _INTS = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -116,7 +117,6 @@ def _softmax_forward(name):
 
     def forward(attrs, inputs, outputs):
         if attrs.get("use_length") and len(inputs) > 1 and np.dtype(inputs[1].dtype) not in _INTS:
-            from ..base import OperatorInputError
             raise OperatorInputError(f"{name}: length must be int32 or int64, got "
                              f"{np.dtype(inputs[1].dtype).name}")
         push(attrs, inputs, outputs)
@@ -348,8 +348,7 @@ def _sob_forward(attrs, inputs, outputs):
     y, label = inputs
     if tuple(label.shape) == tuple(y.shape):
         # probability labels: (y - label) * grad_scale, times y when out_grad (MXNet 1.9.1)
-        from ..ndarray.register import run
-        from .registry import get
+        run = services.run
         d = run(get("elemwise_sub"), [y, label], get("elemwise_sub").parse({}))
         d = run(get("_mul_scalar"), [d], get("_mul_scalar").parse({"scalar": attrs["grad_scale"]}))
         if attrs["out_grad"]:

@@ -4,6 +4,7 @@ import warnings
 import numpy
 
 from .. import ndarray as _nd
+from ..ops import registry
 from ..ndarray import NDArray, array
 
 
@@ -18,10 +19,9 @@ def _lazy_rows_update(opname, weight, grad, states, **kwargs):
     if getattr(grad, "stype", "default") != "row_sparse" \
             or weight.stype not in ("default", "row_sparse"):
         return False
-    # the sparse kernels update the gradient's rows in place (mxc/ops/sparse_ops.py IMPLS);
+    # the sparse kernels update the gradient's rows in place (mxc/ndarray/sparse_impls.py);
     # the host path below only runs for combinations they decline
-    from ..ops import sparse_ops, registry
-    impl = sparse_ops.IMPLS.get(opname)
+    impl = _nd.sparse.IMPLS.get(opname)
     if impl is not None:
         op = registry.names()[opname]
         kw = dict(kwargs)

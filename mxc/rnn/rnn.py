@@ -3,6 +3,7 @@ packed again on load, so a checkpoint reads the same whichever cells made it."""
 import warnings
 
 from .rnn_cell import BaseRNNCell
+from ..model import save_checkpoint, load_checkpoint
 
 __all__ = ["rnn_unroll", "save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
 
@@ -19,7 +20,6 @@ def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix="", lay
 
 def save_rnn_checkpoint(cells, prefix, epoch, symbol, arg_params, aux_params):
     """mx.model.save_checkpoint after unpacking the weights of `cells` (one or a list)."""
-    from ..model import save_checkpoint
     for cell in _as_list(cells):
         arg_params = cell.unpack_weights(arg_params)
     save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
@@ -28,7 +28,6 @@ def save_rnn_checkpoint(cells, prefix, epoch, symbol, arg_params, aux_params):
 def load_rnn_checkpoint(cells, prefix, epoch):
     """mx.model.load_checkpoint, then pack the weights of `cells` again.
     Returns (symbol, arg_params, aux_params)."""
-    from ..model import load_checkpoint
     sym, arg, aux = load_checkpoint(prefix, epoch)
     for cell in _as_list(cells):
         arg = cell.pack_weights(arg)

@@ -11,6 +11,7 @@ from .symbol import (Symbol, var, Variable, Group, load, load_json, pow, power, 
                      maximum, minimum, hypot, zeros, ones, full, arange, linspace, eye,
                      histogram, split_v2)
 from . import symbol  # noqa: F401
+from . import recorded as _recorded  # noqa: F401  (mx.autograd.get_symbol)
 from . import register as _register
 from ..attribute import AttrScope  # noqa: F401
 from ..name import NameManager, Prefix  # noqa: F401

@@ -8,6 +8,10 @@ import numpy as np
 from ..base import MXNetError
 from ..ops._partial_shape import complete as _complete
 from .symbol import DTYPE_MX_TO_NP, _topo
+from .. import ndarray as nd, autograd
+from .._core import resource
+from ..context import cpu
+from ..ndarray.register import run
 
 # binary operators whose inputs and output share one shape (MXNet's ElemwiseShape<2, 1>)
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_grad_add",
@@ -40,11 +44,6 @@ def _probe(op, attrs, in_shapes, in_dtypes):
     """Output shapes/dtypes of an operator without ``infer`` (a composite): run it on zeros.
     A composite that draws random numbers gets the generator back as it was, so inferring
     shapes (binding) never shifts what a seeded forward draws."""
-    from .. import ndarray as nd
-    from .. import autograd
-    from .._core import resource
-    from ..context import cpu
-    from ..ndarray.register import run
     state = resource.get_state(cpu()) if "random" in op.resources else None
     try:
         with autograd.pause():

@@ -7,6 +7,7 @@ import re
 from ..base import MXNetError
 from ..ops import registry
 from .symbol import HIDDEN_KEYS, Symbol, _Node, _topo, _is_hidden
+from ..util import is_np_shape
 
 MXNET_VERSION = 10901
 
@@ -75,7 +76,6 @@ def graph_dict(sym):
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + _mxnet_num_outputs(n))
     heads = [[index[id(e[0])], e[1], e[2]] for e in sym._outputs]
-    from ..util import is_np_shape
     gattrs = {"mxnet_version": ["int", MXNET_VERSION]}
     if is_np_shape():
         gattrs = {"is_np_shape": ["int", 1], "mxnet_version": ["int", MXNET_VERSION]}

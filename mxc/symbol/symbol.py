@@ -15,10 +15,12 @@ from numbers import Number
 import numpy as _np
 
 from ..attribute import AttrScope
-from ..base import MXNetError
+from ..base import MXNetError, NotImplementedForSymbol
 from .._core import atomic_write
 from ..name import NameManager
+from ..ops.custom import _prop
 from ..ops.registry import METHODS
+from ..context import current_context
 from .. import util as _util
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "pow", "power", "maximum",
@@ -77,7 +79,6 @@ class _Node:
         return self._parsed
 
     def custom_prop(self):
-        from ..ops.custom import _prop
         return _prop(self.parsed)
 
     def num_outputs(self):
@@ -197,6 +198,22 @@ def _call(_opname, *args, **kwargs):
     return getattr(_sym_module(), _opname)(*args, **kwargs)
 
 
+
+class _NoExecutor:
+    def __getattr__(self, name):
+        raise MXNetError(f"Symbol.{name}: mxc.executor is not loaded")
+
+
+# bind, simple_bind and evaluate build an Executor, which sits above Symbol (it imports this
+# module); mxc.executor installs itself here when it loads
+_executor = _NoExecutor()
+
+
+def install_executor(executor):
+    """Called by mxc.executor with an object holding bind, simple_bind and evaluate."""
+    global _executor
+    _executor = executor
+
 class Symbol:
     """A symbolic graph: one or several outputs of operator and variable nodes."""
 
@@ -231,7 +248,6 @@ class Symbol:
             decided = _bool_hook(self)
             if decided is not None:
                 return decided
-        from ..base import NotImplementedForSymbol
         raise NotImplementedForSymbol(self.__bool__, "bool")
 
     __hash__ = object.__hash__
@@ -618,27 +634,23 @@ class Symbol:
     # ---- execution ----------------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
-        from ..executor.executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
+        return _executor.simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
                            shared_arg_names, shared_exec, shared_buffer, kwargs)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
              shared_exec=None):
-        from ..executor.executor import bind
-        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+        return _executor.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
     def _bind(self, *a, **k):
         return self.bind(*a, **k)
 
     def eval(self, ctx=None, **kwargs):
-        from ..context import current_context
         ctx = current_context() if ctx is None else ctx
         return self.bind(ctx, kwargs).forward()
 
     def eval_imperative(self, arrays):
         """mxc: evaluate with a dict of NDArrays by argument name (used by older test helpers)."""
-        from ..executor.executor import evaluate
-        return evaluate(self, arrays)
+        return _executor.evaluate(self, arrays)
 
     def _gen_atomic_symbol(self):
         """A symbol of the head node's operator and attributes with fresh inputs."""

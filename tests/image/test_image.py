@@ -10,7 +10,7 @@ import pytest
 import mxc as mx
 import mxc.image as image
 from mxc import recordio
-from mxc.image import _pixel
+from mxc.ops.cpu import _pixel
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "image_iter")
 

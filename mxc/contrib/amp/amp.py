@@ -21,6 +21,16 @@ import numpy as np
 from ...base import MXNetError
 from . import lists
 from .loss_scaler import LossScaler
+from ...ops import registry
+from ...ndarray import NDArray
+from ...symbol import Symbol
+from ... import ndarray as nd, symbol as sym
+from ...gluon.trainer import Trainer
+from ...optimizer import Optimizer
+from ...symbol.symbol import _Node, _topo, DTYPE_NP_TO_MX, DTYPE_MX_TO_NP
+from ...context import cpu
+from ...gluon import HybridBlock, SymbolBlock
+from ...module import BucketingModule
 
 __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
            "convert_hybrid_block", "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops",
@@ -67,7 +77,6 @@ def _list_module(target_dtype, fn):
 
 
 def _registered(names):
-    from ...ops import registry
     known = registry.names()
     return [n for n in names if (n[0] if isinstance(n, tuple) else n) in known]
 
@@ -121,10 +130,6 @@ def _no_bf16(fn):
 
 def _cast(x, dtype):
     """x cast to `dtype` with amp_cast when it is a float16/float32 Symbol or NDArray."""
-    from ...ndarray import NDArray
-    from ...symbol import Symbol
-    from ... import ndarray as nd
-    from ... import symbol as sym
     if isinstance(x, Symbol):
         return sym.amp_cast(x, dtype=np.dtype(dtype).name)
     if isinstance(x, NDArray) and x.stype == "default":
@@ -203,7 +208,6 @@ def _sym_wrapper(target, fp32_params=None, cond=None):
                 if keep:
                     new_inputs.append(e)
                 else:
-                    from ...symbol import Symbol
                     new_inputs.append(_cast(Symbol([e]), target)._outputs[0])
             node.inputs = new_inputs
             return s
@@ -214,9 +218,6 @@ def _sym_wrapper(target, fp32_params=None, cond=None):
 def _widest_wrapper(target):
     def make(f):
         def wrapped(*args, **kwargs):
-            from ...ndarray import NDArray
-            from ...symbol import Symbol
-            from ... import symbol as sym
             args = list(args)
             slots = [(args, i, a) for i, a in enumerate(args) if isinstance(a, (Symbol, NDArray))]
             slots += [(kwargs, k, a) for k, a in kwargs.items() if isinstance(a, (Symbol, NDArray))]
@@ -293,8 +294,6 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
         _no_bf16("init")
     if not _is_fp16(target_dtype):
         raise AssertionError("AMP currently supports only float16 or bfloat16 as a target_dtype")
-    from ... import ndarray as nd
-    from ... import symbol as sym
     target = np.dtype(np.float16)
     logging.info("Using AMP")
     try:
@@ -312,8 +311,6 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
 def init_trainer(optimizer_or_trainer):
     """Give a gluon Trainer dynamic loss scaling (use with ``scale_loss``)."""
     global _amp_loss_scale_initialized
-    from ...gluon.trainer import Trainer
-    from ...optimizer import Optimizer
     if not _amp_initialized:
         raise AssertionError("AMP not initialized, did you forget to call amp.init()?")
     if not _amp_loss_scale_initialized:
@@ -348,8 +345,6 @@ def scale_loss(loss, optimizer_or_trainer):
 
 def unscale(optimizer_or_trainer):
     """Divide the gradients by the loss scale now (to read or clip them before ``step``)."""
-    from ...gluon.trainer import Trainer
-    from ...optimizer import Optimizer
     if isinstance(optimizer_or_trainer, Trainer):
         for p in optimizer_or_trainer._params:
             for g in (getattr(p, "_grad", None) or ()):
@@ -416,8 +411,6 @@ def _suffix(entry, mirror):
 
 def _reduce_precision(outputs, target, target_ops, fp32_ops, widest_ops, cond_ops, excluded,
                       data_names, cast_optional_params):
-    from ...ops import registry
-    from ...symbol.symbol import _Node, _topo
     amp_cast_op, multicast_op = registry.get("amp_cast"), registry.get("amp_multicast")
     mirror = {}         # id(old node) -> new node
     fp32_map = {}       # (id(old node), index) -> new entry
@@ -547,8 +540,6 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
     """A copy of float32 graph `sym` with amp_cast/amp_multicast nodes inserted so that the
     target-dtype operators run in float16 and the float32 ones in float32 (MXNet's
     ReducePrecision pass: same node names, same placement)."""
-    from ...symbol import Symbol
-    from ...symbol.symbol import DTYPE_NP_TO_MX, _topo
     if not isinstance(sym, Symbol):
         raise AssertionError("First argument to convert_symbol should be Symbol")
     if target_dtype not in ("float16", "bfloat16"):
@@ -624,7 +615,6 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
 
 
 def _cast_params(sym, params):
-    from ...symbol.symbol import DTYPE_MX_TO_NP
     attr_dict = sym.attr_dict()
     for name in list(params):
         code = attr_dict.get(name, {}).get("__dtype__")
@@ -637,7 +627,6 @@ def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dt
                   cast_optional_params=False):
     """convert_symbol for a model, and its parameters cast to the dtypes the new graph gives
     them. Returns (symbol, arg_params, aux_params)."""
-    from ...symbol import Symbol
     if excluded_sym_names is not None and not isinstance(excluded_sym_names, list):
         raise ValueError("excluded_sym_names must be a list of strings representing the names "
                          "of the symbols that should not be casted, while received type "
@@ -664,9 +653,6 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
                          conditional_fp32_ops=None, excluded_sym_names=None, ctx=None,
                          cast_optional_params=False):
     """A SymbolBlock running hybridized `block` (called once already) in mixed precision."""
-    from ...context import cpu
-    from ...gluon import HybridBlock, SymbolBlock
-    from ...symbol.symbol import DTYPE_MX_TO_NP
     if not isinstance(block, HybridBlock):
         raise AssertionError("block input should be a HybridBlock")
     if not block._cached_graph:
@@ -705,7 +691,6 @@ def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype
                              fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
                              cast_optional_params=False):
     """A BucketingModule whose bucket symbols (and parameters) are converted with convert_model."""
-    from ...module import BucketingModule
     if not isinstance(bucketing_mod, BucketingModule):
         raise AssertionError("module should be instance of bucketing module")
     if not bucketing_mod._buckets:

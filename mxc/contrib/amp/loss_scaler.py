@@ -4,7 +4,7 @@ The scale starts at 2**16. A step whose gradients hold an inf or a NaN is skippe
 scale for the next step; 2000 clean steps in a row double it (up to 2**24)."""
 import logging
 
-from ... import autograd as _ag
+from ... import autograd as _ag, ndarray as nd
 
 __all__ = ["LossScaler"]
 
@@ -27,7 +27,6 @@ class LossScaler:
 
     def has_overflow(self, params):
         """Whether any gradient of `params` (gluon Parameters) is not finite; moves the scale."""
-        from ... import ndarray as nd
         grads = []
         for p in params:
             g = getattr(p, "_grad", None)

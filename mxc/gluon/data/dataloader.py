@@ -21,7 +21,7 @@ from multiprocessing.reduction import ForkingPickler  # noqa: F401
 import numpy as np
 
 from ...base import MXNetError
-from ... import context
+from ... import context, util
 from ... import ndarray as nd
 from ...ndarray import NDArray
 from . import sampler as _sampler
@@ -117,7 +117,6 @@ def _worker_loop(conn, dataset, batchify_fn, np_shape):
     """A worker process: (task id, sample indices) in, (task id, batch or error) out."""
     import traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle
-    from ... import util
     util.set_np_shape(np_shape)
     use_np = batchify_fn is default_batchify_fn or batchify_fn is default_mp_batchify_fn
     while True:
@@ -151,7 +150,6 @@ class _ProcessPool:
     can hang in terminate() while a worker holds its result queue's lock)."""
 
     def __init__(self, num_workers, dataset, batchify_fn):
-        from ... import util
         forked = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
         ctx = multiprocessing.get_context("fork" if forked else "spawn")
         nd.waitall()

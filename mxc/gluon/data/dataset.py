@@ -4,6 +4,7 @@ import os
 
 from ... import recordio
 from ...ndarray import NDArray
+from .sampler import FilterSampler, SequentialSampler, Sampler
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
@@ -20,7 +21,6 @@ class Dataset:
 
     def filter(self, fn):
         """A view of the samples for which ``fn(sample)`` is true (decided now, once)."""
-        from .sampler import FilterSampler
         return _SampledDataset(self, FilterSampler(fn, self))
 
     def shard(self, num_shards, index):
@@ -33,19 +33,16 @@ class Dataset:
         base, rest = divmod(n, num_shards)
         start = base * index + min(index, rest)
         size = base + (1 if index < rest else 0)
-        from .sampler import SequentialSampler
         return _SampledDataset(self, SequentialSampler(size, start))
 
     def take(self, count):
         """The first `count` samples (all of them when `count` is None or too large)."""
         if count is None or count > len(self):
             count = len(self)
-        from .sampler import SequentialSampler
         return _SampledDataset(self, SequentialSampler(count))
 
     def sample(self, sampler):
         """The samples at the indices `sampler` gives."""
-        from .sampler import Sampler
         if not isinstance(sampler, Sampler):
             raise TypeError(f"Invalid sampler type: {type(sampler)}. "
                             "Expected gluon.data.Sampler instead.")

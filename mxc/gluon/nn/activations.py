@@ -6,6 +6,7 @@ negative-side slope (``alpha``, one value or one per channel)."""
 __all__ = ['Activation', 'LeakyReLU', 'PReLU', 'ELU', 'SELU', 'Swish', 'GELU']
 
 from ..block import HybridBlock
+from ... import initializer
 
 
 class Activation(HybridBlock):
@@ -43,7 +44,6 @@ class LeakyReLU(HybridBlock):
 
 
 def _default_prelu_init():
-    from ... import initializer
     return initializer.Constant(0.25)
 
 

@@ -4,7 +4,7 @@ and SyncBatchNorm (batch statistics over the whole batch split across ``num_devi
 as MXNet 1.9.1's gluon.contrib.nn has them."""
 import warnings
 
-from .... import context
+from .... import context, ndarray as nd
 from ... import nn
 from ...block import HybridBlock
 
@@ -20,7 +20,6 @@ class Concurrent(nn.Sequential):
         self.axis = axis
 
     def forward(self, x):
-        from .... import ndarray as nd
         return nd.concat(*[block(x) for block in self._children.values()], dim=self.axis)
 
 

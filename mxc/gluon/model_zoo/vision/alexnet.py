@@ -8,6 +8,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from .... import base
+from ..model_store import get_model_file
 
 
 class AlexNet(HybridBlock):
@@ -41,6 +42,5 @@ def alexnet(pretrained=False, ctx=cpu(), root=os.path.join(base.data_dir(), 'mod
     """AlexNet; ``pretrained=True`` loads ``alexnet-*.params`` from ``root``."""
     net = AlexNet(**kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('alexnet', root=root), ctx=ctx)
     return net

@@ -9,6 +9,7 @@ from ...block import HybridBlock
 from ... import nn
 from .... import base
 from ...contrib.nn import HybridConcurrent, Identity
+from ..model_store import get_model_file
 
 
 def _bn_relu_conv(seq, channels, kernel_size, padding=0):
@@ -94,7 +95,6 @@ def get_densenet(num_layers, pretrained=False, ctx=cpu(),
     num_init_features, growth_rate, block_config = densenet_spec[num_layers]
     net = DenseNet(num_init_features, growth_rate, block_config, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('densenet%d' % num_layers, root=root), ctx=ctx)
     return net
 

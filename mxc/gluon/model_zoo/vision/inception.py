@@ -9,6 +9,7 @@ from ...block import HybridBlock
 from ... import nn
 from .... import base
 from ...contrib.nn import HybridConcurrent
+from ..model_store import get_model_file
 
 
 def _make_basic_conv(**kwargs):
@@ -156,6 +157,5 @@ def inception_v3(pretrained=False, ctx=cpu(), root=os.path.join(base.data_dir(),
     """Inception v3; ``pretrained=True`` loads ``inceptionv3-*.params`` from ``root``."""
     net = Inception3(**kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('inceptionv3', root=root), ctx=ctx)
     return net

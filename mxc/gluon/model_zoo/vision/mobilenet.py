@@ -11,6 +11,7 @@ from ... import nn
 from ....context import cpu
 from ...block import HybridBlock
 from .... import base
+from ..model_store import get_model_file
 
 
 class RELU6(nn.HybridBlock):
@@ -129,7 +130,6 @@ def get_mobilenet(multiplier, pretrained=False, ctx=cpu(),
     """MobileNet v1 of width ``multiplier``."""
     net = MobileNet(multiplier, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('mobilenet%s' % _version_suffix(multiplier),
                                            root=root), ctx=ctx)
     return net
@@ -140,7 +140,6 @@ def get_mobilenet_v2(multiplier, pretrained=False, ctx=cpu(),
     """MobileNet v2 of width ``multiplier``."""
     net = MobileNetV2(multiplier, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('mobilenetv2_%s' % _version_suffix(multiplier),
                                            root=root), ctx=ctx)
     return net

@@ -14,6 +14,7 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from .... import base
+from ..model_store import get_model_file
 
 
 def _conv3x3(channels, stride, in_channels):
@@ -220,7 +221,6 @@ def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
     block_class = resnet_block_versions[version - 1][block_type]
     net = net_class(block_class, layers, channels, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('resnet%d_v%d' % (num_layers, version), root=root),
                             ctx=ctx)
     return net

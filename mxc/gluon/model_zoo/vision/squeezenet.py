@@ -9,6 +9,7 @@ from ...block import HybridBlock
 from ... import nn
 from .... import base
 from ...contrib.nn import HybridConcurrent
+from ..model_store import get_model_file
 
 
 def _make_fire_conv(channels, kernel_size, padding=0):
@@ -89,7 +90,6 @@ def get_squeezenet(version, pretrained=False, ctx=cpu(),
     """SqueezeNet of ``version`` '1.0' or '1.1'."""
     net = SqueezeNet(version, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         net.load_parameters(get_model_file('squeezenet%s' % version, root=root), ctx=ctx)
     return net
 

@@ -11,6 +11,8 @@ from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
 from .... import base
+from ....initializer import Xavier
+from ..model_store import get_model_file
 
 
 class VGG(HybridBlock):
@@ -30,7 +32,6 @@ class VGG(HybridBlock):
                                    bias_initializer='zeros')
 
     def _make_features(self, layers, filters, batch_norm):
-        from ....initializer import Xavier
         featurizer = nn.HybridSequential(prefix='')
         for num, channels in zip(layers, filters):
             for _ in range(num):
@@ -65,7 +66,6 @@ def get_vgg(num_layers, pretrained=False, ctx=cpu(),
     layers, filters = vgg_spec[num_layers]
     net = VGG(layers, filters, **kwargs)
     if pretrained:
-        from ..model_store import get_model_file
         suffix = '_bn' if kwargs.get('batch_norm') else ''
         net.load_parameters(get_model_file('vgg%d%s' % (num_layers, suffix), root=root),
                             ctx=ctx)

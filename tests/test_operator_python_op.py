@@ -1,4 +1,4 @@
-"""MXNet 1.x's deprecated NumpyOp / NDArrayOp and get_operator_arguments (mxc/ops/_python_op.py,
+"""MXNet 1.x's deprecated NumpyOp / NDArrayOp and get_operator_arguments (mxc/operator.py,
 re-exported by mx.operator)."""
 import warnings
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxc as mx
-from mxc.ops._python_op import NDArrayOp, NumpyOp, PythonOp, get_operator_arguments
+from mxc.operator import NDArrayOp, NumpyOp, PythonOp, get_operator_arguments
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*has been deprecated")
 

@@ -39,12 +39,10 @@ import numpy as np
 
 from .. import recordio
 from ..base import MXNetError
-# image.py imports mxc.io.io; when mxc.image is imported first this module sees it partially
-# initialised, which is fine: its attributes are only looked up when images are processed
-from ..image import image as _img
-from ..image import _pixel
+from ..io.io import DataBatch, DataDesc, DataIter
 from ..ndarray import ndarray as _nd
-from .io import DataBatch, DataDesc, DataIter
+from ..ops.cpu import _pixel
+from . import image as _img
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 

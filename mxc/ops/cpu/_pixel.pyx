@@ -1,4 +1,5 @@
-"""Pixel kernels for mx.image and ImageRecordIter: resize, crop, flip, normalise, HWC -> CHW.
+"""Pixel kernels for mx.image, ImageRecordIter and the image operators: resize, crop, flip,
+normalise, HWC -> CHW.
 
 Every kernel checks shapes once at the Python boundary and then runs without the GIL over raw
 buffers, so the decode/augment threads of ImageRecordIter run them in parallel.
