@@ -61,6 +61,14 @@ def _mxnet_num_outputs(node):
 
 
 def graph_dict(sym):
+    from ..util import is_np_shape
+    gattrs = {"mxnet_version": ["int", MXNET_VERSION]}
+    if is_np_shape():
+        gattrs = {"is_np_shape": ["int", 1], "mxnet_version": ["int", MXNET_VERSION]}
+    return dict(_graph_body(sym), attrs=gattrs)
+
+
+def _graph_body(sym):
     nodes = _topo(sym._outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
     jnodes, arg_nodes, row_ptr = [], [], [0]
@@ -69,17 +77,15 @@ def graph_dict(sym):
         if n.attrs:
             d["attrs"] = {k: n.attrs[k] for k in sorted(n.attrs)}
         d["inputs"] = [[index[id(e[0])], e[1], e[2]] for e in n.inputs]
+        if n.subgraphs:
+            # a control-flow node's subgraphs: whole graphs without graph attributes (MXNet's)
+            d["subgraphs"] = [_graph_body(g) for g in n.subgraphs]
         jnodes.append(d)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + _mxnet_num_outputs(n))
     heads = [[index[id(e[0])], e[1], e[2]] for e in sym._outputs]
-    from ..util import is_np_shape
-    gattrs = {"mxnet_version": ["int", MXNET_VERSION]}
-    if is_np_shape():
-        gattrs = {"is_np_shape": ["int", 1], "mxnet_version": ["int", MXNET_VERSION]}
-    return {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads,
-            "attrs": gattrs}
+    return {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads}
 
 
 def to_json(sym):
@@ -118,18 +124,28 @@ def _upgrade_hidden(node):
                 break
 
 
+def _file_version(g):
+    attrs = g.get("attrs") or {}
+    if "mxnet_version" in attrs:
+        v = attrs["mxnet_version"]
+        return int(v[1] if isinstance(v, list) else v)
+    return 800
+
+
 def from_json(text):
     try:
         g = _json.loads(text)
     except ValueError as e:
         raise MXNetError(f"load_json: not a symbol JSON ({e})") from None
+    return _from_dict(g)
+
+
+def _from_dict(g, version=None):
+    """The Symbol of one parsed graph; `version`: the file's, for a subgraph of it."""
     if not isinstance(g, dict) or "nodes" not in g:
         raise MXNetError("load_json: not a symbol JSON (no 'nodes')")
-    version = 800
-    attrs = g.get("attrs") or {}
-    if "mxnet_version" in attrs:
-        v = attrs["mxnet_version"]
-        version = int(v[1] if isinstance(v, list) else v)
+    if version is None:
+        version = _file_version(g)
     nodes = []
     for jn in g["nodes"]:
         d = {}
@@ -146,6 +162,11 @@ def from_json(text):
                 raise MXNetError(f"load_json: operator {opname} (node {jn.get('name')}) is not "
                                  "registered in mxc") from None
         node = _Node(op, jn.get("name", ""), d)
+        subs = jn.get("subgraphs")
+        if subs:
+            if not isinstance(subs, list):
+                raise MXNetError(f"load_json: node {node.name}: 'subgraphs' is not a list")
+            node.subgraphs = tuple(_from_dict(sg, version) for sg in subs)
         for e in jn.get("inputs", []):
             src = nodes[e[0]]
             ver = e[2] if len(e) > 2 else 0
