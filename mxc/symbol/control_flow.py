@@ -17,6 +17,7 @@ import numpy as _np
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..name import NameManager
+from ..ndarray import NDArray
 from ..ops.registry import OpDef, Param, register
 from .infer import infer_graph
 from .symbol import Symbol, _Node, _sym_module, var
@@ -43,10 +44,15 @@ class _SubgraphRunner:
 
 def _eager(opname, inputs):
     """The planned executor traces shapes only: a loop decided by values cannot be planned."""
-    from ..ndarray import NDArray
     if not all(isinstance(x, NDArray) for x in inputs):
         from ..executor.graph import Untraceable
         raise Untraceable(f"{opname} runs its subgraphs on values")
+
+
+def _truth(p, opname):
+    if p.size != 1:
+        raise MXNetError(f"{opname}: the condition must be a scalar, got shape {p.shape}")
+    return bool(p.asnumpy().reshape(-1)[0])
 
 
 def _slice0(F, x, t):
@@ -91,8 +97,7 @@ def _while_run(F, attrs, *inputs):
     var_outer = [flocs[v] for v in vlocs]
     steps = []
     while len(steps) < max_it:
-        p = run_cond([cur[i] for i in clocs])[0]
-        if p.size == 0 or not bool(p.asnumpy().reshape(-1)[0]):
+        if not _truth(run_cond([cur[i] for i in clocs])[0], "_while_loop"):
             break
         res = run_func([cur[i] for i in flocs])
         steps.append(res[:n_out])
@@ -121,9 +126,7 @@ def _cond_run(F, attrs, *inputs):
     _eager("_cond", inputs)
     cond_g, then_g, else_g = attrs["_subgraphs"]
     p = _SubgraphRunner(cond_g)([inputs[i] for i in attrs["cond_input_locs"]])[0]
-    if p.size != 1:
-        raise MXNetError(f"_cond: the condition must be a scalar, got shape {p.shape}")
-    if bool(p.asnumpy().reshape(-1)[0]):
+    if _truth(p, "_cond"):
         g, locs = then_g, attrs["then_input_locs"]
     else:
         g, locs = else_g, attrs["else_input_locs"]
@@ -387,15 +390,13 @@ def _make_node(opname, subgraphs, inputs, attrs, nout):
     return [Symbol([(node, i, 0)]) for i in range(nout)]
 
 
-def _outer_inputs(sub, outer, loop_syms):
-    """For each input of `sub` (list_inputs order), the outer Symbol feeding it: a loop
-    variable by its unique name, a cut entry, or a copy of a variable made inside the body."""
+def _outer_inputs(sub, outer):
+    """For each input of `sub` (list_inputs order), the outer Symbol feeding it: a cut entry,
+    or a copy of a variable made inside the body (a subgraph shares no node with its parent)."""
     by_name = {n.name: n for n in _sub_vars(sub)}
     res = []
     for n in sub.list_inputs():
-        if n in loop_syms:
-            res.append(loop_syms[n])
-        elif n in outer:
+        if n in outer:
             res.append(outer[n])
         else:
             v = by_name[n]
@@ -403,7 +404,7 @@ def _outer_inputs(sub, outer, loop_syms):
     return res
 
 
-def _unique_inputs(sub, what):
+def _unique_inputs(sub):
     names = sub.list_inputs()
     if len(set(names)) != len(names):
         raise AssertionError(f"The inputs of the subgraph don't have unique names: {names}")
@@ -430,7 +431,7 @@ def foreach(body, data, init_states, name="foreach"):
         _check(new_states, "the output states should be an NDArray or a nested list of NDArrays")
         g = _group_outputs(list(outs) + list(new_states), name, avoid=len(outs))
     sub, outer = _cut(g, name)
-    names = _unique_inputs(sub, "foreach")
+    names = _unique_inputs(sub)
     data_names = [_uniq_name(s) for s in flat_data]
     state_names = [_uniq_name(s) for s in flat_states]
     for n in data_names:
@@ -439,7 +440,7 @@ def foreach(body, data, init_states, name="foreach"):
     for n in state_names:
         if n not in names:
             raise AssertionError("the state arrays have to be used in the loop body")
-    feeds = _outer_inputs(sub, outer, {})
+    feeds = _outer_inputs(sub, outer)
     remain = [i for i, n in enumerate(names) if n not in data_names and n not in state_names]
     ins = list(flat_data) + list(flat_states) + [feeds[i] for i in remain]
     res = _make_node("_foreach", [sub], ins, {
@@ -458,7 +459,7 @@ def _union_inputs(graphs, loop_syms, share_by_name=False):
     for gi, (sub, outer) in enumerate(graphs):
         by_name = {n.name: n for n in _sub_vars(sub)}
         il = []
-        for n in _unique_inputs(sub, ""):
+        for n in _unique_inputs(sub):
             if n in loop_syms:
                 s = loop_syms[n]
                 key = ("loop", n)
