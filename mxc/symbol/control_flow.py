@@ -136,7 +136,7 @@ def _cond_run(F, attrs, *inputs):
     return res if len(res) > 1 else res[0]
 
 
-# ---- shape and dtype inference through the subgraphs ----------------------------------------------
+# ---- shape and dtype inference through the subgraphs ------------------------------------------
 def _sub_infer(sym, shapes, dtypes, partial=False):
     """Output shapes/dtypes of subgraph `sym` from its inputs' (list_inputs order); with
     partial, also the inputs' shapes as inferred (None where unknown)."""
@@ -218,7 +218,8 @@ def _foreach_infer_partial(attrs, in_shapes):
     oshapes, _ = _sub_infer(sub, sub_s, [None] * len(sub_s))
     n_out = attrs["num_out_data"]
     T = in_shapes[0][0]
-    return ([None if s is None else (T,) + tuple(s) for s in oshapes[:n_out]] + list(oshapes[n_out:]))
+    return ([None if s is None else (T,) + tuple(s) for s in oshapes[:n_out]]
+            + list(oshapes[n_out:]))
 
 
 def _while_infer(attrs, in_shapes, in_dtypes):
@@ -235,7 +236,8 @@ def _while_infer(attrs, in_shapes, in_dtypes):
 def _cond_infer(attrs, in_shapes, in_dtypes):
     then_g = attrs["_subgraphs"][1]
     locs = attrs["then_input_locs"]
-    oshapes, odtypes = _sub_infer(then_g, [in_shapes[i] for i in locs], [in_dtypes[i] for i in locs])
+    oshapes, odtypes = _sub_infer(then_g, [in_shapes[i] for i in locs],
+                                  [in_dtypes[i] for i in locs])
     _complete(oshapes, "_cond")
     return [tuple(s) for s in oshapes], odtypes
 
@@ -267,7 +269,7 @@ register(OpDef("_cond", inputs=(), variadic="num_args", composite=_cond_run, inf
                doc="Run one of two subgraphs by a scalar condition subgraph (MXNet's cond)."))
 
 
-# ---- building the subgraphs (the Python front) -----------------------------------------------------
+# ---- building the subgraphs (the Python front) -------------------------------------------------
 def _flatten(args, what):
     if isinstance(args, Symbol):
         n = len(args.list_outputs())
@@ -317,15 +319,17 @@ def _in_graph(sym, name):
     return sym._outputs[0][0].attrs.get("__subgraph_name__", "") == name
 
 
-def _group_outputs(syms, name, avoid=None):
-    """The subgraph's outputs: a symbol that is one of its inputs, comes from outside the
-    subgraph or (`avoid`) repeats an earlier output goes through an identity, as MXNet's."""
+def _group_outputs(syms, name, n_data=None):
+    """The subgraph's outputs: a symbol that is one of its inputs or comes from outside the
+    subgraph goes through an identity, as MXNet's; so does (foreach) a state that repeats one
+    of the first `n_data` outputs."""
     S = _sym_module()
     inputs = set(S.Group(list(syms)).list_inputs()) if syms else set()
+    data_names = {o.name for o in syms[:n_data]} if n_data is not None else set()
     out = []
     for i, s in enumerate(syms):
-        if s.name in inputs or not _in_graph(s, name) or (avoid is not None and i >= avoid
-                                                    and any(s.name == o.name for o in syms[:avoid])):
+        repeated = n_data is not None and i >= n_data and s.name in data_names
+        if s.name in inputs or not _in_graph(s, name) or repeated:
             out.append(S.identity(s))
         else:
             out.append(s)
@@ -381,7 +385,8 @@ def _cut(graph, name):
 def _make_node(opname, subgraphs, inputs, attrs, nout):
     from ..ops import registry
     op = registry.get(opname)
-    attrs = {k: (str(list(v)) if isinstance(v, (list, tuple)) else str(v)) for k, v in attrs.items()}
+    attrs = {k: (str(list(v)) if isinstance(v, (list, tuple)) else str(v))
+             for k, v in attrs.items()}
     attrs["num_args"] = str(len(inputs) + len(subgraphs))
     attrs["num_outputs"] = str(nout)
     attrs.update(AttrScope._current.value.get(None))
@@ -429,7 +434,7 @@ def foreach(body, data, init_states, name="foreach"):
             raise AssertionError("The input and output loop_vars have different format")
         _check(outs, "the output should be an NDArray or a nested list of NDArrays")
         _check(new_states, "the output states should be an NDArray or a nested list of NDArrays")
-        g = _group_outputs(list(outs) + list(new_states), name, avoid=len(outs))
+        g = _group_outputs(list(outs) + list(new_states), name, n_data=len(outs))
     sub, outer = _cut(g, name)
     names = _unique_inputs(sub)
     data_names = [_uniq_name(s) for s in flat_data]
