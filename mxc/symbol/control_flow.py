@@ -17,7 +17,8 @@ import numpy as _np
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..name import NameManager
-from ..ndarray import NDArray
+from .. import ndarray as _nd
+from ..ndarray import NDArray, _internal as _nd_internal, register as _nd_register
 from ..ops.registry import OpDef, Param, register
 from .infer import infer_graph
 from .symbol import Symbol, _Node, _sym_module, var
@@ -267,6 +268,10 @@ register(OpDef("_cond", inputs=(), variadic="num_args", composite=_cond_run, inf
                                 _locs("else_input_locs")),
                num_outputs=lambda a: a["num_outputs"],
                doc="Run one of two subgraphs by a scalar condition subgraph (MXNet's cond)."))
+# mx.nd has a function for every operator (mx.nd._foreach, mx.nd._internal._foreach as MXNet);
+# mx.nd was built before these were registered
+_nd_register.populate(vars(_nd))
+_nd_internal._populate()
 
 
 # ---- building the subgraphs (the Python front) -------------------------------------------------
