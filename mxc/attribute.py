@@ -2,6 +2,7 @@
 (``with mx.AttrScope(ctx_group='dev1'):``), as MXNet's mxnet.attribute."""
 import threading
 import warnings
+from collections import defaultdict
 
 __all__ = ["AttrScope"]
 
@@ -26,6 +27,9 @@ class AttrScope(metaclass=_ClassPropertyMeta):
     every symbol created in the scope; nested scopes merge, the inner one winning."""
 
     _current = threading.local()
+    # how many control-flow subgraphs of each name were made (mx.sym.contrib.foreach names
+    # them "foreach0", "foreach1", ...), as MXNet's
+    _subgraph_names = defaultdict(int)
 
     def __init__(self, **kwargs):
         self._old_scope = None

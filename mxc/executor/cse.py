@@ -30,7 +30,7 @@ def enabled():
 
 def _mergeable(node):
     op = node.op
-    if op is None or not node.inputs:
+    if op is None or not node.inputs or node.subgraphs:
         return False
     if op.mutate or op.name in _STATEFUL or op.open_params:
         return False
@@ -49,7 +49,7 @@ def eliminate_common_expr(sym):
             continue
         inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in n.inputs]
         if any(a[0] is not e[0] for a, e in zip(inputs, n.inputs)):
-            m = _Node(n.op, n.name, dict(n.attrs), inputs)
+            m = _Node(n.op, n.name, dict(n.attrs), inputs, n.subgraphs)
             m.version = n.version
             m._parsed = n._parsed
         else:

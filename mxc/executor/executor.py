@@ -448,10 +448,15 @@ class Executor:
                    for g, h in zip(ogs, heads)]
         for info in self._infos:
             info.fresh = False
+        # an output no gradient argument reaches (a control-flow loop counter) adds nothing
+        keep = [i for i, h in enumerate(heads) if h._ag is not None]
+        if len(keep) < len(heads):
+            heads, ogs = [heads[i] for i in keep], [ogs[i] for i in keep]
         hooked = self._monitor is not None and bool(self._tape_nodes)
         prev_hook = _tape.set_grad_hook(self._backward_monitor_hook()) if hooked else None
         try:
-            autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
+            if heads:
+                autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
         finally:
             if hooked:
                 _tape.set_grad_hook(prev_hook)

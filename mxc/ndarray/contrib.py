@@ -8,9 +8,10 @@ import sys as _sys
 import numpy as _np
 
 from ..ops import registry as _registry
+from .control_flow import foreach, while_loop, cond  # noqa: F401
 
-__all__ = ["isinf", "isfinite", "isnan", "adamw_update", "mp_adamw_update",
-           "multi_adamw_update", "multi_mp_adamw_update"]
+__all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "adamw_update",
+           "mp_adamw_update", "multi_adamw_update", "multi_mp_adamw_update"]
 
 
 def _nd():

@@ -13,6 +13,7 @@ from .symbol import (Symbol, var, Variable, Group, load, load_json, pow, power, 
 from . import symbol  # noqa: F401
 from . import recorded as _recorded  # noqa: F401  (mx.autograd.get_symbol)
 from . import register as _register
+from . import control_flow as _control_flow
 from ..attribute import AttrScope  # noqa: F401
 from ..name import NameManager, Prefix  # noqa: F401
 
@@ -33,6 +34,9 @@ def _namespace(modname, prefix=None, startswith=None):
 
 _internal = _namespace("_internal", startswith="_")
 contrib = _namespace("contrib", prefix="_contrib_")
+contrib.foreach = _control_flow.foreach
+contrib.while_loop = _control_flow.while_loop
+contrib.cond = _control_flow.cond
 linalg = _namespace("linalg", prefix="_linalg_")
 image = _namespace("image", prefix="_image_")
 from . import sparse  # noqa: E402,F401  the mx.sym.sparse namespace

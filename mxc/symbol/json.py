@@ -63,6 +63,13 @@ def _mxnet_num_outputs(node):
 
 
 def graph_dict(sym):
+    gattrs = {"mxnet_version": ["int", MXNET_VERSION]}
+    if is_np_shape():
+        gattrs = {"is_np_shape": ["int", 1], "mxnet_version": ["int", MXNET_VERSION]}
+    return dict(_graph_body(sym), attrs=gattrs)
+
+
+def _graph_body(sym):
     nodes = _topo(sym._outputs)
     index = {id(n): i for i, n in enumerate(nodes)}
     jnodes, arg_nodes, row_ptr = [], [], [0]
@@ -71,16 +78,15 @@ def graph_dict(sym):
         if n.attrs:
             d["attrs"] = {k: n.attrs[k] for k in sorted(n.attrs)}
         d["inputs"] = [[index[id(e[0])], e[1], e[2]] for e in n.inputs]
+        if n.subgraphs:
+            # a control-flow node's subgraphs: whole graphs without graph attributes (MXNet's)
+            d["subgraphs"] = [_graph_body(g) for g in n.subgraphs]
         jnodes.append(d)
         if n.op is None:
             arg_nodes.append(i)
         row_ptr.append(row_ptr[-1] + _mxnet_num_outputs(n))
     heads = [[index[id(e[0])], e[1], e[2]] for e in sym._outputs]
-    gattrs = {"mxnet_version": ["int", MXNET_VERSION]}
-    if is_np_shape():
-        gattrs = {"is_np_shape": ["int", 1], "mxnet_version": ["int", MXNET_VERSION]}
-    return {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads,
-            "attrs": gattrs}
+    return {"nodes": jnodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads}
 
 
 def to_json(sym):
@@ -223,19 +229,26 @@ def from_json(text):
         g = _json.loads(text)
     except ValueError as e:
         raise MXNetError(f"load_json: not a symbol JSON ({e})") from None
+    return _from_dict(g)
+
+
+def _from_dict(g, version=None):
+    """The Symbol of one parsed graph, checked whole before it is built; `version`: the file's,
+    for a subgraph of it (a control-flow node's, which carries no graph attributes)."""
     if not isinstance(g, dict) or not isinstance(g.get("nodes"), list):
         raise MXNetError("load_json: not a symbol JSON (no list of 'nodes')")
     for key in ("arg_nodes", "heads"):
         if key not in g:
             raise MXNetError(f"load_json: not a symbol JSON (no '{key}')")
-    try:
-        version = _version(g)
-    except _Bad as e:
-        raise MXNetError(f"load_json: {e}") from None
+    if version is None:
+        try:
+            version = _version(g)
+        except _Bad as e:
+            raise MXNetError(f"load_json: {e}") from None
     nodes = []
     for i, jn in enumerate(g["nodes"]):
         try:
-            nodes.append(_read_node(jn, nodes))
+            nodes.append(_read_node(jn, nodes, version))
         except _Bad as e:
             name = jn.get("name") if isinstance(jn, dict) else None
             raise MXNetError(f"load_json: node {i}" + (f" ({name})" if isinstance(name, str) else "")
@@ -261,7 +274,7 @@ def from_json(text):
     return Symbol(heads)
 
 
-def _read_node(jn, nodes):
+def _read_node(jn, nodes, version):
     """One node from its JSON object; its inputs are nodes already read."""
     if not isinstance(jn, dict):
         raise _Bad("not an object")
@@ -275,6 +288,11 @@ def _read_node(jn, nodes):
         except MXNetError:
             raise _Bad(f"operator {opname} is not registered in mxc") from None
     node = _Node(op, name, _attr_strings(jn))
+    subs = jn.get("subgraphs")
+    if subs:
+        if not isinstance(subs, list):
+            raise _Bad("'subgraphs' is not a list")
+        node.subgraphs = tuple(_from_dict(sg, version) for sg in subs)
     ins = jn.get("inputs", [])
     if not isinstance(ins, list):
         raise _Bad("'inputs' is not a list")

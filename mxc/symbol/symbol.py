@@ -57,10 +57,13 @@ def _hidden_key(key, value):
 class _Node:
     """One node of a graph: a variable (op None) or an operator."""
 
-    __slots__ = ("op", "name", "attrs", "inputs", "version", "_parsed", "__weakref__")
+    __slots__ = ("op", "name", "attrs", "inputs", "version", "_parsed", "subgraphs", "__weakref__")
 
-    def __init__(self, op, name, attrs=None, inputs=None):
+    def __init__(self, op, name, attrs=None, inputs=None, subgraphs=()):
         self.op = op
+        # Symbols run by a control-flow operator (_foreach, _while_loop, _cond): its operator
+        # sees them in its typed attributes as "_subgraphs"
+        self.subgraphs = subgraphs
         self.name = name
         self.attrs = attrs if attrs is not None else {}
         self.inputs = inputs if inputs is not None else []
@@ -74,8 +77,8 @@ class _Node:
     def parsed(self):
         """The operator's typed parameters from the attribute strings (hidden ones left out)."""
         if self._parsed is None:
-            self._parsed = self.op.parse({k: v for k, v in self.attrs.items()
-                                          if not _is_hidden(k)})
+            p = self.op.parse({k: v for k, v in self.attrs.items() if not _is_hidden(k)})
+            self._parsed = dict(p, _subgraphs=self.subgraphs) if self.subgraphs else p
         return self._parsed
 
     def custom_prop(self):
@@ -162,7 +165,7 @@ def _copy_graph(entries):
     memo = {}
     for node in _topo(entries):
         new = _Node(node.op, node.name, dict(node.attrs),
-                    [(memo[id(e[0])], e[1], e[2]) for e in node.inputs])
+                    [(memo[id(e[0])], e[1], e[2]) for e in node.inputs], node.subgraphs)
         new.version = node.version
         memo[id(node)] = new
     return [(memo[id(e[0])], e[1], e[2]) for e in entries]
@@ -181,7 +184,7 @@ def _without_amp_casts(entries):
 
     for node in _topo(entries):
         ins = [resolve(e) for e in node.inputs]
-        new = _Node(node.op, node.name, dict(node.attrs), ins)
+        new = _Node(node.op, node.name, dict(node.attrs), ins, node.subgraphs)
         new.version = node.version
         memo[id(node)] = new
         if node.op is not None and node.op.name in ("amp_cast", "amp_multicast"):
