@@ -37,10 +37,14 @@ LAYERS = {
     "mxc.image": 5, "mxc.recordio": 5, "mxc.numpy": 5, "mxc.numpy_extension": 5,
     "mxc.contrib": 5, "mxc.rnn": 5, "mxc.initializer": 5, "mxc.lr_scheduler": 5,
     "mxc.metric": 5, "mxc.callback": 5, "mxc.model": 5, "mxc.monitor": 5, "mxc.operator": 5,
-    "mxc.tools": 5,
+    "mxc.tools": 5, "mxc.onnx": 5, "mxc.visualization": 5, "mxc.profiler": 5,
+    "mxc.feedforward": 5, "mxc.registry": 5,
     # 6 the package face: mxc/__init__.py, and the test helpers that hand out the whole package
     # (``from mxnet.test_utils import *`` brings ``mx``, as MXNet's)
     "mxc": 6, "mxc.test_utils": 6,
+    # `import mxnet` (mxc-alias): the alias hands out the whole package, and the command that
+    # installs it writes that package
+    "mxc.mxnet_alias": 6, "mxc.tools.alias": 6,
 }
 LAYER_NAMES = {0: "base", 1: "_core", 2: "ops", 3: "ndarray/autograd", 4: "symbol/executor",
                5: "fronts", 6: "package face"}

@@ -19,8 +19,9 @@ from ..base import MXNetError
 from ..name import NameManager
 from .. import ndarray as _nd
 from ..ndarray import NDArray, _internal as _nd_internal, register as _nd_register
-from ..ops.registry import OpDef, Param, register
+from ..ops.registry import OpDef, Param, Untraceable, register
 from .infer import infer_graph
+from . import symbol as _symbol_module
 from .symbol import Symbol, _Node, _sym_module, var
 
 __all__ = ["foreach", "while_loop", "cond"]
@@ -31,9 +32,11 @@ class _SubgraphRunner:
     ``list_inputs()`` order."""
 
     def __init__(self, sym):
-        from ..executor.executor import _Plan, _run_graph
-        self._run_graph = _run_graph
-        self.plan = _Plan(sym)
+        # the executor's planner and node-by-node evaluator, installed into the symbol layer by
+        # mxc.executor when it loads (symbol sits below executor: no import of it here)
+        executor = _symbol_module._executor
+        self._run_graph = executor._run_graph
+        self.plan = executor._Plan(sym)
         where = {n: i for i, n in enumerate(sym.list_inputs())}
         self.arg_pos = [where[self.plan.nodes[s].name] for s in self.plan.arg_slots]
         self.aux_pos = [where[self.plan.nodes[s].name] for s in self.plan.aux_slots]
@@ -46,7 +49,6 @@ class _SubgraphRunner:
 def _eager(opname, inputs):
     """The planned executor traces shapes only: a loop decided by values cannot be planned."""
     if not all(isinstance(x, NDArray) for x in inputs):
-        from ..executor.graph import Untraceable
         raise Untraceable(f"{opname} runs its subgraphs on values")
 
 

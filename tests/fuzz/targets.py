@@ -121,7 +121,7 @@ MODULES = {
     "recordio": ["mxc.recordio"],
     "unpack_img": ["mxc.recordio"],
     "symbol_json": ["mxc.symbol.json", "mxc.symbol.infer"],
-    "image_record_iter": ["mxc.io.image_record_iter"],
+    "image_record_iter": ["mxc.image.record_iter"],
     "lst": ["mxc.tools.im2rec"],
 }
 
