@@ -192,7 +192,7 @@ def test_killed_rank_ends_the_job():
 
 
 @needs_mpi
-@pytest.mark.parametrize("mode", ["die_init", "die_step"])
+@pytest.mark.parametrize("mode", ["die_init", "die_init_unstaged", "die_step"])
 def test_rank_killed_in_init_broadcast_or_bucketed_trainer_step_is_named(mode, tmp_path):
     # rank 1 of 3 SIGKILLs itself inside init's broadcast, or inside a Trainer step once a
     # bucket of its pushes is staged (faults.py): ranks 0 and 2 name it within the timeout,
@@ -215,8 +215,9 @@ def test_rank_killed_in_init_broadcast_or_bucketed_trainer_step_is_named(mode, t
     assert sorted(errs) == [0, 2], (sorted(os.listdir(tmp_path)), out)
     for line in errs.values():
         assert "rank(s) [1] did not reach" in line, line
-        # what rank 1 was inside when it died
-        assert ("last reported init of key 7" if mode == "die_init"
-                else "last reported push of keys") in line, line
+        # what rank 1 was inside when it died (unstaged: the others wait in that init)
+        assert {"die_init": "last reported init of key 7",
+                "die_init_unstaged": "did not reach init of key 7",
+                "die_step": "last reported push of keys"}[mode] in line, line
         assert float(line.split()[1]) < 10, line        # the 2 s watchdog, plus slack
     assert took < 40, took

@@ -2,7 +2,7 @@
 prints 'ERROR <seconds> <message>' when the store raises, or 'NOERROR'.
 
 die_init: rank 1 SIGKILLs itself inside init's broadcast, once its part is staged (in the
-engine operation that marks the request ready). die_step: a gluon Trainer over the store, its
+engine operation that marks the request ready); die_init_unstaged: just before. die_step: a gluon Trainer over the store, its
 pushes in buckets of several keys (the test shrinks MXC_KVSTORE_BUCKET_BYTES); rank 1 SIGKILLs
 itself in the middle of a step, once a bucket's pushes are staged and its finish operation
 waits for the sum."""
@@ -43,10 +43,12 @@ def die():
 
 
 comm = kv._comm
-if bad and mode == "die_init":
+if bad and mode in ("die_init", "die_init_unstaged"):
     _ready = comm.mark_ready
 
     def mark_ready(req):
+        if req.name[:2] == ("init", 7) and mode == "die_init_unstaged":
+            die()              # before its part is ready: the others wait inside init
         _ready(req)
         if req.name[:2] == ("init", 7):
             time.sleep(0.3)    # the communication thread has told the others
@@ -63,7 +65,7 @@ if bad and mode == "die_step":
     comm.note = note
 t0 = time.monotonic()
 try:
-    if mode == "die_init":
+    if mode in ("die_init", "die_init_unstaged"):
         kv.init(7, mx.nd.ones((64, 64)))
         kv.pull(7, out=mx.nd.zeros((64, 64)))
         mx.nd.waitall()
