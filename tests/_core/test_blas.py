@@ -90,3 +90,23 @@ def test_concurrent_gemm_callers_finish_and_agree_with_numpy():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "threads 4" in out.stdout, out.stdout
+
+
+def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_pool():
+    import mxc as mx
+    openblas_threads = blas._LIB.scipy_openblas_get_num_threads
+    before = blas.get_num_threads()
+    a = mx.nd.ones((64, 64))
+    try:
+        blas.set_num_threads(2)
+        blas._GATE.inside += 1          # as if another thread were inside a BLAS call
+        try:
+            assert mx.nd.dot(a, a).asnumpy()[0, 0] == 64
+            assert openblas_threads() == 1
+        finally:
+            blas._GATE.inside -= 1
+        assert mx.nd.dot(a, a).asnumpy()[0, 0] == 64
+        assert openblas_threads() == 2
+        assert blas._GATE.inside == 0
+    finally:
+        blas.set_num_threads(before)
