@@ -84,5 +84,11 @@ def get_num_threads():
 
 
 set_num_threads(omp_threads())
-# a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx)
-os.register_at_fork(after_in_child=lambda: set_num_threads(1))
+def _after_fork_in_child():
+    # a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx); the
+    # callers that were inside BLAS (and the gate's lock) stayed behind in the parent
+    _GATE.lock = _GATE.inside = 0
+    set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
