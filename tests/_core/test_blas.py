@@ -110,3 +110,20 @@ def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_po
         assert blas._GATE.inside == 0
     finally:
         blas.set_num_threads(before)
+
+
+def test_a_fork_taken_with_a_caller_inside_blas_leaves_the_child_a_free_gate():
+    code = ("import os, mxc as mx\n"
+            "from mxc._core import blas\n"
+            "blas._GATE.inside = blas._GATE.lock = 1   # a worker inside BLAS at the fork\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    a = mx.nd.ones((64, 64))\n"
+            "    ok = mx.nd.dot(a, a).asnumpy()[0, 0] == 64 and blas.get_num_threads() == 1\n"
+            "    os._exit(0 if ok and blas._GATE.inside == 0 else 1)\n"
+            "_, st = os.waitpid(pid, 0)\n"
+            "print('child', os.waitstatus_to_exitcode(st))\n")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "child 0", (out.stdout, out.stderr[-2000:])
