@@ -2,10 +2,10 @@
 prints 'ERROR <seconds> <message>' when the store raises, or 'NOERROR'.
 
 die_init: rank 1 SIGKILLs itself inside init's broadcast, once its part is staged (in the
-engine operation that marks the request ready); die_init_unstaged: just before. die_step: a gluon Trainer over the store, its
-pushes in buckets of several keys (the test shrinks MXC_KVSTORE_BUCKET_BYTES); rank 1 SIGKILLs
-itself in the middle of a step, once a bucket's pushes are staged and its finish operation
-waits for the sum."""
+engine operation that marks the request ready); die_init_unstaged: just before. die_step: a
+gluon Trainer over the store, its pushes in buckets of several keys (the test shrinks
+MXC_KVSTORE_BUCKET_BYTES); rank 1 SIGKILLs itself in the middle of a step, once a bucket's
+pushes are staged and its finish operation waits for the sum."""
 import os
 import signal
 import sys
