@@ -11,6 +11,7 @@
  */
 #ifndef MXC_BLAS_H
 #define MXC_BLAS_H
+#include <sched.h>
 #include <stddef.h>
 
 enum { MXC_CblasRowMajor = 101, MXC_CblasColMajor = 102 };
@@ -22,7 +23,7 @@ enum { MXC_CblasLeft = 141, MXC_CblasRight = 142 };
 /* keep in the order of SYMBOLS in mxc/_core/blas.py */
 enum mxc_blas_fn {
   MXC_SGEMM, MXC_DGEMM, MXC_STRSM, MXC_DTRSM, MXC_STRMM, MXC_DTRMM, MXC_SSYRK, MXC_DSYRK,
-  MXC_SPOTRF, MXC_DPOTRF, MXC_SPOTRI, MXC_DPOTRI, MXC_SGEMV, MXC_DGEMV,
+  MXC_SPOTRF, MXC_DPOTRF, MXC_SPOTRI, MXC_DPOTRI, MXC_SGEMV, MXC_DGEMV, MXC_BLAS_SET_THREADS,
   MXC_BLAS_NFN
 };
 
@@ -57,24 +58,96 @@ typedef void (*mxc_dgemv_t)(int order, int trans, int m, int n, double alpha, co
 
 static void *mxc_blas_table[MXC_BLAS_NFN];
 
+/* The gate: who runs BLAS with how many threads. A GEMM may be called at once by the engine's
+ * workers and by a thread that waits (the engine lets a waiter run ready ops itself). Two callers
+ * inside multi-threaded OpenBLAS share its one thread pool: the second queues behind the first
+ * while the pool threads spin, and a training step crawled (issue 27: minutes instead of
+ * seconds; LeNet 3x slower with 2 threads than 1 on a loaded machine). So a call that finds
+ * nobody else inside runs with mxc's BLAS thread count (gate->max), and a call that finds
+ * another caller inside runs on its own thread only (OpenBLAS's single-threaded path takes no
+ * pool and no lock). OpenBLAS's thread count is one global, changed only when the wanted count
+ * differs and only under gate->lock, so no caller can reach the pool while another is in it.
+ * The state is shared by every kernel module: mxc/_core/blas.py owns it (GATE) and installs
+ * its address with the function table. */
+typedef struct {
+  int lock;    /* a spin lock, held for a few instructions (or one set_num_threads) */
+  int inside;  /* callers between mxc_blas_enter and mxc_blas_leave */
+  int cur;     /* the thread count last given to OpenBLAS */
+  int max;     /* the thread count a lone caller gets */
+} mxc_blas_gate_t;
+
+typedef void (*mxc_blas_set_threads_t)(int);
+static mxc_blas_gate_t *mxc_blas_gate;
+
 static inline void mxc_blas_install(int i, void *fn) {
   if (i >= 0 && i < MXC_BLAS_NFN) mxc_blas_table[i] = fn;
 }
 
-#define MXC_BLAS(name, T) ((T)mxc_blas_table[name])
-#define mxc_sgemm MXC_BLAS(MXC_SGEMM, mxc_sgemm_t)
-#define mxc_dgemm MXC_BLAS(MXC_DGEMM, mxc_dgemm_t)
-#define mxc_strsm MXC_BLAS(MXC_STRSM, mxc_strsm_t)
-#define mxc_dtrsm MXC_BLAS(MXC_DTRSM, mxc_dtrsm_t)
-#define mxc_strmm MXC_BLAS(MXC_STRMM, mxc_strmm_t)
-#define mxc_dtrmm MXC_BLAS(MXC_DTRMM, mxc_dtrmm_t)
-#define mxc_ssyrk MXC_BLAS(MXC_SSYRK, mxc_ssyrk_t)
-#define mxc_dsyrk MXC_BLAS(MXC_DSYRK, mxc_dsyrk_t)
-#define mxc_spotrf MXC_BLAS(MXC_SPOTRF, mxc_spotrf_t)
-#define mxc_dpotrf MXC_BLAS(MXC_DPOTRF, mxc_dpotrf_t)
-#define mxc_spotri MXC_BLAS(MXC_SPOTRI, mxc_spotri_t)
-#define mxc_dpotri MXC_BLAS(MXC_DPOTRI, mxc_dpotri_t)
-#define mxc_sgemv MXC_BLAS(MXC_SGEMV, mxc_sgemv_t)
-#define mxc_dgemv MXC_BLAS(MXC_DGEMV, mxc_dgemv_t)
+static inline void mxc_blas_install_gate(void *gate) { mxc_blas_gate = (mxc_blas_gate_t *)gate; }
+
+static inline void mxc_blas_enter(void) {
+  mxc_blas_gate_t *g = mxc_blas_gate;
+  int want;
+  while (__atomic_exchange_n(&g->lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  want = __atomic_add_fetch(&g->inside, 1, __ATOMIC_ACQ_REL) == 1 ? g->max : 1;
+  if (want != g->cur) {
+    ((mxc_blas_set_threads_t)mxc_blas_table[MXC_BLAS_SET_THREADS])(want);
+    g->cur = want;
+  }
+  __atomic_store_n(&g->lock, 0, __ATOMIC_RELEASE);
+}
+
+static inline void mxc_blas_leave(void) {
+  __atomic_sub_fetch(&mxc_blas_gate->inside, 1, __ATOMIC_ACQ_REL);
+}
+
+/* every routine through the gate: mxc_sgemm(...) etc. have the CBLAS/LAPACK signatures */
+#define MXC_BLAS_CALL(name, T, ...)                                                                \
+  do {                                                                                             \
+    mxc_blas_enter();                                                                              \
+    ((T)mxc_blas_table[name])(__VA_ARGS__);                                                        \
+    mxc_blas_leave();                                                                              \
+  } while (0)
+
+#define MXC_BLAS_GEMM_FN(fn, id, R)                                                                \
+  static inline void fn(int order, int ta, int tb, int m, int n, int k, R alpha, const R *a,       \
+                        int lda, const R *b, int ldb, R beta, R *c, int ldc) {                     \
+    MXC_BLAS_CALL(id, fn##_t, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);        \
+  }
+#define MXC_BLAS_TRSM_FN(fn, id, R)                                                                \
+  static inline void fn(int order, int side, int uplo, int trans, int diag, int m, int n, R alpha, \
+                        const R *a, int lda, R *b, int ldb) {                                      \
+    MXC_BLAS_CALL(id, fn##_t, order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);        \
+  }
+#define MXC_BLAS_SYRK_FN(fn, id, R)                                                                \
+  static inline void fn(int order, int uplo, int trans, int n, int k, R alpha, const R *a,         \
+                        int lda, R beta, R *c, int ldc) {                                          \
+    MXC_BLAS_CALL(id, fn##_t, order, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);              \
+  }
+#define MXC_BLAS_POTR_FN(fn, id, R)                                                                \
+  static inline void fn(const char *uplo, const int *n, R *a, const int *lda, int *info,           \
+                        size_t uplo_len) {                                                         \
+    MXC_BLAS_CALL(id, fn##_t, uplo, n, a, lda, info, uplo_len);                                    \
+  }
+#define MXC_BLAS_GEMV_FN(fn, id, R)                                                                \
+  static inline void fn(int order, int trans, int m, int n, R alpha, const R *a, int lda,          \
+                        const R *x, int incx, R beta, R *y, int incy) {                            \
+    MXC_BLAS_CALL(id, fn##_t, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);          \
+  }
+
+MXC_BLAS_GEMM_FN(mxc_sgemm, MXC_SGEMM, float)
+MXC_BLAS_GEMM_FN(mxc_dgemm, MXC_DGEMM, double)
+MXC_BLAS_TRSM_FN(mxc_strsm, MXC_STRSM, float)
+MXC_BLAS_TRSM_FN(mxc_dtrsm, MXC_DTRSM, double)
+MXC_BLAS_TRSM_FN(mxc_strmm, MXC_STRMM, float)
+MXC_BLAS_TRSM_FN(mxc_dtrmm, MXC_DTRMM, double)
+MXC_BLAS_SYRK_FN(mxc_ssyrk, MXC_SSYRK, float)
+MXC_BLAS_SYRK_FN(mxc_dsyrk, MXC_DSYRK, double)
+MXC_BLAS_POTR_FN(mxc_spotrf, MXC_SPOTRF, float)
+MXC_BLAS_POTR_FN(mxc_dpotrf, MXC_DPOTRF, double)
+MXC_BLAS_POTR_FN(mxc_spotri, MXC_SPOTRI, float)
+MXC_BLAS_POTR_FN(mxc_dpotri, MXC_DPOTRI, double)
+MXC_BLAS_GEMV_FN(mxc_sgemv, MXC_SGEMV, float)
+MXC_BLAS_GEMV_FN(mxc_dgemv, MXC_DGEMV, double)
 
 #endif

@@ -5,8 +5,11 @@ with runtime CPU dispatch (DYNAMIC_ARCH), and it is a wheel on every platform nu
 It is opened here with ctypes and its function addresses are handed to the kernel modules
 (csrc/mxc/blas.h), which call them from engine workers without the GIL.
 
-Threads: OpenBLAS keeps its own pool; it is sized once to mxc's threads per kernel
-(OMP_NUM_THREADS, else the cores shared among the engine's workers). An idle pool thread spins
+Threads: OpenBLAS keeps its own pool; a kernel that calls BLAS alone gets mxc's threads per kernel
+(OMP_NUM_THREADS, else the cores this process may run on shared among the engine's workers). A
+call made while another caller is inside BLAS (a second worker, or a waiting thread running ops)
+runs single-threaded, so that no two callers share the pool: the gate in csrc/mxc/blas.h, whose
+state is GATE here. An idle pool thread spins
 for 2^OPENBLAS_THREAD_TIMEOUT cycles before it sleeps; OpenBLAS's default (2^28, ~0.1 s) keeps it
 spinning through a whole training step, where products come every few milliseconds, so it holds
 one of the cores that the engine worker and the Python thread between them need. mxc sets 2^16
@@ -19,12 +22,12 @@ import os
 from ..base import MXNetError
 from .threads import omp_threads
 
-__all__ = ["ADDRESSES", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
+__all__ = ["ADDRESSES", "GATE", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
 
 # the order of enum mxc_blas_fn in csrc/mxc/blas.h
 SYMBOLS = ("cblas_sgemm", "cblas_dgemm", "cblas_strsm", "cblas_dtrsm", "cblas_strmm",
            "cblas_dtrmm", "cblas_ssyrk", "cblas_dsyrk", "spotrf_", "dpotrf_", "spotri_", "dpotri_",
-           "cblas_sgemv", "cblas_dgemv")
+           "cblas_sgemv", "cblas_dgemv", "openblas_set_num_threads")
 _PREFIX = "scipy_"
 
 
@@ -57,14 +60,35 @@ def config():
     return _LIB.scipy_openblas_get_config().decode()
 
 
+class _Gate(ctypes.Structure):
+    # mxc_blas_gate_t in csrc/mxc/blas.h
+    _fields_ = [("lock", ctypes.c_int), ("inside", ctypes.c_int), ("cur", ctypes.c_int),
+                ("max", ctypes.c_int)]
+
+
+_GATE = _Gate()
+GATE = ctypes.addressof(_GATE)
+
+
 def set_num_threads(n):
-    _LIB.scipy_openblas_set_num_threads(max(1, int(n)))
+    """The threads a lone BLAS caller gets (a caller beside another one always gets 1)."""
+    n = max(1, int(n))
+    _GATE.max = n
+    if _GATE.inside == 0:
+        _LIB.scipy_openblas_set_num_threads(n)
+        _GATE.cur = n
 
 
 def get_num_threads():
-    return _LIB.scipy_openblas_get_num_threads()
+    return _GATE.max
 
 
 set_num_threads(omp_threads())
-# a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx)
-os.register_at_fork(after_in_child=lambda: set_num_threads(1))
+def _after_fork_in_child():
+    # a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx); the
+    # callers that were inside BLAS (and the gate's lock) stayed behind in the parent
+    _GATE.lock = _GATE.inside = 0
+    set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -8,9 +8,14 @@ __all__ = ["omp_threads"]
 
 def omp_threads():
     """OpenMP threads per kernel, decided once in Python: OMP_NUM_THREADS when set, else the
-    cores shared out among the engine's workers (as MXNet does), so that several workers running
+    cores this process may run on (its CPU affinity, which a job scheduler or taskset narrows)
+    shared out among the engine's workers (as MXNet does), so that several workers running
     kernels at once do not oversubscribe the cores (libgomp's spinning barriers collapse then)."""
     n = os.environ.get("OMP_NUM_THREADS", "")
     if n.strip().isdigit():
         return max(1, int(n))
-    return max(1, (os.cpu_count() or 1) // max(1, engine.num_workers()))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):     # no affinity on macOS / Windows
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, engine.num_workers()))

@@ -39,3 +39,91 @@ def test_thread_count_round_trip():
 
 def test_config_names_openblas():
     assert "OpenBLAS" in blas.config()
+
+
+# Several GEMM callers at once: the main thread pushing dots and waiting on them (a waiter may
+# run ready ops itself), two engine workers, and two more Python threads pushing dots. With
+# OpenBLAS multi-threaded, callers that meet inside its one pool queue behind each other while
+# its threads spin (issue 27); the gate in csrc/mxc/blas.h lets only a lone caller use the pool.
+_CONCURRENT_GEMMS = r"""
+import threading, time
+import numpy as np
+import mxc as mx
+from mxc._core import blas
+
+rs = np.random.RandomState(0)
+mats = [rs.rand(200 + 40 * i, 300).astype(np.float32) for i in range(3)]
+want = [m.astype(np.float64) @ m.astype(np.float64).T for m in mats]
+errors = []
+
+def caller(i, rounds):
+    try:
+        x = mx.nd.array(mats[i])
+        for _ in range(rounds):
+            outs = [mx.nd.dot(x, x, transpose_b=True) for _ in range(4)]
+            for o in outs:
+                np.testing.assert_allclose(o.asnumpy(), want[i], rtol=1e-4)
+    except Exception as exc:          # reported by the main thread
+        errors.append(repr(exc))
+
+t0 = time.monotonic()
+threads = [threading.Thread(target=caller, args=(i, 25)) for i in (1, 2)]
+for t in threads:
+    t.start()
+caller(0, 25)
+for t in threads:
+    t.join()
+mx.nd.waitall()
+assert not errors, errors
+assert blas._GATE.inside == 0, blas._GATE.inside
+print("took %.2f threads %d" % (time.monotonic() - t0, blas.get_num_threads()))
+"""
+
+
+def test_concurrent_gemm_callers_finish_and_agree_with_numpy():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    # a multi-threaded OpenBLAS (more threads than cores, as on a loaded machine) and two
+    # engine workers beside the main thread
+    env.update(OMP_NUM_THREADS="4", MXNET_CPU_WORKER_NTHREADS="2")
+    out = subprocess.run([sys.executable, "-c", _CONCURRENT_GEMMS], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "threads 4" in out.stdout, out.stdout
+
+
+def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_pool():
+    import mxc as mx
+    openblas_threads = blas._LIB.scipy_openblas_get_num_threads
+    before = blas.get_num_threads()
+    a = mx.nd.ones((64, 64))
+    try:
+        blas.set_num_threads(2)
+        blas._GATE.inside += 1          # as if another thread were inside a BLAS call
+        try:
+            assert mx.nd.dot(a, a).asnumpy()[0, 0] == 64
+            assert openblas_threads() == 1
+        finally:
+            blas._GATE.inside -= 1
+        assert mx.nd.dot(a, a).asnumpy()[0, 0] == 64
+        assert openblas_threads() == 2
+        assert blas._GATE.inside == 0
+    finally:
+        blas.set_num_threads(before)
+
+
+def test_a_fork_taken_with_a_caller_inside_blas_leaves_the_child_a_free_gate():
+    code = ("import os, mxc as mx\n"
+            "from mxc._core import blas\n"
+            "blas._GATE.inside = blas._GATE.lock = 1   # a worker inside BLAS at the fork\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    a = mx.nd.ones((64, 64))\n"
+            "    ok = mx.nd.dot(a, a).asnumpy()[0, 0] == 64 and blas.get_num_threads() == 1\n"
+            "    os._exit(0 if ok and blas._GATE.inside == 0 else 1)\n"
+            "_, st = os.waitpid(pid, 0)\n"
+            "print('child', os.waitstatus_to_exitcode(st))\n")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "child 0", (out.stdout, out.stderr[-2000:])
