@@ -41,7 +41,7 @@
 MXC_HD double mxc_hd_erfinv(double y) {
   if (y != y) return y;
   if (y > 1.0 || y < -1.0) return (y - y) / (y - y);  /* NaN (no NAN macro under NVRTC) */
-  if (y == 1.0 || y == -1.0) return y / 0.0;          /* +-inf */
+  if (y == 1.0 || y == -1.0) return y / (y - y);      /* +-inf (y - y is +0: no literal division by zero) */
   if (y == 0.0) return y;
   double w = -log((1.0 - y) * (1.0 + y)), p;
   if (w < 5.0) {
