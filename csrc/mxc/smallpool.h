@@ -2,7 +2,7 @@
  * calls). They are allocated by the thread that pushes and freed by the worker that completes
  * them; with glibc's malloc that crosses arenas and the threads queue on the arena lock (perf
  * showed futex waits inside malloc/free as the main cost of a chain of small operations).
- * Here each 64-byte size class up to 1 KiB is a free list under its own tiny spinlock; blocks
+ * Here each 64-byte size class up to 4 KiB is a free list under its own tiny spinlock; blocks
  * are kept for reuse (their number is bounded by the peak of live operations and arrays) and
  * larger requests go to malloc. Each module that includes this header has its own pool, so a
  * block must be freed by the module that allocated it. */
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define MXC_SP_STEP 64
-#define MXC_SP_CLASSES 16
+#define MXC_SP_CLASSES 64          /* up to 4 KiB: a kernel call with 32-dim descriptors is ~2.3 KiB */
 #define MXC_SP_HEADER 16           /* keeps 16-byte alignment of the payload */
 
 #if defined(__x86_64__) || defined(__i386__)
