@@ -44,8 +44,10 @@ py_str = lambda x: x.decode("utf-8") if isinstance(x, bytes) else str(x)  # noqa
 _Null = None
 
 
-class NotImplementedForSymbol(MXNetError):
-    """An NDArray-only function was called on a Symbol."""
+class _NotForKind(MXNetError):
+    """A function called on a kind of array it does not take (MXNet's message layout)."""
+
+    _tail = ""
 
     def __init__(self, function, alias, *args):
         super().__init__()
@@ -59,7 +61,13 @@ class NotImplementedForSymbol(MXNetError):
             msg += f" (namely operator \"{self.alias}\")"
         if self.args:
             msg += " with arguments (" + ", ".join(self.args) + ")"
-        return msg + " is not implemented for Symbol and only available in NDArray."
+        return msg + self._tail
+
+
+class NotImplementedForSymbol(_NotForKind):
+    """An NDArray-only function was called on a Symbol."""
+
+    _tail = " is not implemented for Symbol and only available in NDArray."
 
 
 def _as_list(obj):
@@ -85,22 +93,10 @@ def data_dir_default():
     return os.path.join(os.path.expanduser("~"), ".mxnet")
 
 
-class NotSupportedForSparseNDArray(MXNetError):
+class NotSupportedForSparseNDArray(_NotForKind):
     """A dense-only function was called on a sparse NDArray."""
 
-    def __init__(self, function, alias, *args):
-        super().__init__()
-        self.function = function.__name__ if callable(function) else str(function)
-        self.alias = alias
-        self.args = [str(type(a)) for a in args]
-
-    def __str__(self):
-        msg = f"Function {self.function}"
-        if self.alias:
-            msg += f" (namely operator \"{self.alias}\")"
-        if self.args:
-            msg += " with arguments (" + ", ".join(self.args) + ")"
-        return msg + " is not supported for SparseNDArray and only available in NDArray."
+    _tail = " is not supported for SparseNDArray and only available in NDArray."
 
 
 error_types = {}

@@ -40,7 +40,7 @@ import warnings
 from ._core import engine as _engine
 from ._core import storage as _storage
 from .ops.custom import PROPS as _CUSTOM_OPS       # the registered custom operators' op_types
-from .base import MXNetError
+from .base import MXNetError, env_int
 
 __all__ = ["set_config", "set_state", "dump", "dumps", "pause", "resume", "Domain", "Task",
            "Frame", "Event", "Counter", "Marker", "profiler_set_config", "profiler_set_state",
@@ -765,18 +765,8 @@ class Marker:
 # ---------------------------------------------------------------------------------------------
 # environment, exit and fork
 
-def _env_int(name, default):
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"environment variable {name}={raw!r} must be an integer") from None
-
-
-_P.set_mode(_env_int("MXNET_PROFILER_MODE", 1))
-if _env_int("MXNET_PROFILER_AUTOSTART", 0):
+_P.set_mode(env_int("MXNET_PROFILER_MODE", 1))
+if env_int("MXNET_PROFILER_AUTOSTART", 0):
     _P.set_state("run")
 atexit.register(_P.at_exit)
 os.register_at_fork(after_in_child=_P.after_fork_child)

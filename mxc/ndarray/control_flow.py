@@ -14,15 +14,17 @@ def _nd():
     return _sys.modules["mxc.ndarray"]
 
 
-def _flatten(args, what):
-    if isinstance(args, NDArray):
-        return [args], 0
+def _flatten(args, what, leaf=NDArray, width=lambda x: 0):
+    """The leaves of a nested list of `leaf`s, and its format for ``_regroup``: per leaf its
+    ``width(leaf)`` (0: one value; n: n outputs of one Symbol), lists for the nesting."""
+    if isinstance(args, leaf):
+        return [args], width(args)
     if not isinstance(args, (list, tuple)):
-        raise AssertionError(f"{what} must be (nested) list of NDArray, but got {args} of type "
-                             f"{type(args)}")
+        raise AssertionError(f"{what} must be (nested) list of {leaf.__name__}, but got {args} of "
+                             f"type {type(args)}")
     flat, fmts = [], []
     for a in args:
-        f, fmt = _flatten(a, what)
+        f, fmt = _flatten(a, what, leaf, width)
         flat.extend(f)
         fmts.append(fmt)
     return flat, fmts

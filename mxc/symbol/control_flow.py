@@ -19,6 +19,7 @@ from ..base import MXNetError
 from ..name import NameManager
 from .. import ndarray as _nd
 from ..ndarray import NDArray, _internal as _nd_internal, register as _nd_register
+from ..ndarray.control_flow import _flatten as _nd_flatten, _regroup
 from ..ops.registry import OpDef, Param, Untraceable, register
 from .infer import infer_graph
 from . import symbol as _symbol_module
@@ -277,31 +278,13 @@ _nd_internal._populate()
 
 
 # ---- building the subgraphs (the Python front) -------------------------------------------------
+def _outputs_width(sym):
+    n = len(sym.list_outputs())
+    return int(n if n > 1 else 0)
+
+
 def _flatten(args, what):
-    if isinstance(args, Symbol):
-        n = len(args.list_outputs())
-        return [args], int(n if n > 1 else 0)
-    if not isinstance(args, (list, tuple)):
-        raise AssertionError(f"{what} must be (nested) list of Symbol, but got {args} of type "
-                             f"{type(args)}")
-    flat, fmts = [], []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat.extend(f)
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def _regroup(args, fmt):
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    ret = []
-    for f in fmt:
-        r, args = _regroup(args, f)
-        ret.append(r)
-    return ret, args
+    return _nd_flatten(args, what, Symbol, _outputs_width)
 
 
 def _check(items, what):
