@@ -38,6 +38,7 @@ What the symbol front and the executor need beyond that:
 
 `mx.nd.<name>` for every name and alias, NDArray methods and, later, `mx.sym.<name>` come from here.
 """
+from operator import itemgetter
 
 from ..base import MXNetError, OperatorInputError
 from .._core.modes import is_training  # noqa: F401  (for forwards that depend on the mode)
@@ -349,11 +350,32 @@ def kernel_names(family, kind):
     return [k[len(prefix):] for f, k in _KERNELS if f == family and k.startswith(prefix)]
 
 
-def _slot_exprs(kern, slots, fill, env):
-    """Source expressions filling `slots` in order: fill[name](a, i, o), or a starred
+def _plain(names):
+    """Values a[name] of consecutive plain slots, as a tuple (operator.itemgetter, in C)."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda a, i, o: (a[name],)
+    get = itemgetter(*names)
+    return lambda a, i, o: get(a)
+
+
+def _computed(f, many):
+    """The values of fill function f: one slot's value, or (many) those of a run or group."""
+    if many:
+        return lambda a, i, o: tuple(f(a, i, o))
+    return lambda a, i, o: (f(a, i, o),)
+
+
+def _slot_steps(kern, slots, fill):
+    """Functions (a, i, o) -> tuple filling `slots` in order: fill[name](a, i, o), or
     fill[(name, next, ...)](a, i, o) for consecutive slots one function computes together (and
-    for a run), else a[name]; the functions are bound in `env`."""
-    out, k = [], 0
+    for a run, "x*"), else a[name] (consecutive ones read together)."""
+    steps, plain, k = [], [], 0
+
+    def flush():
+        if plain:
+            steps.append(_plain(tuple(plain)))
+            plain.clear()
     while k < len(slots):
         name = slots[k].rstrip("*")
         group = next((g for g in fill if isinstance(g, tuple) and g[0] == name), None)
@@ -361,8 +383,8 @@ def _slot_exprs(kern, slots, fill, env):
             if tuple(s.rstrip("*") for s in slots[k:k + len(group)]) != group:
                 raise TypeError(f"kernel {kern.family}/{kern.name}: fill group {group} is not "
                                 f"a run of consecutive slots of {slots}")
-            env["f%d" % len(env)] = fill[group]
-            out.append("*f%d(a, i, o)" % (len(env) - 1))
+            flush()
+            steps.append(_computed(fill[group], True))
             k += len(group)
             continue
         f = fill.get(name)
@@ -370,30 +392,39 @@ def _slot_exprs(kern, slots, fill, env):
             if slots[k].endswith("*"):
                 raise TypeError(f"kernel {kern.family}/{kern.name}: run slot {name!r} needs a "
                                 f"fill function")
-            out.append("a[%r]" % name)
+            plain.append(name)
         else:
-            env["f%d" % len(env)] = f
-            out.append(("*" if slots[k].endswith("*") else "") + "f%d(a, i, o)" % (len(env) - 1))
+            flush()
+            steps.append(_computed(f, slots[k].endswith("*")))
         k += 1
-    return out
+    flush()
+    return steps
+
+
+def _joined(steps):
+    if not steps:
+        return lambda a, i, o: ()
+    if len(steps) == 1:
+        return steps[0]
+    return lambda a, i, o: tuple(v for step in steps for v in step(a, i, o))
 
 
 def _filler(kern, fill):
     """attrs(a, inputs, outputs) -> (iattr, fattr) filling kern's declared slots by name (see
-    _slot_exprs). Compiled to one function that builds both tuples directly: it runs on every
-    call of the operator (an optimizer update per weight per step)."""
+    _slot_steps). It runs on every call of the operator (an optimizer update per weight per
+    step): plain slots are read by one itemgetter, and a kernel whose slots are all plain makes
+    no Python-level loop."""
     fill = fill or {}
     names = {s.rstrip("*") for s in (kern.ints or ()) + (kern.floats or ())}
     unknown = [k for k in fill if not set(k if isinstance(k, tuple) else (k,)) <= names]
     if unknown:
         raise TypeError(f"kernel {kern.family}/{kern.name}: fill names no slot: {unknown}")
-    env = {}
-    ints = _slot_exprs(kern, kern.ints or (), fill, env)
-    floats = _slot_exprs(kern, kern.floats or (), fill, env)
-    src = "def fill(a, i, o):\n    return (%s), (%s)\n" % (
-        "".join(x + ", " for x in ints), "".join(x + ", " for x in floats))
-    exec(compile(src, f"<slots of {kern.family}/{kern.name}>", "exec"), env)
-    return env["fill"]
+    int_steps = _slot_steps(kern, kern.ints or (), fill)
+    floats = _joined(_slot_steps(kern, kern.floats or (), fill))
+    if not int_steps:             # the optimizer updates, clip, scalar ops: one call fewer
+        return lambda a, i, o: ((), floats(a, i, o))
+    ints = _joined(int_steps)
+    return lambda a, i, o: (ints(a, i, o), floats(a, i, o))
 
 
 def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, fill=None):
