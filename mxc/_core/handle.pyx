@@ -3,7 +3,7 @@ kernels onto the engine. The NDArray class (mxc/ndarray/ndarray.py) subclasses
 NDArrayBase; everything on the per-operator hot path lives here, in C."""
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t, uintptr_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, strlen
 cimport numpy as cnp
 import numpy as np
@@ -12,9 +12,9 @@ from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
 from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_recording,
                                profile_record, profile_now_ns)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
-from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
+from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs, capped_threads
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
-from mxc.base import MXNetError
+from mxc.base import MXNetError, env_int
 
 cnp.import_array()
 
@@ -310,8 +310,8 @@ cdef void _free_pushed(void *arg) noexcept nogil:
     mxc_sp_free(arg)
 
 
-cdef int _run_pushed(void *arg, char *err, size_t errlen) noexcept nogil:
-    cdef Pushed *p = <Pushed*>arg
+cdef int _resolve_pushed(Pushed *p, char *err, size_t errlen) noexcept nogil:
+    """Allocate the call's chunks where not yet done and set its data pointers."""
     cdef TensorRef *r = _refs(p)
     cdef int i
     for i in range(p.n):                      # call.out directly follows call.inp
@@ -319,6 +319,13 @@ cdef int _run_pushed(void *arg, char *err, size_t errlen) noexcept nogil:
             snprintf(err, errlen, "out of memory allocating %zu bytes", r[i].nbytes)
             return -1
         p.call.inp[i].data = <char*>r[i].var.data + r[i].offset
+    return 0
+
+
+cdef int _run_pushed(void *arg, char *err, size_t errlen) noexcept nogil:
+    cdef Pushed *p = <Pushed*>arg
+    if _resolve_pushed(p, err, errlen) != 0:
+        return -1
     return run_call(p.call, err, errlen)
 
 
@@ -441,12 +448,132 @@ def capture_discard(list calls):
         _free_pushed(<void*><uintptr_t>entry[0])
 
 
+cdef extern from "mxc/tiled_chain.h" nogil:
+    int64_t MXC_CHAIN_TILE
+    int mxc_run_tiled_chain(mxc_opcall **calls, int m, int64_t n, int nthreads, int *bad,
+                            char *err, size_t errlen)
+
+
 cdef struct SeqOp:
     int refs                 # the KernelSeq's, plus one per queued run (atomic)
     int n
     Pushed **items
     char **labels            # the graph node each call belongs to (error messages), then,
                              # after its NUL, the call's operator name (the profiler's)
+    int *chain               # per item: length of the fused chain starting there (0: none)
+    int64_t *chain_n         # its element count
+
+
+# ---- fusion of pointwise chains ----------------------------------------------------------------
+# The kernels whose out[i] depends only on the inputs at i (their addresses; the operator layer
+# installs them, see mxc/ops/fusion.py). Consecutive calls of them over one element count run
+# tile by tile as one chain (csrc/mxc/tiled_chain.h); MXNET_USE_FUSION=0 turns that off.
+cdef frozenset g_pointwise = frozenset()
+# chains shorter than this many elements fit in cache unfused; longer than MAX_CHAIN calls is
+# split (the per-thread call copies are on the heap, their pointers on the stack)
+cdef int64_t CHAIN_MIN_ELEMS = 32768
+DEF MAX_CHAIN = 64
+
+
+def set_pointwise_kernels(addresses):
+    """Install the addresses of the pointwise kernels (called once by the operator layer)."""
+    global g_pointwise
+    g_pointwise = frozenset(int(a) for a in addresses)
+
+
+def fusion_enabled():
+    return env_int("MXNET_USE_FUSION", 1) != 0
+
+
+def chain_min_elems():
+    """Element count from which a pointwise chain is fused."""
+    return CHAIN_MIN_ELEMS
+
+
+cdef int64_t _pointwise_size(uintptr_t ptr, list inputs, list outputs):
+    """The element count of a pointwise call whose tensors all hold it, else -1."""
+    cdef Pushed *p = <Pushed*>ptr
+    cdef NDArrayBase a
+    cdef int64_t n
+    if <uintptr_t>p.call.kernel not in g_pointwise or not outputs:
+        return -1
+    n = (<NDArrayBase?>outputs[0])._size
+    for x in inputs + outputs:
+        a = <NDArrayBase?>x
+        if a._size != n or a._chunk.dev_type == 2:
+            return -1
+    return n
+
+
+cdef bint _overlaps_badly(dict ranges, list arrays):
+    """Whether one of `arrays` overlaps a range in `ranges` ({chunk id: [(start, end,
+    itemsize)]}) other than exactly (same start and element size); adds their ranges."""
+    cdef NDArrayBase a
+    cdef list new = []
+    for x in arrays:
+        a = <NDArrayBase>x
+        start, end = a._offset, a._offset + a._size * a._itemsize
+        for s0, e0, it0 in ranges.get(id(a._chunk), ()):
+            if start < e0 and s0 < end and (start != s0 or a._itemsize != it0):
+                return True
+        new.append((id(a._chunk), (start, end, a._itemsize)))
+    for k, r in new:
+        ranges.setdefault(k, []).append(r)
+    return False
+
+
+cdef list _find_chains(list calls):
+    """[(first item, length, elements)] of the fusable runs of `calls`."""
+    cdef list found = []
+    cdef int i = 0, j, n = len(calls)
+    cdef int64_t size, sj
+    while i < n:
+        ptr, inputs, outputs, _ = calls[i]
+        size = _pointwise_size(ptr, inputs, outputs)
+        if size < CHAIN_MIN_ELEMS:
+            i += 1
+            continue
+        ranges = {}
+        _overlaps_badly(ranges, inputs + outputs)
+        j = i + 1
+        while j < n and j - i < MAX_CHAIN:
+            ptr, inputs, outputs, _ = calls[j]
+            sj = _pointwise_size(ptr, inputs, outputs)
+            if sj != size or _overlaps_badly(ranges, inputs + outputs):
+                break
+            j += 1
+        if j - i >= 2:
+            found.append((i, j - i, size))
+        i = j
+    return found
+
+
+cdef int _run_chain(SeqOp *s, int i0, char *err, size_t errlen) noexcept nogil:
+    """Run the fused chain starting at item i0 (see tiled_chain.h)."""
+    cdef mxc_opcall *calls[MAX_CHAIN]
+    cdef int m = s.chain[i0], k, rc = 0, bad = 0, nthreads = 1
+    cdef char *msg
+    for k in range(m):
+        if _resolve_pushed(s.items[i0 + k], err, errlen) != 0:
+            bad = k
+            rc = -1
+            break
+        calls[k] = s.items[i0 + k].call
+        if calls[k].nthreads > nthreads:
+            nthreads = calls[k].nthreads
+    else:
+        rc = mxc_run_tiled_chain(calls, m, s.chain_n[i0], capped_threads(nthreads), &bad, err,
+                                 errlen)
+    if rc != 0:
+        if bad >= m:
+            bad = 0
+        msg = <char*>malloc(errlen)
+        if msg != NULL:
+            memcpy(msg, err, errlen)
+            msg[errlen - 1] = 0
+            snprintf(err, errlen, "Error in operator %s: %s", s.labels[i0 + bad], msg)
+            free(msg)
+    return rc
 
 
 cdef void _seq_release(void *arg) noexcept nogil:
@@ -459,6 +586,8 @@ cdef void _seq_release(void *arg) noexcept nogil:
         free(s.labels[i])
     free(s.items)
     free(s.labels)
+    free(s.chain)
+    free(s.chain_n)
     free(s)
 
 
@@ -467,7 +596,19 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef int i, rc
     cdef char *msg
     cdef long long t0
-    for i in range(s.n):
+    i = 0
+    while i < s.n:
+        if s.chain[i] >= 2:
+            if profile_recording():
+                t0 = profile_now_ns()
+                rc = _run_chain(s, i, err, errlen)
+                profile_record("FusedOp", t0, profile_now_ns(), -1)
+            else:
+                rc = _run_chain(s, i, err, errlen)
+            if rc != 0:
+                return rc
+            i += s.chain[i]
+            continue
         if profile_recording():      # each kernel of the bulk operation on its own
             t0 = profile_now_ns()
             rc = _run_pushed(s.items[i], err, errlen)
@@ -482,6 +623,7 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
                 snprintf(err, errlen, "Error in operator %s: %s", s.labels[i], msg)
                 free(msg)
             return rc
+        i += 1
     return 0
 
 
@@ -492,6 +634,7 @@ cdef class KernelSeq:
     cdef VarC **vars
     cdef int nread, nwrite
     cdef bytes name
+    cdef readonly int nchains
 
     def __cinit__(self, list calls, list labels, bytes name=b"bulk"):
         cdef int n = len(calls), i, k
@@ -502,9 +645,14 @@ cdef class KernelSeq:
             raise MemoryError()
         self.s.refs = 1
         self.s.n = 0
+        self.s.chain = NULL
+        self.s.chain_n = NULL
         self.s.items = <Pushed**>malloc(sizeof(Pushed*) * max(1, n))
         self.s.labels = <char**>malloc(sizeof(char*) * max(1, n))
-        if self.s.items == NULL or self.s.labels == NULL:
+        self.s.chain = <int*>calloc(max(1, n), sizeof(int))
+        self.s.chain_n = <int64_t*>calloc(max(1, n), sizeof(int64_t))
+        if (self.s.items == NULL or self.s.labels == NULL or self.s.chain == NULL
+                or self.s.chain_n == NULL):
             raise MemoryError()
         self.keep = []
         for i in range(n):
@@ -537,6 +685,18 @@ cdef class KernelSeq:
             self.vars[k] = (<Chunk>c).c
             k += 1
         self.name = name
+        self.nchains = 0
+        if g_pointwise and fusion_enabled():
+            for i0, m, size in _find_chains(calls):
+                self.s.chain[i0] = m
+                self.s.chain_n[i0] = size
+                self.nchains += 1
+
+    @property
+    def fused_chains(self):
+        """[(first call, number of calls, elements)] of the chains run fused."""
+        return [(i, self.s.chain[i], self.s.chain_n[i]) for i in range(self.s.n)
+                if self.s.chain[i] >= 2]
 
     def run(self, int priority=0):
         """Queue every recorded call, in order, as one engine operation."""

@@ -61,6 +61,10 @@ def _after_fork_child():
 os.register_at_fork(after_in_child=_after_fork_child)
 
 
+cdef int capped_threads(int n) noexcept nogil:
+    return g_thread_cap if g_thread_cap > 0 and n > g_thread_cap else n
+
+
 cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef mxc_opcall *call = <mxc_opcall*>arg
     cdef int rc

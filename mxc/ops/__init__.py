@@ -16,3 +16,5 @@ for _name in _FIRST + tuple(sorted(m.name for m in _pkgutil.iter_modules(__path_
 
 # GPU arrays on the C fast path (mxc._core.handle): its plans come from the GPU front end
 _importlib.import_module(f"{__name__}._gpu").install()
+# fusion of pointwise chains in bulk operations: which kernels are pointwise
+_importlib.import_module(f"{__name__}._fusion").install()
