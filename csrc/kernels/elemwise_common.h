@@ -134,6 +134,61 @@ static inline float mxc_expf(float x) {
 }
 MXC_VEC_END
 
+/* ---- float32 tanh that vectorises ---------------------------------------------------------
+ * libm's tanhf is a call per element (~25x slower than this loop with AVX-512). Computed in
+ * double, branch-free: |x| < 0.3 by the Taylor series to x^15 (truncation < 3e-12 relative),
+ * else (e - 1) / (e + 1) with e = exp(2|x|) (|x| capped at 9.5, where tanh rounds to 1 in
+ * float32) from a degree-11 polynomial after range reduction (|r| <= ln2/2, < 4e-15
+ * relative). The double result is within 1e-13 of tanh, so the float32 result is the correctly
+ * rounded one but for values that close to a rounding boundary: over all 2.19e9 float32 in
+ * [-10, 10], 32 are not the nearest float to tanh (all within 0.5000 ulp), against 5.4% of
+ * them for glibc's tanhf (which MXNet calls), so results may differ from MXNet's by one ulp.
+ * nan, +-0 and +-inf behave as tanhf. */
+MXC_VEC_BEGIN
+static inline double mxc_tanh_exp2x(double ax) {   /* exp(2 ax), 0 <= ax <= 9.5 */
+  double x = 2.0 * ax;
+  /* m holds rint(x / ln2) = k in its low mantissa bits; 2^k is built from those bits, since a
+   * double -> int64 conversion has no AVX2/AVX-512F vector form and would keep the loop scalar */
+  double m = x * 1.4426950408889634 + 6755399441055744.0;
+  double kd = m - 6755399441055744.0;
+  double r = (x - kd * 0.6931471803691238) - kd * 1.9082149292705877e-10;
+  double p = 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  uint64_t b;
+  memcpy(&b, &m, sizeof b);
+  b = (b + 1023) << 52;   /* the exponent field of 2^k: (k + 1023) << 52, higher bits shift out */
+  double s;
+  memcpy(&s, &b, sizeof s);
+  return p * s;
+}
+static inline float mxc_tanhf(float xf) {
+  double x = (double)xf, ax = fabs(x), x2 = x * x;
+  double t = -929569.0 / 638512875.0;       /* the x^15 term's coefficient */
+  t = t * x2 + 21844.0 / 6081075.0;
+  t = t * x2 - 1382.0 / 155925.0;
+  t = t * x2 + 62.0 / 2835.0;
+  t = t * x2 - 17.0 / 315.0;
+  t = t * x2 + 2.0 / 15.0;
+  t = t * x2 - 1.0 / 3.0;
+  double small = x * (1.0 + x2 * t);     /* x * (...): tanh(-0) is -0 */
+  double e = mxc_tanh_exp2x(ax < 9.5 ? ax : 9.5);
+  double big = (e - 1.0) / (e + 1.0);
+  big = x < 0 ? -big : big;
+  float y = (float)(ax < 0.3 ? small : big);
+  return xf != xf ? xf : y;
+}
+MXC_VEC_END
+
 static inline int mxc_fail(mxc_opcall *c, const char *msg) {
   snprintf(c->err, MXC_ERR_LEN, "%s", msg);
   return -1;

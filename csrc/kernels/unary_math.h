@@ -15,7 +15,8 @@
  *   reciprocal, degrees, radians).
  *
  * What differs between the devices is named by hooks that the including file defines:
- * MXC_UM_EXPF(a) (float exp: the CPU's vectorisable mxc_expf, expf on the GPU),
+ * MXC_UM_EXPF(a) / MXC_UM_TANHF(a) (float exp and tanh: the CPU's vectorisable mxc_expf and
+ * mxc_tanhf, expf and tanhf on the GPU),
  * MXC_UM_LGAMMAF / MXC_UM_LGAMMA (the CPU's thread-safe lgamma_r), MXC_UM_ITO(a, double v)
  * (v cast to a's integer type with MXNet's semantics).
  *
@@ -107,7 +108,7 @@ MXC_HD double mxc_hd_erfinv(double y) {
   X(arctan, atanf(a), atan(a), 1, D, 0)                                                        \
   X(sinh, sinhf(a), sinh(a), 1, D, 0)                                                          \
   X(cosh, coshf(a), cosh(a), 1, D, 0)                                                          \
-  X(tanh, tanhf(a), tanh(a), 1, D, 0)                                                          \
+  X(tanh, MXC_UM_TANHF(a), tanh(a), 2, D, 0)                                                   \
   X(arcsinh, asinhf(a), asinh(a), 1, D, 0)                                                     \
   X(arccosh, acoshf(a), acosh(a), 1, D, 0)                                                     \
   X(arctanh, atanhf(a), atanh(a), 1, D, 0)                                                     \
