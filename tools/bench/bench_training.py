@@ -5,12 +5,13 @@ zoo on 3x32x32 with 10 classes (batch 32). Implementations, one after another in
 in a process of its own (in one process the library that ran first leaves its thread pools
 behind, and they slowed the second by up to 25%), the order reversed on every --repeat:
   mxc-hybrid (Gluon, hybridize(static_alloc, static_shape)), mxc-imperative (Gluon, not
-  hybridized), torch-eager (the same architectures written in PyTorch), and with --peer-python
+  hybridized), torch-eager (the same architectures written in PyTorch), torch-compile (those
+  under torch.compile's inductor; its compile time is a line of its own), and with --peer-python
   MXNet 1.9.1's Gluon hybridized (this same script run under MXNet's interpreter: the Gluon code
   below is written once against the MXNet API and runs on both).
 One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each;
 then per model the ratios that the targets name (mxc imperative / torch eager, mxc hybrid /
-MXNet hybrid), one per repeat, and their median (the figure to quote on a noisy machine).
+torch compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to quote on a noisy machine).
 
     python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
 """
@@ -69,7 +70,7 @@ def gluon_step_fn(mx, model, hybrid):
     return step, sync
 
 
-def torch_step_fn(model):
+def torch_step_fn(model, compile_=False):
     import numpy as np
     import torch
     from torch import nn
@@ -88,10 +89,13 @@ def torch_step_fn(model):
         net = torch_resnet18(nn)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
+    # torch.compile (inductor) compiles the forward and, at the first backward, the backward
+    fwd = torch.compile(lambda a, b: loss_fn(net(a), b)) if compile_ else (
+        lambda a, b: loss_fn(net(a), b))
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(net(x), y)
+        loss = fwd(x, y)
         loss.backward()
         opt.step()
     return step, (lambda: None)
@@ -141,10 +145,15 @@ def time_steps(step, sync, steps, rounds, warmup=3):
 
 def run_one(model, impl, steps, rounds):
     """One (model, implementation) in this process; prints its JSON line."""
-    if impl == "torch-eager":
+    if impl in ("torch-eager", "torch-compile"):
         import torch
         torch.set_num_threads(os.cpu_count() or 1)
-        step, sync = torch_step_fn(model)
+        step, sync = torch_step_fn(model, compile_=(impl == "torch-compile"))
+        if impl == "torch-compile":     # the compile, reported apart from the steps
+            t0 = time.perf_counter()
+            step()
+            print(json.dumps({"figure": f"compile {model}", "impl": impl,
+                              "seconds": round(time.perf_counter() - t0, 2)}), flush=True)
     else:
         import mxc as mx
         step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
@@ -154,11 +163,11 @@ def run_one(model, impl, steps, rounds):
 def run_local(models, impls, args, results):
     """Each (model, implementation) in a fresh interpreter, so no thread pool carries over;
     the figures go to results[(figure, impl)] in run order."""
-    if "torch-eager" in impls:
+    if any(i.startswith("torch-") for i in impls):
         try:
             import torch  # noqa: F401
         except ImportError:
-            impls = [i for i in impls if i != "torch-eager"]
+            impls = [i for i in impls if not i.startswith("torch-")]
     for model in models:
         for r in range(args.repeat):
             for impl in (impls if r % 2 == 0 else impls[::-1]):
@@ -183,7 +192,8 @@ def run_child(argv, python, what, results):
 
 
 # (numerator, denominator) of the ratio lines: the issue's two targets
-RATIOS = (("mxc-imperative", "torch-eager"), ("mxc-hybrid", "mxnet-hybrid"))
+RATIOS = (("mxc-imperative", "torch-eager"), ("mxc-hybrid", "torch-compile"),
+          ("mxc-hybrid", "mxnet-hybrid"))
 
 
 def emit_ratios(results):
@@ -218,7 +228,7 @@ def emit(model, impl, samples_per_s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="mlp,lenet,resnet18")
-    ap.add_argument("--impls", default="mxc-hybrid,mxc-imperative,torch-eager")
+    ap.add_argument("--impls", default="mxc-hybrid,mxc-imperative,torch-eager,torch-compile")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies the steps per round")
     ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
