@@ -11,7 +11,8 @@ behind, and they slowed the second by up to 25%), the order reversed on every --
   below is written once against the MXNet API and runs on both).
 One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each;
 then per model the ratios that the targets name (mxc imperative / torch eager, mxc hybrid /
-torch compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to quote on a noisy machine).
+torch compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to
+quote on a noisy machine).
 
     python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
 """
