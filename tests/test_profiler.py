@@ -104,7 +104,8 @@ def prof(tmp_path):
     profiler.dumps(reset=True)
     yield fname
     profiler.set_state("stop")
-    profiler.set_config(profile_memory=False, aggregate_stats=False, continuous_dump=False)
+    profiler.set_config(profile_memory=False, aggregate_stats=False, continuous_dump=False,
+                        filename=fname)
     mx.nd.waitall()
     profiler.dump(True)
     profiler.dumps(reset=True)
@@ -376,11 +377,15 @@ def _run(code, env_extra, cwd, timeout=120):
 
 def test_autostart_writes_profile_at_exit(tmp_path):
     code = "import mxc as mx\n(mx.nd.ones((5,)) * 2).wait_to_read()\n"
-    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "1"}, tmp_path)
+    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "2"}, tmp_path)
     assert r.returncode == 0, r.stderr
     events = check_trace(tmp_path / "profile.json")
     assert {"_ones", "_mul_scalar"} <= {e["name"] for e in ops_of(events)}
     assert not [e for e in events if e.get("cat") == "Device Storage"]
+    # mode 1 records symbolic operations only: these imperative ones are not in the trace
+    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "1"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not ops_of(check_trace(tmp_path / "profile.json"))
 
 
 def test_profiler_mode_memory_only(tmp_path):

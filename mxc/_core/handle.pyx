@@ -9,12 +9,13 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
-from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_recording,
-                               profile_record, profile_now_ns)
+from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_mask,
+                               profile_record, profile_now_ns, PROF_SYMBOLIC)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
 from mxc.base import MXNetError
+from mxc._core.api_calls import STATE as _API, timed as _api_timed
 
 cnp.import_array()
 
@@ -163,7 +164,10 @@ cdef class NDArrayBase:
 
     def wait_to_read(self):
         """Block until every pending operation on this array's storage is done; raise its error."""
-        wait_var(self._chunk.c)
+        if _API.on:     # the profiler records API calls (profile_api)
+            _api_timed("MXNDArrayWaitToRead", wait_var_of, self)
+        else:
+            wait_var(self._chunk.c)
 
     def _numpy_view(self):
         """A numpy array sharing this array's memory (the caller waited first). Keeps it alive."""
@@ -179,6 +183,11 @@ cdef class NDArrayBase:
 
     def asnumpy(self):
         """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
+        if _API.on:     # the profiler records API calls (profile_api)
+            return _api_timed("MXNDArraySyncCopyToCPU", self._to_numpy)
+        return self._to_numpy()
+
+    def _to_numpy(self):
         if self._chunk.dev_type == 2:
             return cuda_module().to_numpy(self)
         wait_var(self._chunk.c)
@@ -441,6 +450,11 @@ def capture_discard(list calls):
         _free_pushed(<void*><uintptr_t>entry[0])
 
 
+def wait_var_of(NDArrayBase a):
+    """Block until the pending operations on `a`'s storage are done (its wait_to_read)."""
+    wait_var(a._chunk.c)
+
+
 cdef struct SeqOp:
     int refs                 # the KernelSeq's, plus one per queued run (atomic)
     int n
@@ -468,7 +482,7 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef char *msg
     cdef long long t0
     for i in range(s.n):
-        if profile_recording():      # each kernel of the bulk operation on its own
+        if profile_mask() & PROF_SYMBOLIC:   # each kernel of a bound graph's bulk operation
             t0 = profile_now_ns()
             rc = _run_pushed(s.items[i], err, errlen)
             profile_record(s.labels[i] + strlen(s.labels[i]) + 1, t0, profile_now_ns(), -1)

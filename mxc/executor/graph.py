@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from .._core import engine as _engine
 from .._core import handle as _h
 from .._core.modes import _M
 from ..base import MXNetError
@@ -197,6 +198,7 @@ def run_steps(resolved, training):
     prev_r, prev_t = _M.recording, _M.training
     _M.recording = False
     _M.training = training
+    prev_g = _engine.profile_graph(True)     # the profiler's "symbolic" operations
     st = None
     try:
         segs = None
@@ -219,6 +221,7 @@ def run_steps(resolved, training):
     finally:
         _M.recording = prev_r
         _M.training = prev_t
+        _engine.profile_graph(prev_g)
 
 
 def _completed_creation_shapes(sym, nodes, input_nodes, shapes):

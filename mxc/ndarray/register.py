@@ -6,6 +6,7 @@ existing array, ``name=`` accepted and ignored (for symmetry with ``mx.sym``).""
 import inspect
 
 from .._core import handle as _h
+from .._core.api_calls import STATE as _API, timed as _api_timed
 from .._core.modes import _M
 from .._core.tape import record as _record
 from ..base import MXNetError, OperatorInputError
@@ -18,6 +19,12 @@ from . import sparse
 def invoke(op, inputs, kwargs, out=None, attrs=None):
     """Run operator `op` on NDArray `inputs`; returns one NDArray or a list. `attrs`: the
     parameters already parsed from `kwargs` (which then only holds ctx and name)."""
+    if _API.on:     # the profiler records API calls (profile_api)
+        return _api_timed("MXImperativeInvokeEx", _invoke, op, inputs, kwargs, out, attrs)
+    return _invoke(op, inputs, kwargs, out, attrs)
+
+
+def _invoke(op, inputs, kwargs, out, attrs):
     ctx = kwargs.pop("ctx", None) if kwargs else None
     if kwargs:
         kwargs.pop("name", None)
