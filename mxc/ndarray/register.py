@@ -161,8 +161,10 @@ def make_function(op, name):
 
     if op.fast_kind == 1 and nin == 1:
         # elementwise unary: straight to the C fast path when called plainly (mx.nd.exp(x))
+        # and no API call is recorded (invoke records them)
         def fn(*args, out=None, **kwargs):
-            if len(args) == 1 and not kwargs and isinstance(args[0], NDArray):
+            if len(args) == 1 and not kwargs and isinstance(args[0], NDArray) \
+                    and not _API.on:
                 r = _h.fast_unary(op._fast_kernel or op.fast_kernel(), args[0], out)
                 if r is not None:
                     return r
@@ -171,7 +173,7 @@ def make_function(op, name):
         # elementwise binary on one shape: straight to the C fast path when called plainly
         def fn(*args, out=None, **kwargs):
             if (len(args) == 2 and not kwargs and isinstance(args[0], NDArray)
-                    and isinstance(args[1], NDArray)):
+                    and isinstance(args[1], NDArray) and not _API.on):
                 r = _h.fast_binary(op._fast_kernel or op.fast_kernel(), args[0], args[1], out)
                 if r is not None:
                     return r
