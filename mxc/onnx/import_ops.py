@@ -580,5 +580,10 @@ def _resize(imp, node):
             node.fail(f"sizes {sizes} are not those of a 4-d input")
         return S.contrib.BilinearResize2D(x, height=int(sizes[2]), width=int(sizes[3]),
                                           align_corners=align, name=node.name)
+    dims = imp.dims.get(node.inputs[0])
+    if dims and dims[2] and dims[3] and any(d * f != int(d * f) for d, f in zip(dims[2:], hw)):
+        # ONNX maps coordinates by the scale, MXNet by the size ratio: equal only when the
+        # scaled size is a whole number
+        node.fail(f"linear resize of {dims[2:]} by {hw} does not give whole sizes")
     return S.contrib.BilinearResize2D(x, scale_height=hw[0], scale_width=hw[1],
                                       align_corners=align, name=node.name)

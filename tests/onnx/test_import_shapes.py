@@ -195,6 +195,11 @@ def test_resize_refuses_what_mxnet_cannot_do(tmp_path):
                   [("x", [1, 1, 4, 4], F)], ["y"], inits, tmp_path / "c.onnx")
     with pytest.raises(MXNetError, match="mode 'cubic'"):
         mx.contrib.onnx.import_model(path)
+    inits["scales"] = np.array([1, 1, 1.3, 1.3], np.float32)
+    path = _model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="linear")],
+                  [("x", [1, 1, 4, 4], F)], ["y"], inits, tmp_path / "l.onnx")
+    with pytest.raises(MXNetError, match="does not give whole sizes"):
+        mx.contrib.onnx.import_model(path)
 
 
 def test_upsample_nearest_opset9(rng, tmp_path):
