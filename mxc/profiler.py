@@ -47,7 +47,7 @@ import warnings
 
 from ._core import engine as _engine
 from ._core import storage as _storage
-from ._core.api_calls import STATE as _API
+from ._core import api_calls as _api_calls
 from .ops.custom import PROPS as _CUSTOM_OPS       # the registered custom operators' op_types
 from .base import MXNetError, env_int
 
@@ -195,7 +195,7 @@ class _Profiler:
         _engine.profile_set_ops(
             (_engine.PROFILE_SYMBOLIC if rec and self.symbolic else 0)
             | (_engine.PROFILE_IMPERATIVE if rec and self.imperative else 0))
-        _API.on = rec and self.api
+        _api_calls.set_recording(rec and self.api)
         _storage.profile_set_memory(rec and self.memory)
         want_flusher = self.running and self.continuous and not self.child
         if want_flusher and self.flusher is None:

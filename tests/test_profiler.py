@@ -642,6 +642,7 @@ def test_api_calls_recorded_under_mxnet_names(tmp_path):
     a.wait_to_read()
     profiler.set_state("run")
     b = mx.nd.relu(a)
+    b = b * 2                                # an operator of NDArray: MXImperativeInvokeEx too
     b.asnumpy()                              # waits inside: one call, the outer one
     b.wait_to_read()
     mx.nd.waitall()
@@ -654,12 +655,13 @@ def test_api_calls_recorded_under_mxnet_names(tmp_path):
     assert not ops_of(events)
     calls = [e for e in events if e.get("cat") == "MXNET_C_API" and e["ph"] == "X"]
     assert [e["name"] for e in sorted(calls, key=lambda e: e["ts"])] == [
-        "MXImperativeInvokeEx", "MXNDArraySyncCopyToCPU", "MXNDArrayWaitToRead",
+        "MXImperativeInvokeEx", "MXImperativeInvokeEx", "MXNDArraySyncCopyToCPU",
+        "MXNDArrayWaitToRead",
         "MXNDArrayWaitAll", "MXNDArraySave", "MXNDArrayLoad"]
     assert {e["tid"] for e in calls} == {threading.get_native_id()}
     counts = [e["args"]["MXNet C API Calls"] for e in sorted(events, key=lambda e: e.get("ts", 0))
               if e["ph"] == "C" and e["name"] == "MXNet C API Calls"]
-    assert counts == list(range(counts[0], counts[0] + 6))   # the process's count goes on
+    assert counts == list(range(counts[0], counts[0] + 7))   # the process's count goes on
     running = {e["args"]["MXNet C API Concurrency"] for e in events
                if e["ph"] == "C" and e["name"] == "MXNet C API Concurrency"}
     assert running == {0, 1}

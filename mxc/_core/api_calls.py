@@ -16,11 +16,17 @@ from . import engine as _engine
 
 
 class _State:
-    on = False          # profile_api is on and the profiler records
+    on = False          # profile_api is on and the profiler records (Python's test)
 
 
 STATE = _State()
 _tls = threading.local()
+
+
+def set_recording(on):
+    """Record the API calls from now on (True) or not; Cython code tests the engine's copy."""
+    STATE.on = bool(on)
+    _engine.profile_set_api(STATE.on)
 
 
 def timed(name, fn, *args, **kwargs):

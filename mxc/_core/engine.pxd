@@ -106,6 +106,7 @@ cdef enum:
     PROF_IMPERATIVE = 2          # the others
 cdef bint profile_recording() noexcept nogil
 cdef int profile_mask() noexcept nogil     # which of those kinds are recorded now
+cdef bint profile_api_on() noexcept nogil  # API calls are recorded (C code's test)
 # GPU timing (mxc/_core/cuda.pyx): begin records a start event on gpu(dev)'s stream and returns
 # a token (NULL: none), end records the stop event, read waits for the stop event, writes the
 # elapsed ns (unless ns is NULL) and releases the token; 0, or -1 when it could not be read.

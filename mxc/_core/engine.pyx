@@ -255,6 +255,7 @@ cdef struct ProfRec:
 # what is recorded: PROF_SYMBOLIC (operations pushed inside a bound graph's run) and/or
 # PROF_IMPERATIVE (the others), decided per operation when it is pushed (op.prof), as MXNet does
 cdef int g_prof_ops = 0
+cdef int g_prof_api = 0              # API calls are recorded (mxc/_core/api_calls.py sets it)
 # The GPU layer's timers (mxc/_core/cuda.pyx sets them): a GPU operation is timed by events its
 # device's stream records before and after the work it queues; the elapsed time is read when the
 # records are taken, never by synchronising per operation
@@ -355,6 +356,16 @@ cdef long long profile_now_ns() noexcept nogil:
 
 cdef int profile_mask() noexcept nogil:
     return g_prof_ops
+
+
+cdef bint profile_api_on() noexcept nogil:
+    return g_prof_api
+
+
+def profile_set_api(bint on):
+    """Whether the front doors record their calls (api_calls.set_recording keeps it)."""
+    global g_prof_api
+    g_prof_api = on
 
 
 cdef void engine_set_gpu_timer(gpu_timer_begin_fn begin, gpu_timer_end_fn end,

@@ -10,12 +10,12 @@ import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
 from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_mask,
-                               profile_record, profile_now_ns, PROF_SYMBOLIC)
+                               profile_record, profile_now_ns, PROF_SYMBOLIC, profile_api_on)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
 from mxc.base import MXNetError
-from mxc._core.api_calls import STATE as _API, timed as _api_timed
+from mxc._core.api_calls import timed as _api_timed
 
 cnp.import_array()
 
@@ -164,7 +164,7 @@ cdef class NDArrayBase:
 
     def wait_to_read(self):
         """Block until every pending operation on this array's storage is done; raise its error."""
-        if _API.on:     # the profiler records API calls (profile_api)
+        if profile_api_on():     # the profiler records API calls (profile_api)
             _api_timed("MXNDArrayWaitToRead", wait_var_of, self)
         else:
             wait_var(self._chunk.c)
@@ -183,7 +183,7 @@ cdef class NDArrayBase:
 
     def asnumpy(self):
         """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
-        if _API.on:     # the profiler records API calls (profile_api)
+        if profile_api_on():     # the profiler records API calls (profile_api)
             return _api_timed("MXNDArraySyncCopyToCPU", self._to_numpy)
         return self._to_numpy()
 
@@ -784,6 +784,17 @@ def install_operators(list table):
 
 
 cdef object _binop(NDArrayBase self, object other, int op, bint reflected, bint inplace):
+    if profile_api_on():    # the profiler records API calls: MXNet's Python invokes one here
+        return _api_timed("MXImperativeInvokeEx", _binop_call, self, other, op, reflected,
+                          inplace)
+    return _binop_run(self, other, op, reflected, inplace)
+
+
+def _binop_call(NDArrayBase self, other, int op, bint reflected, bint inplace):
+    return _binop_run(self, other, op, reflected, inplace)
+
+
+cdef object _binop_run(NDArrayBase self, object other, int op, bint reflected, bint inplace):
     cdef object r = None
     cdef NDArrayBase out = self if inplace else None
     if _SLOW:
