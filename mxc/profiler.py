@@ -34,8 +34,8 @@ after it, read when the records are taken (``dump``, ``dumps``), never per opera
 
 Environment (read at import): ``MXNET_PROFILER_AUTOSTART=1`` starts the profiler at once
 (written to ``profile.json`` at exit unless configured otherwise); ``MXNET_PROFILER_MODE`` is
-MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; 0, the default,
-means 1, as MXNet documents it).
+MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; 0 means 1, as
+MXNet documents it; unset, 13: symbolic, api and memory, what MXNet's profiler starts with).
 """
 import atexit
 import json
@@ -811,7 +811,8 @@ class Marker:
 # ---------------------------------------------------------------------------------------------
 # environment, exit and fork
 
-_P.set_mode(env_int("MXNET_PROFILER_MODE", 1))
+# unset: MXNet's Profiler starts with symbolic operators, API calls and memory (mode 13)
+_P.set_mode(env_int("MXNET_PROFILER_MODE", 13))
 if env_int("MXNET_PROFILER_AUTOSTART", 0):
     _P.set_state("run")
 atexit.register(_P.at_exit)

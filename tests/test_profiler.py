@@ -388,6 +388,22 @@ def test_autostart_writes_profile_at_exit(tmp_path):
     assert not ops_of(check_trace(tmp_path / "profile.json"))
 
 
+def test_autostart_default_mode_is_mxnets(tmp_path):
+    """Unset, MXNET_PROFILER_MODE is MXNet's 13 (checked with MXNet 1.9.1): symbolic operators,
+    API calls and memory; an mx.nd call's operators are imperative and not recorded."""
+    code = ("import mxc as mx\n(mx.nd.ones((5,)) * 2).wait_to_read()\n"
+            "x = mx.sym.Variable('x')\nex = (x * 2).simple_bind(mx.cpu(), x=(3,))\n"
+            "ex.forward()\nex.outputs[0].wait_to_read()\n")
+    env = {"MXNET_PROFILER_AUTOSTART": "1"}
+    r = _run(code, env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    events = check_trace(tmp_path / "profile.json")
+    assert [e["name"] for e in ops_of(events)] == ["_mul_scalar"]
+    api = {e["name"] for e in events if e.get("cat") == "MXNET_C_API"}
+    assert {"MXImperativeInvokeEx", "MXNDArrayWaitToRead", "MXExecutorForward"} <= api, api
+    assert [e for e in events if e.get("cat") == "Device Storage"]
+
+
 def test_profiler_mode_memory_only(tmp_path):
     code = "import mxc as mx\n(mx.nd.ones((5,)) * 2).wait_to_read()\n"
     r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "8"}, tmp_path)
