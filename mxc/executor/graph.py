@@ -160,13 +160,14 @@ def _capture_segments(resolved, training):
     operation; a step that draws random numbers (its seed is taken when it is queued) or that
     queues anything else runs on its own, in its place."""
     limit = _max_bulk_nodes(training)
-    segs, calls, labels, nsteps = [], [], [], 0
+    segs, calls, labels, nsteps, ops = [], [], [], 0, []
 
     def flush():
-        nonlocal calls, labels, nsteps
+        nonlocal calls, labels, nsteps, ops
         if calls:
-            segs.append(_h.KernelSeq(calls, labels, b"bulk"))
-        calls, labels, nsteps = [], [], 0
+            # MXNet's name of a bulked segment (the profiler shows it): "[op,op,...]"
+            segs.append(_h.KernelSeq(calls, labels, f"[{','.join(ops)}]".encode()))
+        calls, labels, nsteps, ops = [], [], 0, []
 
     for st in resolved:
         op = st[5]
@@ -185,6 +186,7 @@ def _capture_segments(resolved, training):
         got = _h.capture_end()
         calls += got
         labels += [f"{st[4]} ({op.name})"] * len(got)
+        ops.append(op.name)
         nsteps += 1
         if limit is not None and nsteps >= limit:
             flush()
