@@ -17,17 +17,25 @@ the user's objects (Domain, Task, Frame, Event, Counter, Marker), and writes:
 
 Operations run by a custom operator are named ``"<op_type>::<op>"`` (category
 ``Custom Operator``), as MXNet names them; those autograd runs for an operator's gradient
-``"_backward_<op>::<op run>"`` (MXNet's backward operator is ``_backward_<op>``); those a KVStore push or pull of a key runs are
-``"KVStorePush[key]::<op>"`` / ``"KVStorePull[key]::<op>"`` (category ``KVStore``). Differences from MXNet: ``profile_symbolic`` and
-``profile_imperative`` both turn on the recording of every operation (mxc runs both through
-the same engine path); ``profile_api`` records nothing (mxc has no C API);
-``continuous_dump`` defaults to False; a GPU operation's time is the time its worker took to
-queue it on the device's stream, not the kernel's run on the device.
+``"_backward_<op>::<op run>"`` (MXNet's backward operator is ``_backward_<op>``); those a
+KVStore push or pull of a key runs are ``"KVStorePush[key]::<op>"`` /
+``"KVStorePull[key]::<op>"`` (category ``KVStore``); copies between devices
+``CopyCPU2CPU``, ``CopyCPU2GPU``, ``CopyGPU2CPU``, ``CopyGPU2GPU``.
+
+As in MXNet, ``profile_symbolic`` records the operations a bound graph runs (an executor's or
+a hybridized block's CachedOp, forward and backward) and ``profile_imperative`` the others
+(``mx.nd`` calls, autograd); ``profile_api`` records the calls of mxc's front doors named as the
+MXNet C API functions they stand for (``MXImperativeInvokeEx``, ``MXNDArrayWaitAll``, ...; see
+mxc/_core/api_calls.py) in the domain ``MXNET_C_API``, with its counters ``MXNet C API Calls``
+and ``MXNet C API Concurrency``. Each ``set_config`` call starts from MXNet's defaults (every
+kind of record on, ``continuous_dump`` on, ``profile.json``) and changes what it names. A GPU
+operation's time is that of its work on the device: events its stream records before and
+after it, read when the records are taken (``dump``, ``dumps``), never per operation.
 
 Environment (read at import): ``MXNET_PROFILER_AUTOSTART=1`` starts the profiler at once
 (written to ``profile.json`` at exit unless configured otherwise); ``MXNET_PROFILER_MODE`` is
-MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; 0, the default,
-means 1, as MXNet documents it).
+MXNet's bit mask of what to record (1 symbolic, 2 imperative, 4 api, 8 memory; 0 means 1, as
+MXNet documents it; unset, 13: symbolic, api and memory, what MXNet's profiler starts with).
 """
 import atexit
 import json
@@ -39,6 +47,7 @@ import warnings
 
 from ._core import engine as _engine
 from ._core import storage as _storage
+from ._core import api_calls as _api_calls
 from .ops.custom import PROPS as _CUSTOM_OPS       # the registered custom operators' op_types
 from .base import MXNetError, env_int
 
@@ -54,6 +63,12 @@ _OPTIONS = ("filename", "profile_all", "profile_symbolic", "profile_imperative",
 _SORT_KEYS = ("total", "avg", "min", "max", "count")
 _INT_MAX = 2 ** 31 - 1       # MXNet starts a minimum there
 _MEMORY_CATEGORIES = ("Device Storage", "Pool Memory")
+# a set_config call's starting point (MXNet's ProfileConfigParam defaults)
+_CONFIG_DEFAULTS = {"filename": "profile.json", "symbolic": True, "imperative": True,
+                    "memory": True, "api": True, "continuous": True, "dump_period": 1.0,
+                    "aggregate": False}
+_API_DOMAIN = "MXNET_C_API"             # MXNet's domain of its C API calls
+_API_DEV = -2                           # the engine's device of an API call's record
 # Monotonic ns (the engine's clock) + this = ns since the epoch (the trace's time base, as MXNet)
 _EPOCH_OFFSET_NS = time.time_ns() - time.monotonic_ns()
 
@@ -120,17 +135,19 @@ class _Profiler:
         self.stats = {}               # category -> name -> _Stat
         self.op_names = {}            # (engine record name, device) -> _op_kind's answer
         self.dropped = 0
+        self.api_calls = 0            # MXNet's "MXNet C API Calls" counter
         self.flusher = None
         self.flush_stop = None
 
     # ---- configuration and state -------------------------------------------------------------
 
     def configure(self, kwargs):
-        """Check every option first, then change them all (a bad one changes nothing)."""
+        """Check every option first, then set them all, those not given to MXNet's defaults
+        (a bad one changes nothing)."""
         flags = {"profile_symbolic": "symbolic", "profile_imperative": "imperative",
                  "profile_memory": "memory", "profile_api": "api",
                  "continuous_dump": "continuous", "aggregate_stats": "aggregate"}
-        new = {}
+        new = dict(_CONFIG_DEFAULTS)
         for key, value in kwargs.items():
             if key not in _OPTIONS:
                 raise MXNetError(f"profiler.set_config: unknown option {key!r}; the options are "
@@ -175,7 +192,10 @@ class _Profiler:
     def apply(self):
         """Tell the engine and the storage pools what to record now."""
         rec = self.recording()
-        _engine.profile_set_ops(rec and (self.symbolic or self.imperative))
+        _engine.profile_set_ops(
+            (_engine.PROFILE_SYMBOLIC if rec and self.symbolic else 0)
+            | (_engine.PROFILE_IMPERATIVE if rec and self.imperative else 0))
+        _api_calls.set_recording(rec and self.api)
         _storage.profile_set_memory(rec and self.memory)
         want_flusher = self.running and self.continuous and not self.child
         if want_flusher and self.flusher is None:
@@ -271,7 +291,10 @@ class _Profiler:
         events = self.events
         stats = self.stats if self.aggregate else None
         offset = _EPOCH_OFFSET_NS
+        api = []
         for name, t0, t1, tid, dev in ops:
+            if dev == _API_DEV:
+                api.append((t0, t1, tid))
             known = names.get((name, dev))
             if known is None:
                 known = names[(name, dev)] = self._op_kind(name, dev)
@@ -293,15 +316,34 @@ class _Profiler:
                 st.add((t1 - t0) / 1000)
         if ops:
             self.unwritten = True
+        if api:
+            self.api_counters(api)
         for t, dev_type, dev_id, in_use in mems:
             kind = _DEVICE_NAMES.get(dev_type, str(dev_type))
             label = f"Memory: {kind}/{dev_id}" if dev_type == 2 or dev_type == 1 \
                 else f"Memory: {kind}/"
             self.add_counter("Device Storage", label, in_use, t, 0)
 
+    def api_counters(self, calls):
+        """MXNet's counters of the API calls: calls so far at each call's start, and calls
+        under way (a +1 at each start, -1 at each end)."""
+        steps = []
+        for t0, t1, tid in calls:
+            self.api_calls += 1
+            self.add_counter(_API_DOMAIN, "MXNet C API Calls", self.api_calls, t0, tid)
+            steps.append((t0, 1, tid))
+            steps.append((t1, -1, tid))
+        steps.sort()
+        running = 0
+        for t, step, tid in steps:
+            running += step
+            self.add_counter(_API_DOMAIN, "MXNet C API Concurrency", running, t, tid)
+
     @staticmethod
     def _op_kind(name, dev):
         """(shown name, its JSON literal, category, process) of an engine record's name."""
+        if dev == _API_DEV:                         # a task of MXNet's C API domain
+            return name, json.dumps(name), _API_DOMAIN, _API_DOMAIN
         scope, sep, op = name.rpartition("::")
         if dev < 0 and op == "_copyto":
             name = scope + sep + "CopyCPU2CPU"     # MXNet's name for a copy between host arrays
@@ -374,8 +416,7 @@ class _Profiler:
         _engine.wait_for_pushed()      # the operations pushed before exit, recorded
         with self.lock:
             self.collect()
-            if self.unwritten:
-                self.write()
+            self.write()               # as MXNet's last dump: even a trace with no events
 
     def after_fork_child(self):
         self.lock = threading.RLock()
@@ -518,14 +559,19 @@ def set_config(**kwargs):
         The trace file ``dump`` writes (default ``profile.json``).
     profile_all : bool
         Turn every kind of record on.
-    profile_symbolic, profile_imperative : bool
-        Record every operation the engine runs (either turns that on in mxc).
+    profile_symbolic : bool
+        Record the operations bound graphs run (executors, hybridized blocks' CachedOps).
+    profile_imperative : bool
+        Record the other operations (``mx.nd`` calls, autograd's backward).
     profile_memory : bool
         Record the bytes in use of each device after every allocation and free.
     profile_api : bool
-        Accepted; mxc has no C API to record.
+        Record the calls of mxc's front doors under the names of MXNet's C API functions.
     continuous_dump : bool
         Rewrite the trace file every ``dump_period`` seconds while the profiler runs.
+
+    Options not given take MXNet's defaults: every kind of record and ``continuous_dump`` on,
+    ``aggregate_stats`` off, ``filename='profile.json'``, ``dump_period=1``.
     dump_period : float
         Seconds between those writes (default 1).
     aggregate_stats : bool
@@ -765,7 +811,8 @@ class Marker:
 # ---------------------------------------------------------------------------------------------
 # environment, exit and fork
 
-_P.set_mode(env_int("MXNET_PROFILER_MODE", 1))
+# unset: MXNet's Profiler starts with symbolic operators, API calls and memory (mode 13)
+_P.set_mode(env_int("MXNET_PROFILER_MODE", 13))
 if env_int("MXNET_PROFILER_AUTOSTART", 0):
     _P.set_state("run")
 atexit.register(_P.at_exit)

@@ -104,7 +104,8 @@ def prof(tmp_path):
     profiler.dumps(reset=True)
     yield fname
     profiler.set_state("stop")
-    profiler.set_config(profile_memory=False, aggregate_stats=False, continuous_dump=False)
+    profiler.set_config(profile_memory=False, aggregate_stats=False, continuous_dump=False,
+                        filename=fname)
     mx.nd.waitall()
     profiler.dump(True)
     profiler.dumps(reset=True)
@@ -376,11 +377,31 @@ def _run(code, env_extra, cwd, timeout=120):
 
 def test_autostart_writes_profile_at_exit(tmp_path):
     code = "import mxc as mx\n(mx.nd.ones((5,)) * 2).wait_to_read()\n"
-    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "1"}, tmp_path)
+    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "2"}, tmp_path)
     assert r.returncode == 0, r.stderr
     events = check_trace(tmp_path / "profile.json")
     assert {"_ones", "_mul_scalar"} <= {e["name"] for e in ops_of(events)}
     assert not [e for e in events if e.get("cat") == "Device Storage"]
+    # mode 1 records symbolic operations only: these imperative ones are not in the trace
+    r = _run(code, {"MXNET_PROFILER_AUTOSTART": "1", "MXNET_PROFILER_MODE": "1"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not ops_of(check_trace(tmp_path / "profile.json"))
+
+
+def test_autostart_default_mode_is_mxnets(tmp_path):
+    """Unset, MXNET_PROFILER_MODE is MXNet's 13 (checked with MXNet 1.9.1): symbolic operators,
+    API calls and memory; an mx.nd call's operators are imperative and not recorded."""
+    code = ("import mxc as mx\n(mx.nd.ones((5,)) * 2).wait_to_read()\n"
+            "x = mx.sym.Variable('x')\nex = (x * 2).simple_bind(mx.cpu(), x=(3,))\n"
+            "ex.forward()\nex.outputs[0].wait_to_read()\n")
+    env = {"MXNET_PROFILER_AUTOSTART": "1"}
+    r = _run(code, env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    events = check_trace(tmp_path / "profile.json")
+    assert [e["name"] for e in ops_of(events)] == ["_mul_scalar"]
+    api = {e["name"] for e in events if e.get("cat") == "MXNET_C_API"}
+    assert {"MXImperativeInvokeEx", "MXNDArrayWaitToRead", "MXExecutorForward"} <= api, api
+    assert [e for e in events if e.get("cat") == "Device Storage"]
 
 
 def test_profiler_mode_memory_only(tmp_path):
@@ -500,14 +521,14 @@ def test_bound_graph_records_each_operator(prof):
     ops = ops_of(check_trace(prof))
     by = {e["name"]: e for e in ops}
     assert {"dot", "_plus_scalar", "relu"} <= set(by)
-    if "bulk" in by:
-        # (a double holds microseconds since the epoch to about 0.25 us)
-        outer = by["bulk"]
-        for name in ("dot", "_plus_scalar", "relu"):
-            inner = by[name]
-            assert inner["tid"] == outer["tid"]
-            assert outer["ts"] <= inner["ts"] + 0.5
-            assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 0.5
+    # the second run is one bulk operation, named as MXNet names a segment
+    # (a double holds microseconds since the epoch to about 0.25 us)
+    outer = by["[dot,_plus_scalar,relu]"]
+    for name in ("dot", "_plus_scalar", "relu"):
+        inner = by[name]
+        assert inner["tid"] == outer["tid"]
+        assert outer["ts"] <= inner["ts"] + 0.5
+        assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 0.5
     assert by["dot"]["ts"] <= by["_plus_scalar"]["ts"] <= by["relu"]["ts"]
 
 
@@ -585,3 +606,114 @@ def test_backward_operations_named_after_their_operator(prof):
     assert any(n.startswith("_backward_sum::") for n in backward), backward
     assert any(n.startswith("_backward_mul_scalar::") for n in backward), backward
     assert {"_mul_scalar", "sum"} <= {e["name"] for e in ops}
+
+
+def _graph_and_imperative_work():
+    """An imperative sqrt, a bound executor's forward (node by node, then planned and bulked)
+    and a hybridized block's CachedOp: the names only a graph run records, and sqrt."""
+    a = mx.nd.ones((8, 8))
+    mx.nd.sqrt(a).wait_to_read()
+    x, w = mx.sym.Variable("X"), mx.sym.Variable("W")
+    ex = mx.sym.relu(mx.sym.dot(x, w)).simple_bind(mx.cpu(), "null", X=(8, 8), W=(8, 8))
+    for _ in range(3):
+        ex.forward()
+        ex.outputs[0].wait_to_read()
+    net = mx.gluon.nn.Dense(4, in_units=8)
+    net.initialize()
+    net.hybridize()
+    for _ in range(2):
+        net(a).wait_to_read()
+    mx.nd.waitall()
+
+
+def test_symbolic_and_imperative_recorded_apart(tmp_path):
+    """profile_symbolic records the operations graph runs push (executor, CachedOp);
+    profile_imperative the others, as MXNet splits them."""
+    traces = {}
+    for kind in ("symbolic", "imperative"):
+        fname = str(tmp_path / f"{kind}.json")
+        profiler.set_config(profile_symbolic=kind == "symbolic",
+                            profile_imperative=kind == "imperative", profile_memory=False,
+                            profile_api=False, continuous_dump=False, filename=fname)
+        profiler.set_state("run")
+        _graph_and_imperative_work()
+        profiler.set_state("stop")
+        profiler.dump()
+        traces[kind] = {e["name"] for e in ops_of(check_trace(fname))}
+    assert {"dot", "relu", "FullyConnected"} <= traces["symbolic"], traces
+    assert "sqrt" not in traces["symbolic"] and "_ones" not in traces["symbolic"], traces
+    assert {"sqrt", "_ones"} <= traces["imperative"], traces
+    assert not {"dot", "relu", "FullyConnected"} & traces["imperative"], traces
+    profiler.set_config(profile_memory=False, continuous_dump=False,
+                        filename=str(tmp_path / "profile.json"))
+
+
+def test_api_calls_recorded_under_mxnet_names(tmp_path):
+    fname = str(tmp_path / "api.json")
+    profiler.set_config(profile_api=True, profile_symbolic=False, profile_imperative=False,
+                        profile_memory=False, aggregate_stats=True, continuous_dump=False,
+                        filename=fname)
+    profiler.dumps(reset=True)
+    a = mx.nd.ones((3,))
+    a.wait_to_read()
+    profiler.set_state("run")
+    b = mx.nd.relu(a)
+    b = b * 2                                # an operator of NDArray: MXImperativeInvokeEx too
+    b.asnumpy()                              # waits inside: one call, the outer one
+    b.wait_to_read()
+    mx.nd.waitall()
+    mx.nd.save(str(tmp_path / "x.params"), {"b": b})
+    mx.nd.load(str(tmp_path / "x.params"))
+    profiler.set_state("stop")
+    table = profiler.dumps(reset=True)
+    profiler.dump()
+    events = check_trace(fname)
+    assert not ops_of(events)
+    calls = [e for e in events if e.get("cat") == "MXNET_C_API" and e["ph"] == "X"]
+    assert [e["name"] for e in sorted(calls, key=lambda e: e["ts"])] == [
+        "MXImperativeInvokeEx", "MXImperativeInvokeEx", "MXNDArraySyncCopyToCPU",
+        "MXNDArrayWaitToRead",
+        "MXNDArrayWaitAll", "MXNDArraySave", "MXNDArrayLoad"]
+    assert {e["tid"] for e in calls} == {threading.get_native_id()}
+    counts = [e["args"]["MXNet C API Calls"] for e in sorted(events, key=lambda e: e.get("ts", 0))
+              if e["ph"] == "C" and e["name"] == "MXNet C API Calls"]
+    assert counts == list(range(counts[0], counts[0] + 7))   # the process's count goes on
+    running = {e["args"]["MXNet C API Concurrency"] for e in events
+               if e["ph"] == "C" and e["name"] == "MXNet C API Concurrency"}
+    assert running == {0, 1}
+    assert "MXNET_C_API" in table and "MXImperativeInvokeEx" in table
+    profiler.set_config(profile_memory=False, continuous_dump=False,
+                        filename=str(tmp_path / "profile.json"))
+    profiler.dumps(reset=True)
+
+
+def test_set_config_starts_from_mxnet_defaults(tmp_path):
+    """Each set_config call starts from MXNet 1.9's ProfileConfigParam defaults
+    (src/c_api/c_api_profile.cc: every profile_* on, continuous_dump on, aggregate_stats off,
+    filename profile.json, dump_period 1) and changes what it names."""
+    profiler.set_config(filename=str(tmp_path / "a.json"), aggregate_stats=True,
+                        dump_period=0.5)
+    p = profiler._P
+    assert (p.symbolic, p.imperative, p.memory, p.api, p.continuous, p.aggregate) == \
+        (True, True, True, True, True, True)
+    assert p.filename == str(tmp_path / "a.json") and p.dump_period == 0.5
+    profiler.set_config(profile_memory=False, continuous_dump=False)
+    assert (p.memory, p.continuous, p.aggregate, p.filename, p.dump_period) == \
+        (False, False, False, "profile.json", 1.0)
+    assert (p.symbolic, p.imperative, p.api) == (True, True, True)
+    # continuous_dump by default: the file is written while the profiler runs
+    fname = str(tmp_path / "cont.json")
+    profiler.set_config(filename=fname, dump_period=0.05)
+    profiler.set_state("run")
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(fname):
+            (mx.nd.ones((3,)) + 1).wait_to_read()
+            time.sleep(0.02)
+        check_trace(fname)
+    finally:
+        profiler.set_state("stop")
+        profiler.dump()
+    assert "_plus_scalar" in {e["name"] for e in ops_of(check_trace(fname))}
+    profiler.set_config(profile_memory=False, continuous_dump=False,
+                        filename=str(tmp_path / "profile.json"))

@@ -33,7 +33,7 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core.engine cimport (VarC, push_native_dev, push_native_launch, engine_set_gpu_sync,
-                               wait_var_queued, ENGINE_MAX_DEVICES)
+                               engine_set_gpu_timer, wait_var_queued, ENGINE_MAX_DEVICES)
 from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_backend,
                                 STORAGE_MAX_GPUS)
 from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
@@ -118,6 +118,7 @@ ctypedef CUresult (*f_peer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size
                             CUstream) noexcept nogil
 ctypedef CUresult (*f_mem_info)(size_t *, size_t *) noexcept nogil
 ctypedef CUresult (*f_err_str)(CUresult, const char **) noexcept nogil
+ctypedef CUresult (*f_event_elapsed)(float *, CUevent, CUevent) noexcept nogil
 
 cdef struct Driver:
     f_init cuInit
@@ -146,6 +147,7 @@ cdef struct Driver:
     f_mem_info cuMemGetInfo
     f_err_str cuGetErrorName
     f_err_str cuGetErrorString
+    f_event_elapsed cuEventElapsedTime
 
 cdef Driver D
 cdef void *g_lib = NULL
@@ -165,6 +167,7 @@ _SYMBOLS = (
     ("cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2"), ("cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2"),
     ("cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2"), ("cuMemcpyPeerAsync", None),
     ("cuMemGetInfo", "cuMemGetInfo_v2"), ("cuGetErrorName", None), ("cuGetErrorString", None),
+    ("cuEventElapsedTime", None),
 )
 
 
@@ -310,6 +313,7 @@ def ensure_device(int i):
         _init_device(i)
         storage_set_backend(_be_alloc, _be_free, g_ndev)
         engine_set_gpu_sync(_host_sync)
+        engine_set_gpu_timer(_timer_begin, _timer_end, _timer_read)
 
 
 def device_name(int i):
@@ -400,6 +404,57 @@ cdef void _put_event(Device *d, CUevent ev) noexcept nogil:
     pthread_mutex_unlock(&d.lock)
     if ev != NULL:
         D.cuEventDestroy(ev)
+
+
+# The profiler's timing of a GPU operation (engine.engine_set_gpu_timer): two timing events
+# recorded on the device's stream around the work the operation queues; the engine reads their
+# elapsed time when the profiler takes its records (a wait then, none per operation).
+cdef struct GpuTimer:
+    Device *d
+    CUevent start
+    CUevent stop
+
+
+cdef void _timer_free(GpuTimer *t) noexcept nogil:
+    if t.start != NULL:
+        D.cuEventDestroy(t.start)
+    if t.stop != NULL:
+        D.cuEventDestroy(t.stop)
+    free(t)
+
+
+cdef void *_timer_begin(int dev) noexcept nogil:
+    cdef GpuTimer *t
+    if dev >= g_ndev or not g_dev[dev].ready:
+        return NULL
+    t = <GpuTimer*>calloc(1, sizeof(GpuTimer))
+    if t == NULL:
+        return NULL
+    t.d = &g_dev[dev]
+    if _bind(t.d) != CUDA_SUCCESS or D.cuEventCreate(&t.start, 0) != CUDA_SUCCESS or \
+            D.cuEventCreate(&t.stop, 0) != CUDA_SUCCESS or \
+            D.cuEventRecord(t.start, t.d.stream) != CUDA_SUCCESS:
+        _timer_free(t)
+        return NULL            # recorded with its host times instead
+    return t
+
+
+cdef void _timer_end(void *tok) noexcept nogil:
+    cdef GpuTimer *t = <GpuTimer*>tok
+    D.cuEventRecord(t.stop, t.d.stream)
+
+
+cdef int _timer_read(void *tok, long long *ns) noexcept nogil:
+    cdef GpuTimer *t = <GpuTimer*>tok
+    cdef float ms = 0
+    cdef int rc = -1
+    if ns != NULL and _bind(t.d) == CUDA_SUCCESS and \
+            D.cuEventSynchronize(t.stop) == CUDA_SUCCESS and \
+            D.cuEventElapsedTime(&ms, t.start, t.stop) == CUDA_SUCCESS:
+        ns[0] = <long long>(<double>ms * 1e6)
+        rc = 0
+    _timer_free(t)
+    return rc
 
 
 cdef void _set_lastop(Device *d, const char *name) noexcept nogil:
@@ -833,6 +888,9 @@ def push_copy(NDArrayBase src, NDArrayBase dst, name="_copyto"):
         else:
             c.kind = D2H
             c.dev = src._chunk.dev_id
+        if bname == b"_copyto":
+            # MXNet's names for a copy between devices (its profiler and errors show them)
+            bname = (b"CopyCPU2GPU", b"CopyGPU2CPU", b"CopyGPU2GPU", b"CopyGPU2GPU")[c.kind]
         strncpy(c.name, bname, NAMELEN - 1)
         vars[0] = src._chunk.c
         vars[1] = dst._chunk.c

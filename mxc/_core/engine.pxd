@@ -63,6 +63,7 @@ cdef struct OpBlock:
     char *opname
     int dev                      # -1: any worker; k >= 0: gpu(k)'s worker (its CUDA stream)
     OpBlock *qnext               # link in the device queue
+    int prof                     # nonzero: the profiler records it (set at push)
 
 
 cdef VarC* var_new() noexcept nogil
@@ -100,6 +101,19 @@ cdef class Var:
 # The profiler's records (mxc/profiler.py drives them): whether operations are being recorded,
 # and a record of part of an operation (a bulk operation's kernels, handle.pyx) on the calling
 # thread, times from profile_now_ns (CLOCK_MONOTONIC ns).
+cdef enum:
+    PROF_SYMBOLIC = 1            # operations pushed while a bound graph runs
+    PROF_IMPERATIVE = 2          # the others
 cdef bint profile_recording() noexcept nogil
+cdef int profile_mask() noexcept nogil     # which of those kinds are recorded now
+cdef bint profile_api_on() noexcept nogil  # API calls are recorded (C code's test)
+# GPU timing (mxc/_core/cuda.pyx): begin records a start event on gpu(dev)'s stream and returns
+# a token (NULL: none), end records the stop event, read waits for the stop event, writes the
+# elapsed ns (unless ns is NULL) and releases the token; 0, or -1 when it could not be read.
+ctypedef void *(*gpu_timer_begin_fn)(int dev) noexcept nogil
+ctypedef void (*gpu_timer_end_fn)(void *tok) noexcept nogil
+ctypedef int (*gpu_timer_read_fn)(void *tok, long long *ns) noexcept nogil
+cdef void engine_set_gpu_timer(gpu_timer_begin_fn begin, gpu_timer_end_fn end,
+                               gpu_timer_read_fn read) noexcept nogil
 cdef void profile_record(const char *name, long long t0, long long t1, int dev) noexcept nogil
 cdef long long profile_now_ns() noexcept nogil

@@ -94,6 +94,11 @@ cdef extern from *:
        the operations it pushes "scope::op" while the profiler records. */
     static __thread long mxc_tls_tid = 0;
     static __thread char *mxc_tls_scope = 0;
+    /* 1 while this thread runs a bound graph (an executor's or a CachedOp's): the operations it
+       pushes are "symbolic" for the profiler's mode, the others "imperative" (MXNet's split) */
+    static __thread int mxc_tls_graph = 0;
+    static inline int mxc_prof_graph(void) { return mxc_tls_graph; }
+    static inline void mxc_set_prof_graph(int g) { mxc_tls_graph = g; }
     static inline long mxc_thread_id(void) {
         if (!mxc_tls_tid) mxc_tls_tid = (long)syscall(SYS_gettid);
         return mxc_tls_tid;
@@ -124,6 +129,8 @@ cdef extern from *:
     void mxc_reset_thread_id() noexcept nogil
     char *mxc_prof_scope() noexcept nogil
     void mxc_set_prof_scope(char *s) noexcept nogil
+    int mxc_prof_graph() noexcept nogil
+    void mxc_set_prof_graph(int g) noexcept nogil
 
 
 cdef enum:
@@ -240,10 +247,22 @@ cdef struct ProfRec:
     long long t0                   # CLOCK_MONOTONIC ns (Python's time.monotonic_ns)
     long long t1
     long tid                       # OS thread id
-    int dev                        # -1 cpu, k gpu(k) (the time to enqueue on its stream)
+    int dev                        # -1 cpu, k gpu(k)
+    void *gpu                      # gpu(k)'s start/stop events around the launch (the GPU
+                                   # layer's token), read in profile_take; NULL: host times
     char name[PROF_NAME]
 
+# what is recorded: PROF_SYMBOLIC (operations pushed inside a bound graph's run) and/or
+# PROF_IMPERATIVE (the others), decided per operation when it is pushed (op.prof), as MXNet does
 cdef int g_prof_ops = 0
+cdef int g_prof_api = 0              # API calls are recorded (mxc/_core/api_calls.py sets it)
+# The GPU layer's timers (mxc/_core/cuda.pyx sets them): a GPU operation is timed by events its
+# device's stream records before and after the work it queues; the elapsed time is read when the
+# records are taken, never by synchronising per operation
+cdef gpu_timer_begin_fn g_gpu_timer_begin = NULL
+cdef gpu_timer_end_fn g_gpu_timer_end = NULL
+cdef gpu_timer_read_fn g_gpu_timer_read = NULL
+cdef long long g_prof_dev_busy[ENGINE_MAX_DEVICES]   # where gpu(k)'s last timed op ended (ns)
 cdef pthread_mutex_t g_prof_mu
 cdef ProfRec *g_prof = NULL
 cdef Py_ssize_t g_prof_n = 0
@@ -258,6 +277,11 @@ pthread_mutex_init(&g_prof_mu, NULL)
 
 
 cdef void _prof_add(const char *name, long long t0, long long t1, int dev) noexcept nogil:
+    _prof_add_gpu(name, t0, t1, dev, NULL)
+
+
+cdef void _prof_add_gpu(const char *name, long long t0, long long t1, int dev,
+                        void *gpu) noexcept nogil:
     cdef ProfRec *grown
     cdef Py_ssize_t cap
     cdef size_t k
@@ -270,6 +294,8 @@ cdef void _prof_add(const char *name, long long t0, long long t1, int dev) noexc
         if grown == NULL:
             _prof_drop()
             pthread_mutex_unlock(&g_prof_mu)
+            if gpu != NULL:
+                g_gpu_timer_read(gpu, NULL)      # its events released unread
             return
         _prof_grow(grown, cap)
     k = strlen(name)
@@ -281,6 +307,7 @@ cdef void _prof_add(const char *name, long long t0, long long t1, int dev) noexc
     g_prof[g_prof_n].t1 = t1
     g_prof[g_prof_n].tid = mxc_thread_id()
     g_prof[g_prof_n].dev = dev
+    g_prof[g_prof_n].gpu = gpu
     _prof_count(1)
     pthread_mutex_unlock(&g_prof_mu)
 
@@ -327,15 +354,55 @@ cdef long long profile_now_ns() noexcept nogil:
     return mxc_now_ns()
 
 
-def profile_set_ops(bint on):
-    """Start (True) or stop (False) recording every operation's begin and end."""
+cdef int profile_mask() noexcept nogil:
+    return g_prof_ops
+
+
+cdef bint profile_api_on() noexcept nogil:
+    return g_prof_api
+
+
+def profile_set_api(bint on):
+    """Whether the front doors record their calls (api_calls.set_recording keeps it)."""
+    global g_prof_api
+    g_prof_api = on
+
+
+cdef void engine_set_gpu_timer(gpu_timer_begin_fn begin, gpu_timer_end_fn end,
+                               gpu_timer_read_fn read) noexcept nogil:
+    global g_gpu_timer_begin, g_gpu_timer_end, g_gpu_timer_read
+    g_gpu_timer_read = read
+    g_gpu_timer_end = end
+    g_gpu_timer_begin = begin
+
+
+def profile_set_ops(mask):
+    """Record the operations of the kinds in `mask` from now on: PROF_SYMBOLIC (1, pushed while
+    the pushing thread runs a bound graph, see profile_graph), PROF_IMPERATIVE (2, the others);
+    True is both, 0 (False) none."""
     global g_prof_ops
-    g_prof_ops = on
+    if type(mask) is bool:
+        mask = (PROF_SYMBOLIC | PROF_IMPERATIVE) if mask else 0
+    if mask < 0 or mask > (PROF_SYMBOLIC | PROF_IMPERATIVE):
+        raise ValueError(f"profile_set_ops: mask {mask} has bits other than 1 and 2")
+    g_prof_ops = mask
 
 
 def profile_ops_on():
-    """Whether operations are being recorded."""
+    """Whether operations (of any kind) are being recorded."""
     return bool(g_prof_ops)
+
+
+def profile_graph(bint on):
+    """Mark the calling thread as running a bound graph (True) or not; returns the previous
+    mark. Operations pushed while it is on are symbolic for the profiler."""
+    cdef int old = mxc_prof_graph()
+    mxc_set_prof_graph(on)
+    return bool(old)
+
+
+PROFILE_SYMBOLIC = PROF_SYMBOLIC
+PROFILE_IMPERATIVE = PROF_IMPERATIVE
 
 
 def profile_take():
@@ -366,6 +433,8 @@ def profile_take():
         g_prof_dropped = 0
         pthread_mutex_unlock(&g_prof_mu)
     try:
+        with nogil:
+            _prof_gpu_times(recs, n)
         out = [(recs[i].name.decode("utf-8", "replace"), recs[i].t0, recs[i].t1, recs[i].tid,
                 recs[i].dev) for i in range(n)]
     finally:
@@ -380,12 +449,41 @@ def profile_take():
     return out, dropped
 
 
+cdef void _prof_gpu_times(ProfRec *recs, Py_ssize_t n) noexcept nogil:
+    """A GPU record's times become its work's on the device: the elapsed time between its
+    stream's start and stop events, from when the stream reached it (the later of its queuing
+    and the end of the device's previous timed work: a stream runs its work in order)."""
+    cdef Py_ssize_t i
+    cdef long long elapsed, start
+    cdef int dev
+    for i in range(n):
+        if recs[i].gpu == NULL:
+            continue
+        dev = recs[i].dev
+        if g_gpu_timer_read(recs[i].gpu, &elapsed) == 0:
+            start = recs[i].t0
+            if g_prof_dev_busy[dev] > start:
+                start = g_prof_dev_busy[dev]
+            recs[i].t0 = start
+            recs[i].t1 = start + elapsed
+            g_prof_dev_busy[dev] = recs[i].t1
+        recs[i].gpu = NULL
+
+
 def profile_span(str name, long long begin_ns, long long end_ns):
     """Record a span the engine did not run itself (a custom operator's Python code), on the
     calling thread, as if it were an operation (only while recording)."""
     cdef bytes b = name.encode("utf-8", "replace")
     if g_prof_ops:
         _prof_add(b, begin_ns, end_ns, -1)
+
+
+def profile_api_span(str name, long long begin_ns, long long end_ns):
+    """Record a call of the API (its front-door function, named as MXNet's C API function) on
+    the calling thread: device -2 in the records. The caller checks that API calls are
+    being recorded (mxc/_core/api_calls.py)."""
+    cdef bytes b = name.encode("utf-8", "replace")
+    _prof_add(b, begin_ns, end_ns, -2)
 
 
 def profile_scope(name):
@@ -768,19 +866,31 @@ cdef void _complete(OpBlock *op) noexcept nogil:
 # running ops (lock NOT held)
 
 
+cdef int _execute_timed(OpBlock *op, char *buf) noexcept nogil:
+    """Run op and record it; returns its return code. A GPU op is timed by events on its
+    device's stream around the work it queues (read later, in profile_take)."""
+    cdef void *tok = NULL
+    cdef long long t0 = mxc_now_ns()
+    cdef int rc
+    if op.dev >= 0 and g_gpu_timer_begin != NULL:
+        tok = g_gpu_timer_begin(op.dev)
+    rc = op.fn(op.arg, buf, ERRBUF)
+    if tok != NULL:
+        g_gpu_timer_end(tok)
+    _prof_add_gpu(op.opname, t0, mxc_now_ns(), op.dev, tok)
+    return rc
+
+
 cdef void _execute(OpBlock *op) noexcept nogil:
     cdef char buf[ERRBUF]
     cdef void *outer = mxc_engine_cur_op()
     cdef int rc
-    cdef long long t0
     if op.err == NULL:
         buf[0] = 0
         mxc_engine_set_op(op)
         mxc_engine_add_depth(1)
-        if g_prof_ops:           # the profiler's one branch per operation while it is off
-            t0 = mxc_now_ns()
-            rc = op.fn(op.arg, buf, ERRBUF)
-            _prof_add(op.opname, t0, mxc_now_ns(), op.dev)
+        if op.prof:              # the profiler's one branch per operation while it is off
+            rc = _execute_timed(op, buf)
         else:
             rc = op.fn(op.arg, buf, ERRBUF)
         mxc_engine_add_depth(-1)
@@ -1119,6 +1229,8 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     op.priority = priority
     op.err = NULL
     op.dev = dev
+    # recorded when it runs if the profiler records its kind now (MXNet decides at push too)
+    op.prof = g_prof_ops & (PROF_SYMBOLIC if mxc_prof_graph() else PROF_IMPERATIVE)
     if not g_inline and g_nstarted < g_nworkers:
         try:
             _start_workers()

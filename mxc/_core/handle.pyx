@@ -9,12 +9,13 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
-from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_recording,
-                               profile_record, profile_now_ns)
+from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_mask,
+                               profile_record, profile_now_ns, PROF_SYMBOLIC, profile_api_on)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs, capped_threads
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
 from mxc.base import MXNetError, env_int
+from mxc._core.api_calls import timed as _api_timed
 
 cnp.import_array()
 
@@ -163,7 +164,10 @@ cdef class NDArrayBase:
 
     def wait_to_read(self):
         """Block until every pending operation on this array's storage is done; raise its error."""
-        wait_var(self._chunk.c)
+        if profile_api_on():     # the profiler records API calls (profile_api)
+            _api_timed("MXNDArrayWaitToRead", wait_var_of, self)
+        else:
+            wait_var(self._chunk.c)
 
     def _numpy_view(self):
         """A numpy array sharing this array's memory (the caller waited first). Keeps it alive."""
@@ -179,6 +183,11 @@ cdef class NDArrayBase:
 
     def asnumpy(self):
         """Wait for pending writes, then copy into a new numpy array (as MXNet)."""
+        if profile_api_on():     # the profiler records API calls (profile_api)
+            return _api_timed("MXNDArraySyncCopyToCPU", self._to_numpy)
+        return self._to_numpy()
+
+    def _to_numpy(self):
         if self._chunk.dev_type == 2:
             return cuda_module().to_numpy(self)
         wait_var(self._chunk.c)
@@ -448,6 +457,11 @@ def capture_discard(list calls):
         _free_pushed(<void*><uintptr_t>entry[0])
 
 
+def wait_var_of(NDArrayBase a):
+    """Block until the pending operations on `a`'s storage are done (its wait_to_read)."""
+    wait_var(a._chunk.c)
+
+
 cdef extern from "mxc/tiled_chain.h" nogil:
     int64_t MXC_CHAIN_TILE
     int mxc_run_tiled_chain(mxc_opcall **calls, int m, int64_t n, int nthreads, int *bad,
@@ -599,7 +613,7 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
     i = 0
     while i < s.n:
         if s.chain[i] >= 2:
-            if profile_recording():
+            if profile_mask() & PROF_SYMBOLIC:
                 t0 = profile_now_ns()
                 rc = _run_chain(s, i, err, errlen)
                 profile_record("FusedOp", t0, profile_now_ns(), -1)
@@ -609,7 +623,7 @@ cdef int _run_seq(void *arg, char *err, size_t errlen) noexcept nogil:
                 return rc
             i += s.chain[i]
             continue
-        if profile_recording():      # each kernel of the bulk operation on its own
+        if profile_mask() & PROF_SYMBOLIC:   # each kernel of a bound graph's bulk operation
             t0 = profile_now_ns()
             rc = _run_pushed(s.items[i], err, errlen)
             profile_record(s.labels[i] + strlen(s.labels[i]) + 1, t0, profile_now_ns(), -1)
@@ -930,6 +944,17 @@ def install_operators(list table):
 
 
 cdef object _binop(NDArrayBase self, object other, int op, bint reflected, bint inplace):
+    if profile_api_on():    # the profiler records API calls: MXNet's Python invokes one here
+        return _api_timed("MXImperativeInvokeEx", _binop_call, self, other, op, reflected,
+                          inplace)
+    return _binop_run(self, other, op, reflected, inplace)
+
+
+def _binop_call(NDArrayBase self, other, int op, bint reflected, bint inplace):
+    return _binop_run(self, other, op, reflected, inplace)
+
+
+cdef object _binop_run(NDArrayBase self, object other, int op, bint reflected, bint inplace):
     cdef object r = None
     cdef NDArrayBase out = self if inplace else None
     if _SLOW:

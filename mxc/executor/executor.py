@@ -13,6 +13,8 @@ import numpy as np
 
 from .. import autograd
 from .. import ndarray as nd
+from .._core import engine as _engine
+from .._core.api_calls import api_call
 from .._core import handle as _h
 from .._core import tape as _tape
 from ..base import MXNetError
@@ -55,6 +57,14 @@ def _run_graph(plan, args, aux, monitor=None, monitor_all=False, tape_nodes=None
     tape_nodes: filled with {id(autograd tape node): graph node} (the monitor's backward names).
     node_ctx: {id(node): context} from group2ctx placement: an input on another context
     crosses to the node's (``_cross``; autograd carries the gradient back)."""
+    prev_g = _engine.profile_graph(True)     # the profiler's "symbolic" operations
+    try:
+        return _run_nodes(plan, args, aux, monitor, monitor_all, tape_nodes, node_ctx)
+    finally:
+        _engine.profile_graph(prev_g)
+
+
+def _run_nodes(plan, args, aux, monitor, monitor_all, tape_nodes, node_ctx):
     vals = [None] * len(plan.nodes)
     for s, a in zip(plan.arg_slots, args):
         vals[s] = [a]
@@ -340,6 +350,7 @@ class Executor:
         return dict(zip(self._out_names, self.outputs))
 
     # ---- running ------------------------------------------------------------------------------
+    @api_call("MXExecutorForward")
     def forward(self, is_train=False, **kwargs):
         arg_dict = self.arg_dict
         for name, value in kwargs.items():
@@ -415,6 +426,7 @@ class Executor:
                 else:
                     self.outputs[i] = h.copy() if self._heads is not None else h
 
+    @api_call("MXExecutorBackwardEx")
     def backward(self, out_grads=None, is_train=True):
         if self._state is None and self._heads is None and self._monitor is None \
                 and any(r != "null" for r in self._grad_req) and _g.bulk_enabled(is_train):
@@ -454,10 +466,12 @@ class Executor:
             heads, ogs = [heads[i] for i in keep], [ogs[i] for i in keep]
         hooked = self._monitor is not None and bool(self._tape_nodes)
         prev_hook = _tape.set_grad_hook(self._backward_monitor_hook()) if hooked else None
+        prev_g = _engine.profile_graph(True)     # the graph's backward: "symbolic" for the profiler
         try:
             if heads:
                 autograd.backward(heads, ogs, retain_graph=True, train_mode=is_train)
         finally:
+            _engine.profile_graph(prev_g)
             if hooked:
                 _tape.set_grad_hook(prev_hook)
         for info in self._infos:

@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from .._core import engine as _engine
 from .._core import handle as _h
 from .._core.modes import _M
 from ..base import MXNetError
@@ -186,13 +187,14 @@ def _capture_segments(resolved, training):
     operation; a step that draws random numbers (its seed is taken when it is queued) or that
     queues anything else runs on its own, in its place."""
     limit = _max_bulk_nodes(training)
-    segs, calls, labels, nsteps = [], [], [], 0
+    segs, calls, labels, nsteps, ops = [], [], [], 0, []
 
     def flush():
-        nonlocal calls, labels, nsteps
+        nonlocal calls, labels, nsteps, ops
         if calls:
-            segs.append(_h.KernelSeq(calls, labels, b"bulk"))
-        calls, labels, nsteps = [], [], 0
+            # MXNet's name of a bulked segment (the profiler shows it): "[op,op,...]"
+            segs.append(_h.KernelSeq(calls, labels, f"[{','.join(ops)}]".encode()))
+        calls, labels, nsteps, ops = [], [], 0, []
 
     for st in resolved:
         op = st[5]
@@ -211,6 +213,7 @@ def _capture_segments(resolved, training):
         got = _h.capture_end()
         calls += got
         labels += [f"{st[4]} ({op.name})"] * len(got)
+        ops.append(op.name)
         nsteps += 1
         if limit is not None and nsteps >= limit:
             flush()
@@ -236,6 +239,7 @@ def run_steps(resolved, training, chains=()):
     prev_r, prev_t = _M.recording, _M.training
     _M.recording = False
     _M.training = training
+    prev_g = _engine.profile_graph(True)     # the profiler's "symbolic" operations
     st = None
     try:
         segs = None
@@ -260,6 +264,7 @@ def run_steps(resolved, training, chains=()):
     finally:
         _M.recording = prev_r
         _M.training = prev_t
+        _engine.profile_graph(prev_g)
 
 
 def _completed_creation_shapes(sym, nodes, input_nodes, shapes):

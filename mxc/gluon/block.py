@@ -19,6 +19,7 @@ import numpy as np
 from .. import autograd, name as _name, ndarray, symbol
 from .._core import modes as _modes
 from .._core import atomic_write
+from .._core.api_calls import api_call
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol, load_json
@@ -738,6 +739,7 @@ class HybridBlock(Block):
             raise ValueError("Deferred initialization failed because shape cannot be inferred. "
                              f"{e}") from e
 
+    @api_call("MXInvokeCachedOpEx")
     def _call_cached_op(self, *args):
         if self._cached_op is None:
             self._build_cache(*args)

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._core import engine as _engine
+from .._core.api_calls import api_call
 from ..base import MXNetError, string_types
 from .._core import atomic_write
 from ..ndarray.ndarray import NDArray
@@ -172,6 +173,7 @@ class KVStore(KVStoreBase):
             self._check_new_key(k)
             self._store[k] = v.copy()
 
+    @api_call("MXKVStorePushEx")
     def push(self, key, value, priority=0):
         """Push values: the list of values of a key is summed, then stored (no updater) or
         given to the updater with the stored value."""
@@ -266,6 +268,7 @@ class KVStore(KVStoreBase):
             sent.append(q)
         return sent[0] if len(sent) == 1 else nd.add_n(*sent)
 
+    @api_call("MXKVStorePullWithSparseEx")
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored values into ``out`` (an array, or a list to fill for one key, or
         one entry per key for a list of keys). Sparse outputs are skipped unless
@@ -308,6 +311,7 @@ class KVStore(KVStoreBase):
         else:
             src.copyto(dst)
 
+    @api_call("MXKVStorePushPullEx")
     def pushpull(self, key, value, out=None, priority=0):
         """push(key, value) then pull(key, out); ``out=None`` pulls into ``value``."""
         vpairs, kind = _pairs(key, value, "pushpull")

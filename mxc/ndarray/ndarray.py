@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import handle as _h, engine
 from .._core import modes as _modes
+from .._core.api_calls import api_call
 from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
@@ -465,6 +466,7 @@ def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
     return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode)
 
 
+@api_call("MXAutogradBackwardEx")
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
     (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
@@ -746,6 +748,7 @@ def to_dlpack_for_write(data):
     return data.to_dlpack_for_write()
 
 
+@api_call("MXNDArrayWaitAll")
 def waitall():
     """Wait for every queued operation; raise the first error since the last waitall."""
     engine.wait_for_all()

@@ -6,6 +6,7 @@ existing array, ``name=`` accepted and ignored (for symmetry with ``mx.sym``).""
 import inspect
 
 from .._core import handle as _h
+from .._core.api_calls import STATE as _API, timed as _api_timed
 from .._core.modes import _M
 from .._core.tape import record as _record
 from ..base import MXNetError, OperatorInputError
@@ -18,6 +19,12 @@ from . import sparse
 def invoke(op, inputs, kwargs, out=None, attrs=None):
     """Run operator `op` on NDArray `inputs`; returns one NDArray or a list. `attrs`: the
     parameters already parsed from `kwargs` (which then only holds ctx and name)."""
+    if _API.on:     # the profiler records API calls (profile_api)
+        return _api_timed("MXImperativeInvokeEx", _invoke, op, inputs, kwargs, out, attrs)
+    return _invoke(op, inputs, kwargs, out, attrs)
+
+
+def _invoke(op, inputs, kwargs, out, attrs):
     ctx = kwargs.pop("ctx", None) if kwargs else None
     if kwargs:
         kwargs.pop("name", None)
@@ -154,8 +161,10 @@ def make_function(op, name):
 
     if op.fast_kind == 1 and nin == 1:
         # elementwise unary: straight to the C fast path when called plainly (mx.nd.exp(x))
+        # and no API call is recorded (invoke records them)
         def fn(*args, out=None, **kwargs):
-            if len(args) == 1 and not kwargs and isinstance(args[0], NDArray):
+            if len(args) == 1 and not kwargs and isinstance(args[0], NDArray) \
+                    and not _API.on:
                 r = _h.fast_unary(op._fast_kernel or op.fast_kernel(), args[0], out)
                 if r is not None:
                     return r
@@ -164,7 +173,7 @@ def make_function(op, name):
         # elementwise binary on one shape: straight to the C fast path when called plainly
         def fn(*args, out=None, **kwargs):
             if (len(args) == 2 and not kwargs and isinstance(args[0], NDArray)
-                    and isinstance(args[1], NDArray)):
+                    and isinstance(args[1], NDArray) and not _API.on):
                 r = _h.fast_binary(op._fast_kernel or op.fast_kernel(), args[0], args[1], out)
                 if r is not None:
                     return r

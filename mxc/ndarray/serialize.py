@@ -43,6 +43,7 @@ import numpy as np
 
 from ..base import MXNetError
 from .._core import atomic_write
+from .._core.api_calls import api_call
 
 __all__ = ["save_bytes", "load_bytes", "save", "load"]
 
@@ -228,6 +229,7 @@ def save_bytes(data):
     return b"".join(_encode_parts(data))
 
 
+@api_call("MXNDArraySave")    # npx.save's front door (mx.nd.save records itself, outermost)
 def save(fname, data, np_shape=False):
     """Save arrays to ``fname`` in MXNet's .params format, atomically.
 
@@ -567,6 +569,7 @@ def _parse(r, np_shape=None):
     return dict(zip(names, arrays))
 
 
+@api_call("MXNDArrayLoad")    # npx.load's front door (mx.nd.load records itself, outermost)
 def load(fname, np_shape=None):
     """Load arrays saved by ``mx.nd.save`` (or :func:`save`) from ``fname``.
 

@@ -1,5 +1,6 @@
 """``mx.nd.save`` / ``mx.nd.load`` on NDArrays, over the .params format in serialize.py."""
 from . import serialize
+from .._core.api_calls import api_call
 from ..util import is_np_shape
 from .ndarray import NDArray, _h, array
 from ..context import Context
@@ -52,12 +53,14 @@ def _wrap(loaded):
     return [wrap(v) for v in loaded]
 
 
+@api_call("MXNDArraySave")
 def save(fname, data):
     """Save NDArrays in MXNet's binary format (readable by MXNet 1.x's mx.nd.load). With numpy
     shape semantics on (``mx.np_shape()``) the entries are V3, as MXNet writes them."""
     serialize.save(fname, _to_numpy(data, fname), np_shape=is_np_shape())
 
 
+@api_call("MXNDArrayLoad")
 def load(fname):
     """Load a list or dict of NDArrays saved by mx.nd.save (mxc or MXNet). As MXNet, arrays
     saved with numpy shape semantics load only with them on, and the others only with them off

@@ -8,6 +8,7 @@ from .. import ndarray as nd
 from .. import symbol as S
 from ..base import MXNetError
 from .export import _onnx
+from . import import_shapes
 from .import_ops import IMPORTERS, OnnxNode
 
 
@@ -22,9 +23,14 @@ class _Importer:
         graph = model.graph
         self.consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         self.ranks = {}
+        self.dims = {}          # tensor -> its dimensions shape inference knows (None: unknown)
         for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
             if vi.type.tensor_type.HasField("shape"):
-                self.ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
+                dims = vi.type.tensor_type.shape.dim
+                self.ranks[vi.name] = len(dims)
+                self.dims[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else None
+                                           for d in dims)
+        self.shape_exprs = {}   # shape tensors computed in the graph (import_shapes)
         self.tensors = {}
         self.params = {}
         for vi in graph.input:
@@ -39,12 +45,24 @@ class _Importer:
         return name in self.consts and self.consts[name].ndim == 0
 
     def const(self, name):
+        if name in self.shape_exprs:       # computed from shapes shape inference knows
+            value = import_shapes.static_value(self, name)
+            if value is not None:
+                return value
         if name not in self.consts:
             raise MXNetError(f"ONNX import: tensor '{name}' must be a constant (an initializer)")
         return self.consts[name]
 
     def shape(self, name):
         return self.const(name).shape
+
+    def ints(self, node, i, what):
+        """Input i of `node` as integers: a constant, or a shape computed in the graph whose
+        dimensions are all known."""
+        try:
+            return import_shapes.static_ints(self, node.inputs[i], what)
+        except ValueError as e:
+            node.fail(str(e))
 
     def rank(self, name):
         if name in self.consts:
@@ -54,6 +72,13 @@ class _Importer:
     def sym(self, name):
         """The Symbol for a tensor; a constant becomes a parameter Variable on first use."""
         if name not in self.tensors:
+            if name in self.shape_exprs and import_shapes.static_value(self, name) is not None:
+                self.consts[name] = import_shapes.static_value(self, name)
+            elif name in self.shape_exprs:
+                raise MXNetError(f"ONNX import: the shape tensor '{name}' (computed from the "
+                                 "dimensions of graph tensors) is used as data; only shape "
+                                 "inputs (Reshape, Expand, Tile, ConstantOfShape, Resize) "
+                                 "take it")
             if name not in self.consts:
                 raise MXNetError(f"ONNX import: tensor '{name}' is used before it is produced")
             self.tensors[name] = S.var(name, shape=self.consts[name].shape,
@@ -69,6 +94,11 @@ class _Importer:
                 self.consts[proto.output[0]] = numpy_helper.to_array(value)
                 continue
             node = OnnxNode(proto, helper)
+            try:
+                if import_shapes.evaluate(self, node):   # constants and shape arithmetic
+                    continue
+            except ValueError as e:
+                node.fail(str(e))
             importer = IMPORTERS.get(node.op)
             if importer is None:
                 raise MXNetError(f"ONNX import: operator '{node.op}' (node '{node.name}') has no "

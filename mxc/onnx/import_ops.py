@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import symbol as S
 from ..base import MXNetError
+from . import import_shapes
 
 IMPORTERS = {}
 
@@ -287,12 +288,14 @@ def _concat(imp, node):
 
 @register("Reshape")
 def _reshape(imp, node):
-    if not imp.is_const(node.inputs[1]):
-        node.fail("a shape computed in the graph is not supported (only a constant shape)")
-    if node.get("allowzero", 0):
-        node.fail("allowzero=1 is not supported")
-    shape = tuple(int(v) for v in imp.const(node.inputs[1]))
-    return S.reshape(_x(imp, node), shape=shape, name=node.name)
+    # a constant shape, or one computed from shapes in the graph (Shape -> Gather -> Concat,
+    # the -2/-3/-4 codes mxc's exporter writes): MXNet's reshape codes
+    try:
+        codes = import_shapes.reshape_codes(imp, node.inputs[1], node.inputs[0],
+                                            node.get("allowzero", 0))
+    except ValueError as e:
+        node.fail(str(e))
+    return S.reshape(_x(imp, node), shape=codes, name=node.name)
 
 
 @register("Transpose")
@@ -348,7 +351,7 @@ def _slice(imp, node):
 
 @register("Tile")
 def _tile(imp, node):
-    reps = tuple(int(v) for v in imp.const(node.inputs[1]))
+    reps = tuple(imp.ints(node, 1, "the repeats"))
     return S.tile(_x(imp, node), reps=reps, name=node.name)
 
 
@@ -393,7 +396,7 @@ def _argmax(imp, node):
 
 @register("Expand")
 def _expand(imp, node):
-    shape = tuple(int(v) for v in imp.const(node.inputs[1]))
+    shape = tuple(imp.ints(node, 1, "the shape"))
     rank = imp.rank(node.inputs[0])
     x = _x(imp, node)
     for _ in range(len(shape) - rank if rank is not None else 0):   # numpy-style leading 1s
@@ -437,3 +440,150 @@ def _depth_space(imp, node):
         node.fail(f"mode {node.get('mode')} is not supported (MXNet's order is DCR)")
     fn = S.depth_to_space if node.op == "DepthToSpace" else S.space_to_depth
     return fn(_x(imp, node), block_size=node.get("blocksize"), name=node.name)
+
+
+# ---- PRelu, OneHot, ConstantOfShape, Resize ----------------------------------------------
+
+@register("PRelu")
+def _prelu(imp, node):
+    x, slope = node.inputs[0], node.inputs[1]
+    rank = imp.rank(x)
+    if imp.is_const(slope) and rank is not None and rank >= 2:
+        s = imp.const(slope)
+        # one slope per channel (axis 1), as MXNet's LeakyReLU prelu takes it
+        per_channel = s.ndim in (rank - 1, rank) and s.size == s.shape[-(rank - 1)] \
+            and s.size > 1
+        if per_channel or s.size == 1:
+            gamma = node.name + "_gamma"
+            imp.consts[gamma] = np.ascontiguousarray(s.reshape(-1))
+            return S.LeakyReLU(_x(imp, node), imp.sym(gamma), act_type="prelu", name=node.name)
+    # any other broadcast of the slope: max(0, x) - slope * max(0, -x)
+    neg = S.relu(S.negative(_x(imp, node)))
+    return S.broadcast_sub(S.relu(_x(imp, node)), S.broadcast_mul(imp.sym(slope), neg),
+                           name=node.name)
+
+
+@register("OneHot")
+def _one_hot(imp, node):
+    (depth,) = imp.ints(node, 1, "the depth")
+    values = imp.const(node.inputs[2]).reshape(-1)
+    if values.size != 2:
+        node.fail(f"values must hold [off, on], got {values.size} elements")
+    idx = _x(imp, node)
+    # ONNX counts negative indices from the end; MXNet's one_hot leaves them all off
+    idx = (idx + depth) % depth
+    out = S.one_hot(idx, depth=depth, on_value=float(values[1]), off_value=float(values[0]),
+                    dtype=np.dtype(values.dtype).name)
+    axis = node.get("axis", -1)
+    rank = imp.rank(node.inputs[0])
+    if axis in (-1, rank):
+        return S.identity(out, name=node.name)
+    if rank is None:
+        node.fail("axis other than -1 needs the indices' rank")
+    axis %= rank + 1
+    perm = list(range(rank))
+    perm.insert(axis, rank)
+    return S.transpose(out, axes=tuple(perm), name=node.name)
+
+
+def _shape_of(imp, dims):
+    """The graph tensor whose whole shape the shape expression `dims` is, else None."""
+    src = next((d.factors[0][0] for d in dims if d.factors), None)
+    if src is None or len(dims) != imp.rank(src):
+        return None
+    known = imp.dims.get(src) or (None,) * len(dims)
+    for a, d in enumerate(dims):
+        if not (d.coef == 1 and d.factors == ((src, a),)) and d.const() != known[a]:
+            return None
+    return src
+
+
+@register("ConstantOfShape")
+def _constant_of_shape(imp, node):
+    # a shape of dimensions of the graph tensor x, in order: full_like x
+    expr = imp.shape_exprs.get(node.inputs[0])
+    value = node.get("value")
+    if value is None:
+        fill, dtype = 0.0, "float32"
+    else:
+        from onnx import numpy_helper
+        v = numpy_helper.to_array(value).reshape(-1)
+        fill, dtype = v[0].item(), np.dtype(v.dtype).name
+    src = _shape_of(imp, expr[0]) if expr is not None else None
+    if src is not None:
+        like = S.zeros_like(S.cast(imp.sym(src), dtype=dtype))
+        return S.broadcast_add(like, S.full((1,), fill, dtype=dtype), name=node.name)
+    shape = tuple(imp.ints(node, 0, "the shape"))
+    return S.full(shape, fill, dtype=dtype, name=node.name)
+
+
+def _resize_size(imp, node):
+    """(out H, out W) of a 4-d Resize, from `sizes` or from `scales` and the input's dims."""
+    x = node.inputs[0]
+    if _has(node, 3):
+        sizes = imp.ints(node, 3, "the sizes")
+        scales = None
+    else:
+        scales = [float(v) for v in imp.const(node.inputs[2]).reshape(-1)]
+        sizes = None
+    if imp.rank(x) != 4:
+        node.fail(f"only 4-d (NCHW) inputs are supported, got rank {imp.rank(x)}")
+    if sizes is not None:
+        return sizes, None
+    if scales[0] != 1 or scales[1] != 1:
+        node.fail(f"scales {scales} resize the batch or channel axis")
+    return None, scales[2:]
+
+
+@register("Resize", "Upsample")
+def _resize(imp, node):
+    mode = node.get("mode", "nearest")
+    coord = node.get("coordinate_transformation_mode",
+                     "half_pixel" if node.op == "Resize" else "asymmetric")
+    if node.op == "Upsample":     # (X, scales)
+        scales = [float(v) for v in imp.const(node.inputs[1]).reshape(-1)]
+        if len(scales) != 4 or scales[:2] != [1.0, 1.0]:
+            node.fail(f"scales {scales} are not those of a 4-d NCHW upsampling")
+        sizes, hw = None, scales[2:]
+    else:
+        if mode != "nearest" and node.get("exclude_outside", 0):
+            node.fail("exclude_outside=1 is not supported")
+        sizes, hw = _resize_size(imp, node)
+    x = _x(imp, node)
+    if mode == "nearest":
+        nearest = node.get("nearest_mode", "round_prefer_floor")
+        if coord not in ("half_pixel", "pytorch_half_pixel", "asymmetric") or \
+                (coord == "asymmetric" and nearest != "floor" and node.op == "Resize"):
+            node.fail(f"nearest resize with coordinate_transformation_mode={coord} and "
+                      f"nearest_mode={nearest} is not MXNet's UpSampling (which repeats each "
+                      "pixel an integer number of times)")
+        if sizes is not None:
+            dims = imp.dims.get(node.inputs[0])
+            if not dims or not dims[2] or not dims[3]:
+                node.fail("sizes with an input of unknown height or width")
+            hw = [sizes[2] / dims[2], sizes[3] / dims[3]]
+            if sizes[:2] != list(dims[:2]):
+                node.fail(f"sizes {sizes} resize the batch or channel axis")
+        if hw[0] != hw[1] or hw[0] != int(hw[0]) or hw[0] < 1:
+            node.fail(f"nearest resize by {hw}: MXNet's UpSampling takes one integer scale "
+                      "for height and width")
+        return S.UpSampling(x, scale=int(hw[0]), sample_type="nearest", num_args=1,
+                            name=node.name)
+    if mode != "linear":
+        node.fail(f"mode {mode!r} is not supported (nearest and linear are)")
+    if coord not in ("align_corners", "half_pixel", "pytorch_half_pixel"):
+        node.fail(f"linear resize with coordinate_transformation_mode={coord} is not "
+                  "supported (align_corners, half_pixel, pytorch_half_pixel are)")
+    align = coord == "align_corners"
+    if sizes is not None:
+        if len(sizes) != 4:
+            node.fail(f"sizes {sizes} are not those of a 4-d input")
+        return S.contrib.BilinearResize2D(x, height=int(sizes[2]), width=int(sizes[3]),
+                                          align_corners=align, name=node.name)
+    dims = imp.dims.get(node.inputs[0])
+    if dims and dims[2] and dims[3] and any(d * f != int(d * f) for d, f in zip(dims[2:], hw)):
+        # ONNX maps coordinates by the scale, MXNet by the size ratio: equal only when the
+        # scaled size is a whole number
+        node.fail(f"linear resize of {dims[2:]} by {hw} does not give whole sizes")
+    return S.contrib.BilinearResize2D(x, scale_height=hw[0], scale_width=hw[1],
+                                      align_corners=align, name=node.name)

@@ -337,7 +337,7 @@ def _where_infer_back(attrs, in_s, outs):
 
 
 register(OpDef("where", inputs=("condition", "x", "y"), infer=_where_infer,
-               infer_back=_where_infer_back,
+               infer_back=_where_infer_back, infer_dtypes=lambda a, d: [d[1]],
                forward=kernel_forward("elemwise", "where", ints=(), floats=(),
                                       key=lambda a, i, o: (i[0]._dcode, i[1]._dcode)),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0]),

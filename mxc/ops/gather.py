@@ -333,6 +333,7 @@ _EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, 
                Param("dtype", "dtype", "float32"), Param("sparse_grad", bool, False))
 
 register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer=_emb_infer,
+               infer_dtypes=lambda a, d: [d[1]],
                infer_inputs=_emb_infer_inputs, infer_partial=probe_partial(_emb_infer),
                forward=_emb_forward(), grad=_emb_grad,
                doc="Rows of `weight` (input_dim x output_dim) at the indices in `data` (clipped "
@@ -493,6 +494,7 @@ register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"
                input_names=lambda a: ("data",) if a["bin_cnt"] is not None else ("data", "bins"),
                params=(Param("bin_cnt", int, None, optional=True), Param("range", str, None, optional=True)),
                infer=_hist_infer, num_outputs=2,
+               infer_dtypes=lambda a, d: [np.dtype(np.int64), d[0]],
                forward=kernel_forward("gather", "histogram", name="_histogram",
                                       ints=("has_bins", "nbins"), floats=("low", "high"),
                                       fill={"has_bins": lambda a, i, o: int(len(i) == 2),

@@ -49,12 +49,16 @@ def _topk_infer(a, s, d):
     if not s[0]:
         raise ValueError("topk: data must have at least one dimension")
     *_, out, _ = _plan("topk", s[0], a["axis"], a["k"], a["ret_typ"])
+    return [out] * (2 if a["ret_typ"] == "both" else 1), _topk_dtypes(a, d)
+
+
+def _topk_dtypes(a, d):
     ret = a["ret_typ"]
     if ret == "both":
-        return [out, out], [d[0], np.dtype(a["dtype"])]
+        return [d[0], np.dtype(a["dtype"])]
     if ret == "indices":
-        return [out], [np.dtype(a["dtype"])]
-    return [out], [d[0]]
+        return [np.dtype(a["dtype"])]
+    return [d[0]]
 
 
 # the topk kernel's slots (csrc/kernels/ordering.h): the data as (pre, n, post) around the axis,
@@ -91,7 +95,7 @@ register(OpDef("topk", params=(Param("axis", int, -1, optional=True), Param("k",
                                Param("ret_typ", str, "indices", choices=tuple(_RET)),
                                Param("is_ascend", bool, False),
                                Param("dtype", "dtype", "float32")),
-               infer=_topk_infer,
+               infer=_topk_infer, infer_dtypes=_topk_dtypes,
                num_outputs=lambda a: 2 if a["ret_typ"] == "both" else 1,
                forward=kernel_forward("ordering", "topk", name="topk", ints=TOPK_INTS,
                                       fill=_kernel_fill("topk", lambda a: a["ret_typ"],

@@ -264,10 +264,12 @@ register(OpDef("depth_to_space", params=(Param("block_size", int, required=True)
 _zero_grad = (lambda F, a, i, o, g: [F.zeros_like(i[0])])
 
 register(OpDef("shape_array", infer=lambda a, s, d: ([(len(s[0]),)], [np.dtype(np.int64)]),
+               infer_dtypes=lambda a, d: [np.dtype(np.int64)],
                forward=kernel_forward("shape_extra", "shape_array", name="shape_array", ints=(),
                                       floats=()),
                grad=_zero_grad, doc="The shape of the input as a 1-D int64 array."))
 register(OpDef("size_array", infer=lambda a, s, d: ([(1,)], [np.dtype(np.int64)]),
+               infer_dtypes=lambda a, d: [np.dtype(np.int64)],
                forward=kernel_forward("shape_extra", "size_array", name="size_array", ints=(),
                                       floats=()),
                grad=_zero_grad, doc="The size of the input as a 1-element int64 array."))

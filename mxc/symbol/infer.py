@@ -242,6 +242,12 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                         D[(id(node), i)] = d
                         changed = True
             elif D.get((id(node), 0)) is None:
+                rule = node.op.infer_dtypes
+                if rule is not None and in_d and all(d is not None for d in in_d):
+                    for i, d in enumerate(rule(node.parsed, in_d)):
+                        D[(id(node), i)] = np.dtype(d).name
+                    changed = True
+                    continue
                 dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
                 if dt is None and node.op.name != "Custom":     # norm's out_dtype
                     dt = node.parsed.get("out_dtype")

@@ -6,7 +6,8 @@ SOURCE = r"""/* A fake CUDA driver for tests/_core/test_cuda*.py: every entry po
    events, errors) runs for real without a GPU. A "CUfunction" is the address of one of the
    fake_* host functions below, called with the packed parameter array. Knobs (environment):
    FAKE_CUDA_INIT_RC (cuInit's result), FAKE_CUDA_NDEV (devices), FAKE_CUDA_LAUNCH_RC (every
-   cuLaunchKernel fails with it). A kernel returning nonzero makes that error sticky, as a real
+   cuLaunchKernel fails with it), FAKE_CUDA_KERNEL_NS (the device time a launch takes: a
+   device clock the launches advance, which events record and cuEventElapsedTime reads). A kernel returning nonzero makes that error sticky, as a real
    device error: later syncs report it. Device addresses are host addresses with bit 62 set
    (non-canonical on x86-64), so host code that reads or writes device memory directly faults
    here as it does on a real GPU; the copies and the fake kernels take the bit off. */
@@ -25,7 +26,7 @@ static int env_int(const char *n, int d) { const char *s = getenv(n); return s ?
 
 static volatile int sticky = 0;
 static long long n_launch, n_sync, n_wait, n_alloc, n_free, n_event, n_memcpy, bytes_live;
-static long long last_tid;
+static long long last_tid, dev_clock, n_elapsed;
 static unsigned last_grid[3], last_block[3], last_shmem;
 static void *last_stream;
 
@@ -36,6 +37,7 @@ long long fake_stat(int k) {
     case 6: return n_memcpy; case 7: return bytes_live; case 8: return last_tid;
     case 9: return last_grid[0]; case 10: return last_block[0]; case 11: return last_shmem;
     case 12: return (long long)(uintptr_t)last_stream;
+    case 13: return n_elapsed; case 14: return dev_clock;
     }
     return -1;
 }
@@ -52,8 +54,22 @@ CUresult cuStreamCreate(void **s, unsigned f) {
 }
 CUresult cuStreamSynchronize(void *s) { (void)s; __atomic_add_fetch(&n_sync, 1, 0); return sticky; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; __atomic_add_fetch(&n_wait, 1, 0); return sticky; }
-CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = malloc(8); __atomic_add_fetch(&n_event, 1, 0); return 0; }
-CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return sticky; }
+/* an event: the device clock when it was recorded (-1: never), and whether it may time */
+struct fake_event { long long t; unsigned flags; };
+CUresult cuEventCreate(void **e, unsigned f) {
+    struct fake_event *ev = malloc(sizeof *ev); ev->t = -1; ev->flags = f; *e = ev;
+    __atomic_add_fetch(&n_event, 1, 0); return 0;
+}
+CUresult cuEventRecord(void *e, void *s) {
+    (void)s; ((struct fake_event *)e)->t = __atomic_load_n(&dev_clock, 0); return sticky;
+}
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+    struct fake_event *s = a, *e = b;
+    if ((s->flags | e->flags) & 2) return 400;     /* CUDA_ERROR_INVALID_HANDLE: no timing */
+    if (s->t < 0 || e->t < 0) return 600;          /* CUDA_ERROR_NOT_READY: never recorded */
+    __atomic_add_fetch(&n_elapsed, 1, 0);
+    *ms = (float)((e->t - s->t) / 1e6); return sticky;
+}
 CUresult cuEventSynchronize(void *e) { (void)e; __atomic_add_fetch(&n_sync, 1, 0); return sticky; }
 CUresult cuEventDestroy_v2(void *e) { free(e); return 0; }
 
@@ -69,6 +85,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     last_tid = syscall(SYS_gettid);
     last_grid[0] = gx; last_block[0] = bx; last_shmem = shmem; last_stream = stream;
     rc = ((fake_kernel)f)(params);
+    __atomic_add_fetch(&dev_clock, env_int("FAKE_CUDA_KERNEL_NS", 0), 0);
     if (rc) sticky = rc;      /* asynchronous: the launch succeeded, a later sync reports it */
     return 0;
 }

@@ -161,7 +161,8 @@ def test_naive_engine_records_on_the_pushing_thread():
 
 def test_gpu_operations_and_memory_on_the_fake_driver(fake_lib):
     """GPU operations are recorded with their device, on the thread that queued them on the
-    stream (the device's worker, or the pusher that launched inline); GPU blocks as dev_type 2."""
+    stream (the device's worker, or the pusher that launched inline); GPU blocks as dev_type 2;
+    copies under MXNet's names (CopyCPU2GPU, CopyGPU2CPU, CopyGPU2GPU)."""
     out = run_fake('''
         engine.profile_take(); storage.profile_take_memory()
         engine.profile_set_ops(True); storage.profile_set_memory(True)
@@ -173,15 +174,61 @@ def test_gpu_operations_and_memory_on_the_fake_driver(fake_lib):
         cuda.push_copy(o, back)
         assert back.asnumpy().tolist() == [0, 2, 4, 6]
         launcher = lib.fake_stat(8)
+        o2 = empty((4,), np.float32)
+        cuda.push_copy(back, o2)
+        cuda.push_copy(o2, o)
+        engine.wait_for_all()
         engine.profile_set_ops(False); storage.profile_set_memory(False)
         recs, _ = engine.profile_take()
         mine = {r[0]: r for r in recs}
         assert mine["my_kernel"][4] == 0 and mine["my_kernel"][3] == launcher, recs
-        assert mine["_copyto"][4] == 0
+        assert mine["CopyGPU2CPU"][4] == 0 and mine["CopyCPU2GPU"][4] == 0, recs
+        assert mine["CopyGPU2GPU"][4] == 0 and "_copyto" not in mine, recs
         names = engine.profile_threads()
         assert all(r[3] == threading.get_native_id() or r[3] in names for r in recs)
         mems, _ = storage.profile_take_memory()
         assert any(m[1] == 2 and m[2] == 0 and m[3] >= 16 for m in mems), mems
         print("ok")
     ''', fake_lib)
+    assert out.strip().endswith("ok")
+
+
+def test_gpu_operations_timed_by_stream_events(fake_lib):
+    """A GPU operation's record is its work's time on the device, from the two events its
+    stream recorded around it (the fake device clock: each launch takes FAKE_CUDA_KERNEL_NS),
+    read when the records are taken, not when the operation ran; back-to-back operations
+    follow one another on the device's timeline."""
+    out = run_fake('''
+        engine.profile_take()
+        gx = gpu_array(np.arange(4, dtype=np.float32)); o = empty((4,), np.float32)
+        def launch():
+            cuda.push_launch(kfn("fake_add_f32"), (1,), (4,), 0,
+                             [("in", 0), ("in", 0), ("out", 0), ("i64", 4)], [gx], [o], "k", 0)
+        launch()                                  # not recorded: its events never made
+        engine.wait_for_all()
+        events0 = lib.fake_stat(5)
+        engine.profile_set_ops(True)
+        for _ in range(3):
+            launch()
+        engine.wait_for_all()
+        engine.profile_set_ops(False)
+        assert lib.fake_stat(5) - events0 == 6    # a start and a stop event per operation
+        assert lib.fake_stat(13) == 0             # nothing read yet: no wait per operation
+        recs, _ = engine.profile_take()
+        assert lib.fake_stat(13) == 3
+        ks = [r for r in recs if r[0] == "k"]
+        assert len(ks) == 3 and all(r[4] == 0 for r in ks), recs
+        assert [r[2] - r[1] for r in ks] == [7000000] * 3, [r[2] - r[1] for r in ks]
+        for a, b in zip(ks, ks[1:]):
+            assert b[1] >= a[2]                   # the stream runs them one after the other
+        # a CPU operation keeps its host times
+        v = engine.Var()
+        engine.profile_set_ops(True)
+        engine.push(lambda: None, (), (v,), name="host_op")
+        engine.wait_for_all()
+        engine.profile_set_ops(False)
+        recs, _ = engine.profile_take()
+        assert [r[4] for r in recs if r[0] == "host_op"] == [-1] and lib.fake_stat(13) == 3
+        print("ok")
+    ''', fake_lib, FAKE_CUDA_KERNEL_NS=7000000)
     assert out.strip().endswith("ok")
