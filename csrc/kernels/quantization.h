@@ -123,9 +123,9 @@ static int mxc_q_quantize_v2(mxc_opcall *c) {
   return mxc_q_scale_f32(c, in, n, MXC_Q_INT8_RANGE / real, y);
 }
 
-/* _contrib_quantize (the first API; MXNet's FloatToQuantized over max(|min_range|, |max_range|)):
- * uint8 = saturate(nearbyint(x * 255 / r)) with the given range passed through; int8 =
- * trunc(sign(x) * min(|x| * 127 / r + 0.5, 127)) with range [-r, r]. in: data, min_range,
+/* _contrib_quantize (the first API): saturate(nearbyint(x * 255 / r)) for uint8 with the given
+ * range passed through, saturate(nearbyint(x * 127 / r)) for int8 with range [-r, r]
+ * (MKLDNNQuantizeComputeKer), r = max(|min_range|, |max_range|). in: data, min_range,
  * max_range; out: q, min, max. */
 static int mxc_q_quantize(mxc_opcall *c) {
   const float *x = (const float *)c->in[0].data;
@@ -133,26 +133,14 @@ static int mxc_q_quantize(mxc_opcall *c) {
   const float real = mxc_q_maxabs(lo, hi);
   mxc_tensor *y = &c->out[0];
   float *omin = (float *)c->out[1].data, *omax = (float *)c->out[2].data;
-  const int64_t n = c->in[0].size;
   if (y->dtype == MXC_UINT8) {
     *omin = lo;
     *omax = hi;
-    return mxc_q_scale_f32(c, x, n, 255.0f / real, y);
-  }
-  int8_t *o = (int8_t *)y->data;
-  const float scale = 127.0f / real;
-  const int nt = mxc_q_threads(c, n);
-  int64_t i;
-  (void)nt;
-  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
-  for (i = 0; i < n; i++) {
-    const float v = x[i], a = fabsf(v) * scale + 0.5f;
-    const float m = a < 127.0f ? a : 127.0f;
-    o[i] = (int8_t)(int)((float)((v > 0.0f) - (v < 0.0f)) * m);
+    return mxc_q_scale_f32(c, x, c->in[0].size, 255.0f / real, y);
   }
   *omin = -real;
   *omax = real;
-  return 0;
+  return mxc_q_scale_f32(c, x, c->in[0].size, 127.0f / real, y);
 }
 
 /* _contrib_dequantize: in q (uint8 / int8 / int32), min, max; out float32 q * r / range. */
@@ -382,8 +370,8 @@ static int mxc_q_conv(mxc_opcall *c) {
 
 /* _contrib_quantized_pooling, max or avg over NC + up to 3 spatial dims (channels first) of
  * u8/s8 data; the range passes through. iattr: kernel[3], stride[3], pad[3] (padded to 3-D as
- * the float Pooling kernel's slots), avg, count_include_pad. avg is nearbyint(float(sum) *
- * (1 / count)), as oneDNN's int8 pooling. */
+ * the float Pooling kernel's slots), avg, count_include_pad. avg is nearbyint(float(sum) /
+ * count), as oneDNN's int8 pooling. */
 #define MXC_Q_POOL(tag, T)                                                                       \
   static void mxc_q_pool_##tag(const T *x, T *y, const int64_t *ia, const int64_t *is,           \
                                const int64_t *os, int64_t planes, int nt) {                      \
@@ -424,7 +412,7 @@ static int mxc_q_conv(mxc_opcall *c) {
               } else {                                                                           \
                 cnt = (de - ds) * (ye - ys) * (xe - xs);                                         \
               }                                                                                  \
-              const float v = cnt > 0 ? (float)sum * (1.0f / (float)cnt) : 0.0f;                 \
+              const float v = cnt > 0 ? (float)sum / (float)cnt : 0.0f;                          \
               yp[(od * os[1] + oy) * os[2] + ox] = mxc_q_round_##tag(v);                         \
             } else {                                                                             \
               yp[(od * os[1] + oy) * os[2] + ox] = (T)best;                                      \
@@ -460,7 +448,9 @@ static int mxc_q_pooling(mxc_opcall *c) {
   return 0;
 }
 
-/* _contrib_quantized_act (relu): int8 max(x, 0), uint8 unchanged; the range passes through. */
+/* _contrib_quantized_act (relu): the output is int8 (MXNet's type rule): max(x, 0) of int8
+ * data, the bytes of uint8 data unchanged (oneDNN's relu of u8 is the identity, written into
+ * the int8 output as is); the range passes through. */
 static int mxc_q_relu(mxc_opcall *c) {
   const int64_t n = c->in[0].size;
   if (c->in[0].dtype == MXC_INT8) {

@@ -99,9 +99,9 @@ register(OpDef("_contrib_quantize", inputs=("data", "min_range", "max_range"),
                infer=_quantize_infer, infer_input_dtypes=_range_dtypes(1, 3),
                forward=_qforward("quantize", name="_contrib_quantize"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
-               doc="float32 data to uint8 (x * 255 / r, rounded) or int8 (sign(x) * "
-                   "min(|x| * 127 / r + 0.5, 127), truncated), r = max(|min_range|, "
-                   "|max_range|); also returns the output range."))
+               doc="float32 data to uint8 (x * 255 / r) or int8 (x * 127 / r), rounded half "
+                   "to even and saturated, r = max(|min_range|, |max_range|); also returns "
+                   "the output range."))
 
 
 def _quantize_v2_infer(a, shapes, dtypes):
@@ -228,6 +228,9 @@ def _conv_infer(a, shapes, dtypes):
     nsp = geometry(op, a)[0]
     if nsp == 3:
         raise OperatorInputError(f"{op}: 3-D kernels are not supported (1-D and 2-D only)")
+    if a["num_group"] != 1:
+        raise OperatorInputError(f"{op}: only num_group=1 is supported (as MXNet), got "
+                                 f"{a['num_group']}")
     out = conv_out_shape(op, a, ds)
     want = (a["num_filter"], ds[1] // a["num_group"]) + tuple(a["kernel"])
     if _nd(shapes[1]) != want:
@@ -332,7 +335,8 @@ def _act_infer(a, shapes, dtypes):
     op = "_contrib_quantized_act"
     if a["act_type"] != "relu":
         raise OperatorInputError(f"{op}: only act_type=relu is supported, got {a['act_type']}")
-    return _pass_infer(op, shapes, dtypes, _nd(shapes[0]))
+    out, types = _pass_infer(op, shapes, dtypes, _nd(shapes[0]))
+    return out, [np.int8] + types[1:]
 
 
 register(OpDef("_contrib_quantized_act", inputs=("data", "min_data", "max_data"),
@@ -341,7 +345,9 @@ register(OpDef("_contrib_quantized_act", inputs=("data", "min_data", "max_data")
                infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3),
                forward=_qforward("relu", name="_contrib_quantized_act"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
-               doc="relu of uint8/int8 data; the range passes through."))
+               doc="relu of uint8/int8 data into int8, as MXNet's oneDNN build: uint8 bytes are "
+                   "kept as they are (values above 127 read negative); the range passes "
+                   "through."))
 
 
 def _flatten_infer(a, shapes, dtypes):
