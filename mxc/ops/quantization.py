@@ -69,7 +69,7 @@ def out_type(a):
 
 
 def _range_dtypes(first, n):
-    return lambda a, d: [None] * first + [np.float32] * (n - first)
+    return lambda a, d: [None] * first + ["float32"] * (n - first)
 
 
 _CALIB_PARAMS = (Param("out_type", str, "int8", choices=_OUT_TYPES),
@@ -143,7 +143,7 @@ def _requantize_infer(a, shapes, dtypes):
 
 register(OpDef("_contrib_requantize", inputs=("data", "min_range", "max_range"),
                params=_CALIB_PARAMS, infer=_requantize_infer,
-               infer_input_dtypes=lambda a, d: [np.int32, np.float32, np.float32],
+               infer_input_dtypes=lambda a, d: ["int32", "float32", "float32"],
                forward=_qforward("requantize", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_requantize"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
@@ -174,7 +174,7 @@ def _check_product(op, a, shapes, dtypes):
 
 def _product_input_dtypes(a, d):
     nq = 2 if a["no_bias"] else 3
-    return [None] + [np.int8] * (nq - 1) + [np.float32] * (2 * nq)
+    return [None] + ["int8"] * (nq - 1) + ["float32"] * (2 * nq)
 
 
 def _fc_infer(a, shapes, dtypes):

@@ -333,5 +333,5 @@ def test_symbol_infers_quantized_types_and_shapes():
     types = dict(zip(req.list_arguments(), arg_types))
     assert types["w"] == np.int8 and types["bmin"] == np.float32
     ex = req.simple_bind(mx.cpu(), data=(1, 3, 5, 5), grad_req="null",
-                         type_dict={"w": np.int8, "b": np.int8})
+                         type_dict={"data": np.float32, "w": np.int8, "b": np.int8})
     assert [o.dtype for o in ex.outputs] == [np.int8, np.float32, np.float32]
