@@ -67,6 +67,24 @@ def _quantized_form(node):
     return None
 
 
+# operators MXNet registers with FListOutputNames (its nn operators, the legacy OperatorProperty
+# ones, a few more): a quantize node after one is named after the output ("act_output_quantize"),
+# after any other operator after the output's index ("exp0_0_quantize")
+_LISTS_OUTPUT_NAMES = frozenset((
+    "Activation", "BatchNorm", "Concat", "Convolution", "CTCLoss", "Deconvolution", "Dropout",
+    "FullyConnected", "GroupNorm", "LayerNorm", "LRN", "Pooling", "softmax", "softmin",
+    "SoftmaxActivation", "UpSampling", "LeakyReLU", "RNN", "SoftmaxOutput", "Custom",
+    "elemwise_add", "make_loss", "_contrib_ROIAlign", "_contrib_RROIAlign", "_contrib_index_array",
+    "_contrib_hawkesll", "_contrib_BatchNormWithReLU", "im2col", "col2im", "BatchNorm_v1",
+    "BilinearSampler", "Correlation", "Crop", "GridGenerator", "IdentityAttachKLSparseReg",
+    "InstanceNorm", "L2Normalization", "MakeLoss", "Pad", "ROIPooling", "SVMOutput",
+    "SequenceLast", "SequenceMask", "SequenceReverse", "SliceChannel", "SpatialTransformer",
+    "SwapAxis", "_contrib_DeformableConvolution", "_contrib_DeformablePSROIPooling",
+    "_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior", "_contrib_MultiBoxTarget",
+    "_contrib_MultiProposal", "_contrib_PSROIPooling", "_contrib_Proposal",
+    "_contrib_SyncBatchNorm", "_contrib_count_sketch", "_contrib_fft", "_contrib_ifft"))
+
+
 def _output_name(node, index):
     """nnvm's GetOutputName: a variable's name, else "<node>_<output name>"."""
     return node.output_names()[index]
@@ -137,11 +155,9 @@ def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=No
                 key = (id(src), idx)
                 if id(src) not in forms:
                     if key not in qentry:
-                        # MXNet names it after the output when the operator lists its
-                        # outputs' names, else after the output's index
                         suffix = "" if m.op is None else (
                             src.output_names()[idx][len(src.name):]
-                            if src.op.output_names is not None else f"_{idx}")
+                            if src.op.name in _LISTS_OUTPUT_NAMES else f"_{idx}")
                         q = _new(_QUANTIZE, src.name + suffix + "_quantize",
                                  {"out_type": quantized_dtype}, [(m, idx, 0)])
                         qentry[key] = q

@@ -141,7 +141,7 @@ for mode in ("none", "naive", "entropy"):
                                               excluded_sym_names=["fc1"] if qm == "full" else None)
             model["cases"][f"{mode}/{dt}/{qm}"] = {
                 "qsym": qsym.tojson(),
-                "qargs": {k: [str(v.dtype), v.asnumpy().reshape(-1).tolist()]
+                "qargs": {k: [np.dtype(v.dtype).name, v.asnumpy().reshape(-1).tolist()]
                           for k, v in qargs.items()}}
 with open(os.path.join(HERE, "quantization_model_golden.json"), "w") as fh:
     json.dump(model, fh, separators=(",", ":"))
