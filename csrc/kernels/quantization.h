@@ -438,12 +438,15 @@ static int mxc_q_pooling(mxc_opcall *c) {
     is[3 - nsp + j] = x->shape[2 + j];
     os[3 - nsp + j] = y->shape[2 + j];
   }
+  const int64_t ia[11] = {c->iattr[0], c->iattr[1], c->iattr[2], c->iattr[3], c->iattr[4],
+                          c->iattr[5], c->iattr[6], c->iattr[7], c->iattr[8], c->iattr[9],
+                          c->iattr[10]};
   const int64_t planes = x->shape[0] * x->shape[1];
-  const int nt = mxc_q_threads(c, y->size * c->iattr[0] * c->iattr[1] * c->iattr[2]);
+  const int nt = mxc_q_threads(c, y->size * ia[0] * ia[1] * ia[2]);
   if (x->dtype == MXC_INT8)
-    mxc_q_pool_s8((const int8_t *)x->data, (int8_t *)y->data, c->iattr, is, os, planes, nt);
+    mxc_q_pool_s8((const int8_t *)x->data, (int8_t *)y->data, ia, is, os, planes, nt);
   else
-    mxc_q_pool_u8((const uint8_t *)x->data, (uint8_t *)y->data, c->iattr, is, os, planes, nt);
+    mxc_q_pool_u8((const uint8_t *)x->data, (uint8_t *)y->data, ia, is, os, planes, nt);
   mxc_q_pass_range(c);
   return 0;
 }

@@ -68,8 +68,10 @@ def out_type(a):
     return t
 
 
-def _range_dtypes(first, n):
-    return lambda a, d: [None] * first + ["float32"] * (n - first)
+def _range_dtypes(first, n, data=None):
+    """Input dtypes the symbol front gives unknown inputs: float32 ranges, and `data` for an
+    unknown data input (MXNet's int8 for the quantized operators)."""
+    return lambda a, d: [data] + [None] * (first - 1) + ["float32"] * (n - first)
 
 
 _CALIB_PARAMS = (Param("out_type", str, "int8", choices=_OUT_TYPES),
@@ -172,9 +174,11 @@ def _check_product(op, a, shapes, dtypes):
     _check_ranges(op, shapes, dtypes, nq)
 
 
-def _product_input_dtypes(a, d):
-    nq = 2 if a["no_bias"] else 3
-    return [None] + ["int8"] * (nq - 1) + ["float32"] * (2 * nq)
+def _product_input_dtypes(data):
+    def dtypes(a, d):
+        nq = 2 if a["no_bias"] else 3
+        return [data] + ["int8"] * (nq - 1) + ["float32"] * (2 * nq)
+    return dtypes
 
 
 def _fc_infer(a, shapes, dtypes):
@@ -212,7 +216,7 @@ register(OpDef("_contrib_quantized_fully_connected",
                params=(Param("num_hidden", int, required=True), Param("no_bias", bool, False),
                        Param("flatten", bool, True)),
                infer=_fc_infer, infer_inputs=_fc_infer_inputs,
-               infer_input_dtypes=_product_input_dtypes,
+               infer_input_dtypes=_product_input_dtypes("int8"),
                forward=_qforward("fully_connected", ints=("no_bias",),
                                  fill={"no_bias": lambda a, i, o: int(a["no_bias"])},
                                  name="_contrib_quantized_fully_connected"),
@@ -286,7 +290,7 @@ def _conv_forward(a, inputs, outputs):
 
 register(OpDef("_contrib_quantized_conv", inputs=_product_inputs({"no_bias": False}),
                input_names=_product_inputs, params=_CONV_PARAMS, infer=_conv_infer,
-               infer_inputs=_conv_infer_inputs, infer_input_dtypes=_product_input_dtypes,
+               infer_inputs=_conv_infer_inputs, infer_input_dtypes=_product_input_dtypes("uint8"),
                forward=_conv_forward, grad=_zero_grad, num_outputs=3,
                output_names=_RANGE_OUTPUTS,
                doc="Convolution (1-D/2-D, NCHW) of uint8/int8 data and int8 weight in int32; "
@@ -323,7 +327,8 @@ _POOL_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "pad") for j in rang
     ("avg", "count_include_pad")
 
 register(OpDef("_contrib_quantized_pooling", inputs=("data", "min_data", "max_data"),
-               params=_POOL_PARAMS, infer=_pool_infer, infer_input_dtypes=_range_dtypes(1, 3),
+               params=_POOL_PARAMS, infer=_pool_infer,
+               infer_input_dtypes=_range_dtypes(1, 3, "int8"),
                forward=_qforward("pooling", ints=_POOL_INTS, fill={_POOL_INTS: _pool_slots},
                                  name="_contrib_quantized_pooling"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
@@ -342,7 +347,7 @@ def _act_infer(a, shapes, dtypes):
 register(OpDef("_contrib_quantized_act", inputs=("data", "min_data", "max_data"),
                params=(Param("act_type", str, required=True,
                              choices=("relu", "sigmoid", "tanh", "softrelu", "softsign")),),
-               infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3),
+               infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"),
                forward=_qforward("relu", name="_contrib_quantized_act"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="relu of uint8/int8 data into int8, as MXNet's oneDNN build: uint8 bytes are "
@@ -357,7 +362,7 @@ def _flatten_infer(a, shapes, dtypes):
 
 
 register(OpDef("_contrib_quantized_flatten", inputs=("data", "min_data", "max_data"),
-               infer=_flatten_infer, infer_input_dtypes=_range_dtypes(1, 3),
+               infer=_flatten_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"),
                forward=_qforward("flatten", name="_contrib_quantized_flatten"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="Flatten of uint8/int8 data to (batch, rest); the range passes through."))
