@@ -20,4 +20,6 @@ _LAZY = ("amp", "autograd", "horovod", "onnx", "quantization", "svrg_optimizatio
 def __getattr__(name):
     if name in _LAZY:
         return _importlib.import_module(f"{__name__}.{name}")
+    if name == "quant":         # MXNet's contrib/__init__: from . import quantization as quant
+        return _importlib.import_module(f"{__name__}.quantization")
     raise AttributeError(f"module 'mxc.contrib' has no attribute {name!r}")

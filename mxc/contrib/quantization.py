@@ -334,7 +334,7 @@ class _LayerHistogramCollector:
     def collect(self, name, arr):
         """Monitor callback: adds arr to the histogram of layer `name`."""
         name = py_str(name)
-        if name not in self.include_layer:
+        if name not in self.include_layer or arr.size == 0:
             return
         arr = arr.copyto(cpu()).asnumpy()
         if self.logger:
@@ -362,7 +362,7 @@ class _LayerOutputMinMaxCollector:
     def collect(self, name, arr):
         """Monitor callback: widens layer `name`'s (min, max) by arr's."""
         name = py_str(name)
-        if name not in self.include_layer:
+        if name not in self.include_layer or arr.size == 0:
             return
         min_range = ndarray.min(arr).asscalar()
         max_range = ndarray.max(arr).asscalar()

@@ -18,7 +18,9 @@ operators: their gradient is zero, as MXNet's FGradient (MakeZeroGradNodes).
 import numpy as np
 
 from ..base import OperatorInputError
+from ._partial_shape import _PROBE_SIZES, complete
 from .convolution import _CONV_PARAMS, conv_out_shape, geometry
+from .fully_connected import _fc_infer_back
 from .params import Param
 from .pooling import _PARAMS as _POOL_PARAMS
 from .pooling import plan as _pool_plan
@@ -74,6 +76,38 @@ def _range_dtypes(first, n, data=None):
     return lambda a, d: [data] + [None] * (first - 1) + ["float32"] * (n - first)
 
 
+def _range_inputs(first):
+    """infer_inputs: the (min, max) inputs from `first` on hold one value each."""
+    def fill(a, shapes):
+        return [s if s is not None or i < first else (1,) for i, s in enumerate(shapes)]
+    return fill
+
+
+def _same_shape_back(a, in_s, outs):
+    """infer_back: data's unknown dimensions from output 0, which has its shape (a zero-size
+    begin state of an unrolled RNN quantized with its cell)."""
+    d, o = in_s[0], outs[0]
+    if d is None or complete(d) or o is None or not complete(o) or len(d) != len(o):
+        return None
+    return [tuple(x or y for x, y in zip(d, o))] + [None] * (len(in_s) - 1)
+
+
+def _partial(infer, data_dtype):
+    """infer_partial: _partial_shape.probe_partial with the dtypes the operator takes (its data
+    `data_dtype`, int8 weights, float32 ranges) instead of float32 for every input."""
+    def rule(a, in_shapes):
+        n = len(in_shapes)
+        nq = n // 3 if n in (6, 9) else 1      # products: data, weight[, bias], then ranges
+        dtypes = [data_dtype] + ["int8"] * (nq - 1) + ["float32"] * (n - nq)
+        runs = []
+        for size in _PROBE_SIZES:
+            filled = [tuple(size if x == 0 else x for x in s) for s in in_shapes]
+            runs.append([tuple(x) for x in infer(a, filled, dtypes)[0]])
+        return [tuple(x if x == y else 0 for x, y in zip(p, q)) if len(p) == len(q) else None
+                for p, q in zip(*runs)]
+    return rule
+
+
 _CALIB_PARAMS = (Param("out_type", str, "int8", choices=_OUT_TYPES),
                  Param("min_calib_range", float, None, optional=True),
                  Param("max_calib_range", float, None, optional=True))
@@ -98,8 +132,9 @@ def _quantize_infer(a, shapes, dtypes):
 
 register(OpDef("_contrib_quantize", inputs=("data", "min_range", "max_range"),
                params=(Param("out_type", str, "uint8", choices=("int8", "uint8")),),
-               infer=_quantize_infer, infer_input_dtypes=_range_dtypes(1, 3),
+               infer=_quantize_infer, infer_input_dtypes=_range_dtypes(1, 3), infer_inputs=_range_inputs(1),
                forward=_qforward("quantize", name="_contrib_quantize"),
+               infer_back=_same_shape_back, infer_partial=_partial(_quantize_infer, "float32"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="float32 data to uint8 (x * 255 / r) or int8 (x * 127 / r), rounded half "
                    "to even and saturated, r = max(|min_range|, |max_range|); also returns "
@@ -115,6 +150,7 @@ register(OpDef("_contrib_quantize_v2", inputs=("data",), params=_CALIB_PARAMS,
                infer=_quantize_v2_infer,
                forward=_qforward("quantize_v2", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_quantize_v2"),
+               infer_back=_same_shape_back, infer_partial=_partial(_quantize_v2_infer, "float32"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="float32 data to int8 (x * 127.5 / r) or uint8 (x * 255.5 / r), rounded half "
                    "to even and saturated, r = max(|min|, |max|) of the calibrated range or of "
@@ -130,8 +166,9 @@ def _dequantize_infer(a, shapes, dtypes):
 
 register(OpDef("_contrib_dequantize", inputs=("data", "min_range", "max_range"),
                params=(Param("out_type", str, "float32", choices=("float32",)),),
-               infer=_dequantize_infer, infer_input_dtypes=_range_dtypes(1, 3),
-               forward=_qforward("dequantize", name="_contrib_dequantize"), grad=_zero_grad,
+               infer=_dequantize_infer, infer_input_dtypes=_range_dtypes(1, 3), infer_inputs=_range_inputs(1),
+               forward=_qforward("dequantize", name="_contrib_dequantize"), infer_back=_same_shape_back, infer_partial=_partial(_dequantize_infer, "int8"),
+               grad=_zero_grad,
                doc="uint8/int8/int32 data back to float32: q * r / 255.5, / 127.5 or / 2^31, "
                    "r = max(|min_range|, |max_range|)."))
 
@@ -146,8 +183,10 @@ def _requantize_infer(a, shapes, dtypes):
 register(OpDef("_contrib_requantize", inputs=("data", "min_range", "max_range"),
                params=_CALIB_PARAMS, infer=_requantize_infer,
                infer_input_dtypes=lambda a, d: ["int32", "float32", "float32"],
+               infer_inputs=_range_inputs(1),
                forward=_qforward("requantize", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_requantize"),
+               infer_back=_same_shape_back, infer_partial=_partial(_requantize_infer, "int32"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="int32 data (with its float range) to int8/uint8 in the calibrated range, or "
                    "in the data's own range when uncalibrated."))
@@ -220,6 +259,7 @@ register(OpDef("_contrib_quantized_fully_connected",
                forward=_qforward("fully_connected", ints=("no_bias",),
                                  fill={"no_bias": lambda a, i, o: int(a["no_bias"])},
                                  name="_contrib_quantized_fully_connected"),
+               infer_back=_fc_infer_back, infer_partial=_partial(_fc_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="FullyConnected of uint8/int8 data and int8 weight in int32; the int8 bias "
                    "is rescaled to the product's scale. Returns (int32 output, min, max)."))
@@ -291,7 +331,8 @@ def _conv_forward(a, inputs, outputs):
 register(OpDef("_contrib_quantized_conv", inputs=_product_inputs({"no_bias": False}),
                input_names=_product_inputs, params=_CONV_PARAMS, infer=_conv_infer,
                infer_inputs=_conv_infer_inputs, infer_input_dtypes=_product_input_dtypes("uint8"),
-               forward=_conv_forward, grad=_zero_grad, num_outputs=3,
+               forward=_conv_forward, infer_partial=_partial(_conv_infer, "uint8"),
+               grad=_zero_grad, num_outputs=3,
                output_names=_RANGE_OUTPUTS,
                doc="Convolution (1-D/2-D, NCHW) of uint8/int8 data and int8 weight in int32; "
                    "the int8 bias is added as its integer value (MXNet's oneDNN build). "
@@ -328,9 +369,10 @@ _POOL_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "pad") for j in rang
 
 register(OpDef("_contrib_quantized_pooling", inputs=("data", "min_data", "max_data"),
                params=_POOL_PARAMS, infer=_pool_infer,
-               infer_input_dtypes=_range_dtypes(1, 3, "int8"),
+               infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
                forward=_qforward("pooling", ints=_POOL_INTS, fill={_POOL_INTS: _pool_slots},
                                  name="_contrib_quantized_pooling"),
+               infer_partial=_partial(_pool_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="Max or average pooling of uint8/int8 data (average rounded half to even); "
                    "the range passes through."))
@@ -347,8 +389,9 @@ def _act_infer(a, shapes, dtypes):
 register(OpDef("_contrib_quantized_act", inputs=("data", "min_data", "max_data"),
                params=(Param("act_type", str, required=True,
                              choices=("relu", "sigmoid", "tanh", "softrelu", "softsign")),),
-               infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"),
+               infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
                forward=_qforward("relu", name="_contrib_quantized_act"),
+               infer_back=_same_shape_back, infer_partial=_partial(_act_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="relu of uint8/int8 data into int8, as MXNet's oneDNN build: uint8 bytes are "
                    "kept as they are (values above 127 read negative); the range passes "
@@ -362,8 +405,9 @@ def _flatten_infer(a, shapes, dtypes):
 
 
 register(OpDef("_contrib_quantized_flatten", inputs=("data", "min_data", "max_data"),
-               infer=_flatten_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"),
+               infer=_flatten_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
                forward=_qforward("flatten", name="_contrib_quantized_flatten"),
+               infer_partial=_partial(_flatten_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="Flatten of uint8/int8 data to (batch, rest); the range passes through."))
 
@@ -388,3 +432,22 @@ register(OpDef("_contrib_calibrate_entropy", inputs=("hist", "hist_edges"),
                num_outputs=2, output_names=("threshold", "divergence"),
                doc="The threshold whose quantization of the histogram into num_quantized_bins "
                    "bins has the least KL divergence from it, and that divergence."))
+
+
+# ---- output dtypes without shapes ----------------------------------------------------------------
+_F32 = "float32"
+#: {operator: rule(attrs, input dtypes) -> output dtypes}: what the symbol front's dtype
+#: inference uses while shapes are unknown (infer_type alone, an RNN's zero-size begin state),
+#: where the input's dtype would be a wrong guess; None while the rule needs an unknown dtype
+OUT_DTYPES = {
+    "_contrib_quantize": lambda a, d: [a["out_type"], _F32, _F32],
+    "_contrib_quantize_v2": lambda a, d: [out_type(a), _F32, _F32],
+    "_contrib_requantize": lambda a, d: [out_type(a), _F32, _F32],
+    "_contrib_dequantize": lambda a, d: [_F32],
+    "_contrib_quantized_conv": lambda a, d: ["int32", _F32, _F32],
+    "_contrib_quantized_fully_connected": lambda a, d: ["int32", _F32, _F32],
+    "_contrib_quantized_act": lambda a, d: ["int8", _F32, _F32],
+    "_contrib_quantized_pooling": lambda a, d: None if d[0] is None else [d[0], _F32, _F32],
+    "_contrib_quantized_flatten": lambda a, d: None if d[0] is None else [d[0], _F32, _F32],
+    "_contrib_calibrate_entropy": lambda a, d: [_F32, _F32],
+}

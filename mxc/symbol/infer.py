@@ -12,6 +12,7 @@ from .. import ndarray as nd, autograd
 from .._core import resource
 from ..context import cpu
 from ..ndarray.register import run
+from ..ops.quantization import OUT_DTYPES as _QUANT_DTYPES
 
 # binary operators whose inputs and output share one shape (MXNet's ElemwiseShape<2, 1>)
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_grad_add",
@@ -106,6 +107,16 @@ def _forward_partial(node, in_s, S):
             S[(id(node), i)] = merged
             learnt = True
     return learnt
+
+
+def _rule_dtypes(node, in_d):
+    """Output dtypes of a quantization operator from its dtype rule (they differ from its
+    inputs' and need no shapes), [] while the rule lacks an input dtype, None for others."""
+    rule = _QUANT_DTYPES.get(node.op.name)
+    if rule is None:
+        return None
+    dtypes = rule(node.parsed, in_d) if in_d else None
+    return [np.dtype(d).name for d in dtypes] if dtypes is not None else []
 
 
 def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=False):
@@ -242,6 +253,12 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                         D[(id(node), i)] = d
                         changed = True
             elif D.get((id(node), 0)) is None:
+                probed = _rule_dtypes(node, in_d)
+                if probed is not None:
+                    for i, d in enumerate(probed):
+                        D[(id(node), i)] = d
+                    changed = changed or bool(probed)
+                    continue
                 dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
                 if dt is None and node.op.name != "Custom":     # norm's out_dtype
                     dt = node.parsed.get("out_dtype")
