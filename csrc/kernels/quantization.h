@@ -476,6 +476,122 @@ static int mxc_q_flatten(mxc_opcall *c) {
 }
 
 
+/* _contrib_quantized_elemwise_add (MKLDNNQuantizedElemwiseAddForward): in a, b (u8/s8, one
+ * shape), min/max of a and of b; out c, min, max. iattr: calibrated; fattr: min_calib_range,
+ * max_calib_range. c = saturate(nearbyint(s_a * a + s_b * b)) into c's type (int32 unless
+ * calibrated) with oneDNN sum's scales: the calibrated output scale over each input's scale,
+ * or each input's share of the summed range |a| + |b|. When one input is uint8 and the other
+ * int8, the uint8 one is first reordered to int8 with its scale (rounded and saturated) and
+ * enters the sum with scale 1. */
+static int mxc_q_elemwise_add(mxc_opcall *c) {
+  const mxc_tensor *A = &c->in[0], *B = &c->in[1];
+  mxc_tensor *C = &c->out[0];
+  const float a_abs = mxc_q_maxabs(mxc_q_scalar(&c->in[2]), mxc_q_scalar(&c->in[3]));
+  const float b_abs = mxc_q_maxabs(mxc_q_scalar(&c->in[4]), mxc_q_scalar(&c->in[5]));
+  const int a_s8 = A->dtype == MXC_INT8, b_s8 = B->dtype == MXC_INT8;
+  const float a_range = a_s8 ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE;
+  const float a_scale = a_range / a_abs;
+  const float b_scale = (b_s8 ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE) / b_abs;
+  const int calibrated = c->iattr[0] != 0;
+  const float out_range = C->dtype == MXC_INT8 ? MXC_Q_INT8_RANGE
+                          : C->dtype == MXC_UINT8 ? MXC_Q_UINT8_RANGE : MXC_Q_INT32_RANGE;
+  float omin, omax, out_scale = 0.0f, s0 = 1.0f, s1 = 1.0f, u8s = 0.0f;
+  if (calibrated) {
+    omin = (float)c->fattr[0];
+    omax = (float)c->fattr[1];
+    out_scale = out_range / mxc_q_maxabs(omin, omax);
+  } else {
+    omax = a_abs + b_abs;
+    omin = -omax;
+  }
+  if (a_s8 != b_s8) {
+    if (a_s8) {
+      u8s = calibrated ? out_scale / b_scale
+                       : b_abs * out_range / ((a_abs + b_abs) * MXC_Q_UINT8_RANGE);
+      s0 = calibrated ? out_scale / a_scale : a_abs * out_range / ((a_abs + b_abs) * a_range);
+    } else {
+      u8s = calibrated ? out_scale / a_scale : a_abs * out_range / ((a_abs + b_abs) * a_range);
+      s1 = calibrated ? out_scale / b_scale
+                      : b_abs * out_range / ((a_abs + b_abs) * MXC_Q_INT8_RANGE);
+    }
+  } else {
+    s0 = calibrated ? out_scale / a_scale : a_abs * out_range / ((a_abs + b_abs) * a_range);
+    s1 = calibrated ? out_scale / b_scale : b_abs * out_range / ((a_abs + b_abs) * a_range);
+  }
+  const int64_t n = C->size;
+  const int nt = mxc_q_threads(c, n);
+  int64_t i;
+  (void)nt;
+  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
+  for (i = 0; i < n; i++) {
+    float a = a_s8 ? (float)((const int8_t *)A->data)[i] : (float)((const uint8_t *)A->data)[i];
+    float b = b_s8 ? (float)((const int8_t *)B->data)[i] : (float)((const uint8_t *)B->data)[i];
+    if (a_s8 != b_s8) {
+      if (a_s8) b = (float)mxc_q_round_s8(b * u8s);
+      else a = (float)mxc_q_round_s8(a * u8s);
+    }
+    const float v = s1 * b + s0 * a;
+    if (C->dtype == MXC_INT8) ((int8_t *)C->data)[i] = mxc_q_round_s8(v);
+    else if (C->dtype == MXC_UINT8) ((uint8_t *)C->data)[i] = mxc_q_round_u8(v);
+    else ((int32_t *)C->data)[i] = mxc_q_round_s32(v);
+  }
+  *(float *)c->out[1].data = omin;
+  *(float *)c->out[2].data = omax;
+  return 0;
+}
+
+/* _contrib_quantized_concat (MKLDNNQuantizedConcatForward): in n arrays (u8/s8), then min/max of
+ * each; out the concatenation along iattr[1] (axis) in int8 (if any input is int8) or uint8,
+ * min, max. iattr[0] = n. The output range is [min(0, mins), max(0, maxes)]; an input whose
+ * scale differs from the output's is reordered with out_scale / in_scale (rounded,
+ * saturated), one with the same scale is copied. */
+static int mxc_q_concat(mxc_opcall *c) {
+  const int64_t n = c->iattr[0], axis = c->iattr[1];
+  mxc_tensor *Y = &c->out[0];
+  float neg = 0.0f, pos = 0.0f;
+  int64_t i, j, outer = 1, inner = 1, offset = 0;
+  for (i = 0; i < n; i++) {
+    const float lo = mxc_q_scalar(&c->in[n + 2 * i]), hi = mxc_q_scalar(&c->in[n + 2 * i + 1]);
+    if (lo < neg) neg = lo;
+    if (hi > pos) pos = hi;
+  }
+  const int y_s8 = Y->dtype == MXC_INT8;
+  const float out_scale = (y_s8 ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE) / mxc_q_maxabs(neg, pos);
+  for (j = 0; j < axis; j++) outer *= Y->shape[j];
+  for (j = axis + 1; j < Y->ndim; j++) inner *= Y->shape[j];
+  const int64_t ylen = Y->shape[axis] * inner;
+  for (i = 0; i < n; i++) {
+    const mxc_tensor *X = &c->in[i];
+    const int x_s8 = X->dtype == MXC_INT8;
+    const float in_scale = (x_s8 ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE) /
+                           mxc_q_maxabs(mxc_q_scalar(&c->in[n + 2 * i]),
+                                        mxc_q_scalar(&c->in[n + 2 * i + 1]));
+    const int same = in_scale == out_scale;
+    const float s = out_scale / in_scale;
+    const int64_t xlen = X->shape[axis] * inner;
+    int64_t o;
+    for (o = 0; o < outer; o++) {
+      const uint8_t *src = (const uint8_t *)X->data + o * xlen;
+      uint8_t *dst = (uint8_t *)Y->data + o * ylen + offset;
+      int64_t k;
+      if (same) {
+        memcpy(dst, src, (size_t)xlen);
+      } else if (y_s8) {
+        for (k = 0; k < xlen; k++)
+          ((int8_t *)dst)[k] = mxc_q_round_s8(
+              (x_s8 ? (float)((const int8_t *)src)[k] : (float)src[k]) * s);
+      } else {
+        for (k = 0; k < xlen; k++)
+          dst[k] = mxc_q_round_u8((x_s8 ? (float)((const int8_t *)src)[k] : (float)src[k]) * s);
+      }
+    }
+    offset += xlen;
+  }
+  *(float *)c->out[1].data = neg;
+  *(float *)c->out[2].data = pos;
+  return 0;
+}
+
 /* _contrib_calibrate_entropy: the threshold of least KL divergence between a histogram
  * (float32 counts over symmetric bins, in: hist, hist_edges) and its quantization into
  * iattr[0] = num_quantized_bins bins; out: threshold, divergence. MXNet's loop
@@ -605,6 +721,10 @@ static const mxc_code_entry mxc_quantization_table[] = {
   {"relu", MXC_UINT8, mxc_q_relu},
   {"relu", MXC_INT8, mxc_q_relu},
   {"flatten", MXC_UINT8, mxc_q_flatten},
+  {"elemwise_add", MXC_UINT8, mxc_q_elemwise_add},
+  {"elemwise_add", MXC_INT8, mxc_q_elemwise_add},
+  {"concat", MXC_UINT8, mxc_q_concat},
+  {"concat", MXC_INT8, mxc_q_concat},
   {"flatten", MXC_INT8, mxc_q_flatten},
   {NULL, 0, NULL}};
 

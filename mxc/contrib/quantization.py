@@ -3,7 +3,8 @@ python/mxnet/contrib/quantization.py with its C++ graph pass (quantize_graph_pas
 
 - ``quantize_model(sym, arg_params, aux_params, ...)``: rewrites the symbol (Convolution and
   FullyConnected become ``_contrib_quantized_*`` followed by ``_contrib_requantize``; relu
-  Activation, max/avg Pooling and Flatten between them run on int8 too; ``_contrib_quantize_v2``
+  Activation, max/avg Pooling, Flatten, Concat (dim > 0) and elemwise_add (requantized too)
+  between them run on int8; ``_contrib_quantize_v2``
   before the first quantized node of a float value, ``_contrib_dequantize`` after the last),
   quantizes the weights and biases offline (``<name>_quantize``, ``_min``, ``_max``) and, with
   ``calib_mode`` 'naive' (the min/max of each layer's output over ``calib_data``) or 'entropy'
@@ -15,7 +16,7 @@ python/mxnet/contrib/quantization.py with its C++ graph pass (quantize_graph_pas
 
 The rewritten graph is MXNet's without a subgraph backend (``MXNET_SUBGRAPH_BACKEND=NONE``):
 MXNet's oneDNN build would also fuse operators (``_sg_mkldnn_conv``) first, which mxc does not
-do. Operators whose quantized form mxc lacks (Concat, elemwise_add, BatchNorm, Embedding, RNN)
+do. Operators whose quantized form mxc lacks (BatchNorm, Embedding, RNN)
 stay float32, as MXNet excludes an operator whose quantized form has no CPU kernel.
 """
 import logging
@@ -64,6 +65,10 @@ def _quantized_form(node):
             return "_contrib_quantized_pooling", False, False
     elif op == "Flatten":
         return "_contrib_quantized_flatten", False, False
+    elif op == "elemwise_add":
+        return "_contrib_quantized_elemwise_add", False, True
+    elif op == "Concat" and a["dim"] > 0:
+        return "_contrib_quantized_concat", False, False
     return None
 
 

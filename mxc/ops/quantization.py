@@ -451,3 +451,84 @@ OUT_DTYPES = {
     "_contrib_quantized_flatten": lambda a, d: None if d[0] is None else [d[0], _F32, _F32],
     "_contrib_calibrate_entropy": lambda a, d: [_F32, _F32],
 }
+
+# ---- elemwise_add ------------------------------------------------------------------------------------
+def _add_infer(a, shapes, dtypes):
+    op = "_contrib_quantized_elemwise_add"
+    _check_dtype(op, "lhs", dtypes[0], ("uint8", "int8"))
+    _check_dtype(op, "rhs", dtypes[1], ("uint8", "int8"))
+    _check_ranges(op, shapes, dtypes, 2)
+    if _nd(shapes[0]) != _nd(shapes[1]):
+        raise OperatorInputError(f"{op}: lhs has shape {_nd(shapes[0])} but rhs has shape "
+                                 f"{_nd(shapes[1])}")
+    out = "int32"
+    if _calibrated(a):
+        out = _name(dtypes[0]) if _name(dtypes[0]) == _name(dtypes[1]) else "int8"
+    return [_nd(shapes[0]), (1,), (1,)], [out, np.float32, np.float32]
+
+
+def _add_dtypes(a, d):
+    if not _calibrated(a):
+        return ["int32", _F32, _F32]
+    if d[0] is None or d[1] is None:
+        return None
+    return [_name(d[0]) if _name(d[0]) == _name(d[1]) else "int8", _F32, _F32]
+
+
+register(OpDef("_contrib_quantized_elemwise_add",
+               inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
+               params=_CALIB_PARAMS[1:], infer=_add_infer,
+               infer_input_dtypes=lambda a, d: ["int8", "int8"] + [_F32] * 4,
+               infer_inputs=_range_inputs(2), infer_back=_same_shape_back,
+               infer_partial=_partial(_add_infer, "int8"),
+               forward=_qforward("elemwise_add", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
+                                 fill=_CALIB_FILL, name="_contrib_quantized_elemwise_add"),
+               grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
+               doc="lhs + rhs of uint8/int8 data, each scaled to the output's range: int32 in "
+                   "the range |lhs| + |rhs|, or int8/uint8 in the calibrated range."))
+OUT_DTYPES["_contrib_quantized_elemwise_add"] = _add_dtypes
+
+# ---- concat ---------------------------------------------------------------------------------------------
+def _concat_infer(a, shapes, dtypes):
+    op = "_contrib_quantized_concat"
+    n = a["num_args"]
+    if n < 1 or len(shapes) != 3 * n:
+        raise OperatorInputError(f"{op}: expects 3 * num_args inputs (the arrays, then min and "
+                                 f"max of each): num_args={n}, got {len(shapes)}")
+    for i in range(n):
+        _check_dtype(op, f"input {i}", dtypes[i], ("uint8", "int8"))
+    _check_ranges(op, shapes, dtypes, n)
+    first = _nd(shapes[0])
+    if not first:
+        raise OperatorInputError(f"{op}: arrays must have at least one dimension")
+    ax = a["dim"] % len(first)
+    out = list(first)
+    for s in shapes[1:n]:
+        s = _nd(s)
+        if len(s) != len(first) or any(x != y for j, (x, y) in enumerate(zip(s, first))
+                                       if j != ax):
+            raise OperatorInputError(f"{op}: shapes {first} and {s} differ off axis {ax}")
+        out[ax] += s[ax]
+    out_dt = "int8" if any(_name(d) == "int8" for d in dtypes[:n]) else "uint8"
+    return [tuple(out), (1,), (1,)], [out_dt, np.float32, np.float32]
+
+
+def _concat_dtypes(a, d):
+    n = a["num_args"]
+    if any(x is None for x in d[:n]):
+        return None
+    return ["int8" if any(_name(x) == "int8" for x in d[:n]) else "uint8", _F32, _F32]
+
+
+register(OpDef("_contrib_quantized_concat", inputs=(), variadic="num_args",
+               params=(Param("num_args", int, required=True), Param("dim", int, 1)),
+               infer=_concat_infer,
+               infer_input_dtypes=lambda a, d: [None] * a["num_args"] + [_F32] * (2 * a["num_args"]),
+               infer_inputs=lambda a, s: _range_inputs(a["num_args"])(a, s),
+               forward=_qforward("concat", ints=("num_args", "axis"),
+                                 fill={"axis": lambda a, i, o: a["dim"] % i[0].ndim},
+                                 name="_contrib_quantized_concat"),
+               grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
+               doc="Concat of uint8/int8 arrays (num_args of them, then their min and max) into "
+                   "int8 (any input int8) or uint8, each rescaled to the joint range."))
+OUT_DTYPES["_contrib_quantized_concat"] = _concat_dtypes

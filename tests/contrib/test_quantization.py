@@ -1,5 +1,7 @@
 """mx.contrib.quantization: the rewritten graph, the quantized parameters and the calibrated
-thresholds against MXNet 1.9.1's on the same net and calibration data
+thresholds against MXNet 1.9.1's on the same nets (a small conv net, a residual block, two
+branches joined by Concat) and
+calibration data
 (tests/data/quantization_model_golden.json, made by tests/data/make_quantization_golden.py
 without a subgraph backend), and the accuracy of quantized models on a small synthetic task."""
 import json
@@ -30,9 +32,9 @@ def _graph(js):
     return nodes, ths, g["heads"]
 
 
-def _quantize(mode, dtype, qmode):
-    sym = mx.sym.load_json(MODEL["sym"])
-    args = {k: mx.nd.array(np.array(v, np.float32)) for k, v in MODEL["args"].items()}
+def _quantize(mode, dtype, qmode, net=""):
+    sym = mx.sym.load_json(MODEL[net + "sym"])
+    args = {k: mx.nd.array(np.array(v, np.float32)) for k, v in MODEL[net + "args"].items()}
     X = np.array(MODEL["X"], np.float32)
     it = mx.io.NDArrayIter(X, np.zeros(len(X)), batch_size=4)
     return q.quantize_model(sym, args, {}, ctx=mx.cpu(), calib_mode=mode, calib_data=it,
@@ -42,9 +44,10 @@ def _quantize(mode, dtype, qmode):
 
 @pytest.mark.parametrize("case", sorted(MODEL["cases"]))
 def test_quantize_model_matches_mxnet(case):
-    mode, dtype, qmode = case.split("/")
+    net = case.split("/")[0] + "_" if case.count("/") == 3 else ""
+    mode, dtype, qmode = case.split("/")[-3:]
     want = MODEL["cases"][case]
-    qsym, qargs, _ = _quantize(mode, dtype, qmode)
+    qsym, qargs, _ = _quantize(mode, dtype, qmode, net)
     nodes, ths, heads = _graph(qsym.tojson())
     wnodes, wths, wheads = _graph(want["qsym"])
     assert nodes == wnodes
@@ -160,3 +163,18 @@ def test_quantize_net_gluon_block(trained):
     # outputs beyond the calibrated range saturate (a few of the 300 images): 99% are close
     assert np.quantile(np.abs(got - want), 0.99) <= 0.05 * np.abs(want).max()
     assert [p.name for p in qnet.collect_params().values() if p.dtype == np.int8]
+
+
+def test_monitor_reports_an_operator_output_once():
+    """Calibration counts what the monitor reports: as MXNet 1.9.1 (printed by its executor),
+    an operator's output is reported as an output only, not again as the next one's input."""
+    d = mx.sym.var("data")
+    r = mx.sym.Activation(mx.sym.Convolution(d, kernel=(1, 1), num_filter=2, name="c"),
+                          act_type="relu", name="r")
+    ex = r.simple_bind(mx.cpu(), data=(1, 1, 2, 2), grad_req="null")
+    names = []
+    ex.set_monitor_callback(lambda n, a: names.append(n), monitor_all=True)
+    ex.forward()
+    mx.nd.waitall()
+    assert names == ["data", "c_data", "c_weight", "c_weight", "c_bias", "c_bias", "c_output",
+                     "r_input0", "r_output"]

@@ -97,6 +97,30 @@ for dt in ("int8", "uint8"):
     case(f"act_{dt}", {"d": d}, mx.nd.contrib.quantized_act(d, f(-1.0), f(2.0), act_type="relu"))
     case(f"flatten_{dt}", {"d": d}, mx.nd.contrib.quantized_flatten(d, f(-1.0), f(2.0)))
 
+# elemwise_add: every pair of input types, uncalibrated (int32) and calibrated
+for da in ("int8", "uint8"):
+    for db in ("int8", "uint8"):
+        lo_a, lo_b = (-128 if da == "int8" else 0), (-128 if db == "int8" else 0)
+        a = mx.nd.array(rng.randint(lo_a, lo_a + 256, (3, 50)), dtype=da)
+        b = mx.nd.array(rng.randint(lo_b, lo_b + 256, (3, 50)), dtype=db)
+        case(f"add_{da}_{db}", {"a": a, "b": b},
+             mx.nd.contrib.quantized_elemwise_add(a, b, f(-0.5), f(1.0), f(-2.0), f(0.75)))
+        case(f"add_{da}_{db}_calib", {"a": a, "b": b},
+             mx.nd.contrib.quantized_elemwise_add(a, b, f(-0.5), f(1.0), f(-2.0), f(0.75),
+                                                  min_calib_range=-1.5, max_calib_range=2.5))
+
+# concat: mixed types and ranges along axis 1 and 2
+c1 = mx.nd.array(rng.randint(-128, 128, (2, 3, 4)), dtype="int8")
+c2 = mx.nd.array(rng.randint(0, 256, (2, 2, 4)), dtype="uint8")
+c3 = mx.nd.array(rng.randint(0, 256, (2, 1, 4)), dtype="uint8")
+case("concat_mixed", {"a": c1, "b": c2, "c": c3},
+     mx.nd.contrib.quantized_concat(c1, c2, c3, f(-1.0), f(1.0), f(0.0), f(3.0), f(-0.5), f(0.5),
+                                    num_args=3, dim=1))
+case("concat_u8", {"b": c2, "c": c3},
+     mx.nd.contrib.quantized_concat(c2, c3, f(0.0), f(3.0), f(0.0), f(3.0), num_args=2, dim=1))
+case("concat_u8_axis2", {"b": c2, "c": c2},
+     mx.nd.contrib.quantized_concat(c2, c2, f(0.0), f(3.0), f(0.0), f(1.0), num_args=2, dim=2))
+
 # calibrate_entropy on a skewed histogram
 vals = np.concatenate([rng.randn(20000), rng.randn(200) * 6]).astype(np.float32)
 th = float(np.abs(vals).max())
@@ -143,5 +167,49 @@ for mode in ("none", "naive", "entropy"):
                 "qsym": qsym.tojson(),
                 "qargs": {k: [np.dtype(v.dtype).name, v.asnumpy().reshape(-1).tolist()]
                           for k, v in qargs.items()}}
+# a residual block: elemwise_add between quantized convolutions
+data = mx.sym.var("data")
+c0 = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, pad=(1, 1), name="rconv0")
+r0 = mx.sym.Activation(c0, act_type="relu", name="rrelu0")
+c1 = mx.sym.Convolution(r0, kernel=(3, 3), num_filter=4, pad=(1, 1), no_bias=True, name="rconv1")
+add = mx.sym.elemwise_add(c1, r0, name="radd")
+fl = mx.sym.Flatten(mx.sym.Activation(add, act_type="relu", name="rrelu1"), name="rflat")
+res = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(fl, num_hidden=3, name="rfc"), name="softmax")
+res_args = {"rconv0_weight": mrng.randn(4, 1, 3, 3), "rconv0_bias": mrng.randn(4) * 0.1,
+            "rconv1_weight": mrng.randn(4, 4, 3, 3) * 0.3, "rfc_weight": mrng.randn(3, 64),
+            "rfc_bias": mrng.randn(3) * 0.1}
+model["res_sym"] = res.tojson()
+model["res_args"] = {k: np.asarray(v, np.float32).tolist() for k, v in res_args.items()}
+for mode in ("naive", "entropy"):
+    it = mx.io.NDArrayIter(X, np.zeros(8), batch_size=4)
+    qsym, qargs, _ = q.quantize_model(res, {k: mx.nd.array(v) for k, v in res_args.items()}, {},
+                                      ctx=mx.cpu(), calib_mode=mode, calib_data=it,
+                                      quantized_dtype="auto")
+    model["cases"][f"res/{mode}/auto/smart"] = {
+        "qsym": qsym.tojson(),
+        "qargs": {k: [np.dtype(v.dtype).name, v.asnumpy().reshape(-1).tolist()]
+                  for k, v in qargs.items()}}
+# two branches joined by Concat (dim 1)
+ca = mx.sym.Activation(mx.sym.Convolution(data, kernel=(1, 1), num_filter=2, name="cconva"),
+                       act_type="relu", name="crelua")
+cb = mx.sym.Convolution(data, kernel=(3, 3), num_filter=3, pad=(1, 1), name="cconvb")
+cat = mx.sym.Concat(ca, cb, dim=1, name="ccat")
+cfl = mx.sym.Flatten(mx.sym.Pooling(cat, kernel=(2, 2), stride=(2, 2), pool_type="avg",
+                                    name="cpool"), name="cflat")
+cnet = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(cfl, num_hidden=3, name="cfc"), name="softmax")
+cat_args = {"cconva_weight": mrng.randn(2, 1, 1, 1), "cconva_bias": mrng.randn(2) * 0.1,
+            "cconvb_weight": mrng.randn(3, 1, 3, 3), "cconvb_bias": mrng.randn(3) * 0.1,
+            "cfc_weight": mrng.randn(3, 20), "cfc_bias": mrng.randn(3) * 0.1}
+model["cat_sym"] = cnet.tojson()
+model["cat_args"] = {k: np.asarray(v, np.float32).tolist() for k, v in cat_args.items()}
+for mode in ("naive", "entropy"):
+    it = mx.io.NDArrayIter(X, np.zeros(8), batch_size=4)
+    qsym, qargs, _ = q.quantize_model(cnet, {k: mx.nd.array(v) for k, v in cat_args.items()}, {},
+                                      ctx=mx.cpu(), calib_mode=mode, calib_data=it,
+                                      quantized_dtype="auto")
+    model["cases"][f"cat/{mode}/auto/smart"] = {
+        "qsym": qsym.tojson(),
+        "qargs": {k: [np.dtype(v.dtype).name, v.asnumpy().reshape(-1).tolist()]
+                  for k, v in qargs.items()}}
 with open(os.path.join(HERE, "quantization_model_golden.json"), "w") as fh:
     json.dump(model, fh, separators=(",", ":"))

@@ -335,3 +335,95 @@ def test_symbol_infers_quantized_types_and_shapes():
     ex = req.simple_bind(mx.cpu(), data=(1, 3, 5, 5), grad_req="null",
                          type_dict={"data": np.float32, "w": np.int8, "b": np.int8})
     assert [o.dtype for o in ex.outputs] == [np.int8, np.float32, np.float32]
+
+
+def ref_elemwise_add(a, b, ra, rb, calib=None):
+    """oneDNN's sum as MXNet 1.9.1 sets it up (mkldnn_quantized_elemwise_add.cc)."""
+    a_abs, b_abs = _maxabs(*ra), _maxabs(*rb)
+    rng_a = f32(127.5) if a.dtype == np.int8 else f32(255.5)
+    rng_b = f32(127.5) if b.dtype == np.int8 else f32(255.5)
+    out_dt = np.int32 if calib is None else (a.dtype if a.dtype == b.dtype else np.int8)
+    out_rng = {np.dtype(np.int8): f32(127.5), np.dtype(np.uint8): f32(255.5)}.get(
+        np.dtype(out_dt), f32(2 ** 31))
+    if calib is not None:
+        out_scale = out_rng / _maxabs(*calib)
+        sa, sb = out_scale / (rng_a / a_abs), out_scale / (rng_b / b_abs)
+    else:
+        total = f32(a_abs + b_abs)
+        sa = f32(a_abs * out_rng) / f32(total * rng_a)
+        sb = f32(b_abs * out_rng) / f32(total * (rng_a if a.dtype == b.dtype else rng_b))
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    if a.dtype != b.dtype:           # the uint8 side goes to int8 first, then enters with 1
+        if a.dtype == np.int8:
+            bf, sb = _saturate(bf * sb, np.int8).astype(np.float32), f32(1)
+        else:
+            af, sa = _saturate(af * sa, np.int8).astype(np.float32), f32(1)
+    return _saturate(f32(sb) * bf + f32(sa) * af, out_dt)
+
+
+@pytest.mark.parametrize("da", ["int8", "uint8"])
+@pytest.mark.parametrize("db", ["int8", "uint8"])
+@pytest.mark.parametrize("calib", [None, (-1.5, 2.5)])
+def test_quantized_elemwise_add_matches_reference(da, db, calib):
+    rng = np.random.default_rng(8)
+    a = rng.integers(np.iinfo(da).min, np.iinfo(da).max + 1, (4, 30)).astype(da)
+    b = rng.integers(np.iinfo(db).min, np.iinfo(db).max + 1, (4, 30)).astype(db)
+    kw = {} if calib is None else dict(min_calib_range=calib[0], max_calib_range=calib[1])
+    out, omin, omax = _np(mx.nd.contrib.quantized_elemwise_add(
+        mx.nd.array(a, dtype=da), mx.nd.array(b, dtype=db), _f(-0.5), _f(1.0), _f(-2.0),
+        _f(0.75), **kw))
+    want = ref_elemwise_add(a, b, (-0.5, 1.0), (-2.0, 0.75), calib)
+    assert out.dtype == want.dtype
+    np.testing.assert_array_equal(out, want)
+    assert (omin[0], omax[0]) == ((-3.0, 3.0) if calib is None else calib)
+
+
+def test_golden_elemwise_add():
+    for da in ("int8", "uint8"):
+        for db in ("int8", "uint8"):
+            for suffix, kw in (("", {}), ("_calib", dict(min_calib_range=-1.5,
+                                                          max_calib_range=2.5))):
+                c = f"add_{da}_{db}{suffix}"
+                _check_golden(c, mx.nd.contrib.quantized_elemwise_add(
+                    _in(c, "a"), _in(c, "b"), _f(-0.5), _f(1.0), _f(-2.0), _f(0.75), **kw))
+
+
+def ref_concat(arrays, ranges, axis):
+    neg = min([0.0] + [f32(r[0]) for r in ranges])
+    pos = max([0.0] + [f32(r[1]) for r in ranges])
+    out_dt = np.int8 if any(a.dtype == np.int8 for a in arrays) else np.uint8
+    out_scale = (f32(127.5) if out_dt == np.int8 else f32(255.5)) / _maxabs(neg, pos)
+    parts = []
+    for a, r in zip(arrays, ranges):
+        in_scale = (f32(127.5) if a.dtype == np.int8 else f32(255.5)) / _maxabs(*r)
+        parts.append(a.astype(out_dt) if in_scale == out_scale else
+                     _saturate(a.astype(np.float32) * f32(out_scale / in_scale), out_dt))
+    return np.concatenate(parts, axis=axis), f32(neg), f32(pos)
+
+
+def test_quantized_concat_matches_reference():
+    rng = np.random.default_rng(9)
+    a = rng.integers(-128, 128, (2, 3, 5)).astype(np.int8)
+    b = rng.integers(0, 256, (2, 2, 5)).astype(np.uint8)
+    ranges = [(-1.0, 0.5), (0.0, 2.0)]
+    for arrays, rs, dim in (([a, b], ranges, 1), ([b, b], [(0.0, 2.0), (0.0, 2.0)], 1),
+                            ([b, b], [(0.0, 2.0), (0.0, 1.0)], -1)):
+        ins = [mx.nd.array(x, dtype=x.dtype.name) for x in arrays]
+        got = _np(mx.nd.contrib.quantized_concat(
+            *ins, *[_f(v) for r in rs for v in r], num_args=len(arrays), dim=dim))
+        want = ref_concat(arrays, rs, dim)
+        assert got[0].dtype == want[0].dtype
+        np.testing.assert_array_equal(got[0], want[0])
+        assert (got[1][0], got[2][0]) == want[1:]
+    with pytest.raises(MXNetError, match="3 \\* num_args"):
+        mx.nd.contrib.quantized_concat(mx.nd.array(b, dtype="uint8"), _f(0.0), _f(1.0))
+
+
+def test_golden_concat():
+    c1, c2, c3 = _in("concat_mixed", "a"), _in("concat_mixed", "b"), _in("concat_mixed", "c")
+    _check_golden("concat_mixed", mx.nd.contrib.quantized_concat(
+        c1, c2, c3, _f(-1.0), _f(1.0), _f(0.0), _f(3.0), _f(-0.5), _f(0.5), num_args=3, dim=1))
+    _check_golden("concat_u8", mx.nd.contrib.quantized_concat(
+        c2, c3, _f(0.0), _f(3.0), _f(0.0), _f(3.0), num_args=2, dim=1))
+    _check_golden("concat_u8_axis2", mx.nd.contrib.quantized_concat(
+        c2, c2, _f(0.0), _f(3.0), _f(0.0), _f(1.0), num_args=2, dim=2))
