@@ -47,7 +47,7 @@ _DEQUANTIZE = "_contrib_dequantize"
 _REQUANTIZE = "_contrib_requantize"
 
 
-# ---- which operators are quantized (MXNet's FQuantizedOp / FQuantizable / FNeedRequantize) --------
+# ---- which operators are quantized (MXNet's FQuantizedOp / FQuantizable / FNeedRequantize) -------
 def _quantized_form(node):
     """(quantized op name, must, needs requantize) for a node mxc can run on int8, else None."""
     op, a = node.op.name, node.parsed
@@ -308,7 +308,7 @@ def _quantize_params(qsym, params, th_dict):
     return quantized
 
 
-# ---- calibration --------------------------------------------------------------------------------------
+# ---- calibration ---------------------------------------------------------------------------------
 def combine_histogram(old_hist, arr, new_min, new_max, new_th):
     """Collect layer histogram for arr and combine it with old histogram."""
     (old_hist, old_hist_edges, old_min, old_max, old_th) = old_hist
@@ -470,7 +470,7 @@ def _th_pair(v):
     return (float(np.asarray(v[0]).reshape(-1)[0]), float(np.asarray(v[1]).reshape(-1)[0]))
 
 
-# ---- loading -------------------------------------------------------------------------------------------
+# ---- loading -------------------------------------------------------------------------------------
 def _load_sym(sym, logger=None):
     """A Symbol, or the one in a symbol .json file."""
     if isinstance(sym, str):
@@ -545,7 +545,7 @@ def _as_data_iter(calib_data):
     return calib_data, calib_data.provide_data
 
 
-# ---- the user API ----------------------------------------------------------------------------------------
+# ---- the user API --------------------------------------------------------------------------------
 def _check_common(excluded_sym_names, excluded_op_names, quantized_dtype, quantize_granularity):
     if excluded_sym_names is None:
         excluded_sym_names = []

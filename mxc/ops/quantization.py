@@ -70,19 +70,6 @@ def out_type(a):
     return t
 
 
-def _range_dtypes(first, n, data=None):
-    """Input dtypes the symbol front gives unknown inputs: float32 ranges, and `data` for an
-    unknown data input (MXNet's int8 for the quantized operators)."""
-    return lambda a, d: [data] + [None] * (first - 1) + ["float32"] * (n - first)
-
-
-def _range_inputs(first):
-    """infer_inputs: the (min, max) inputs from `first` on hold one value each."""
-    def fill(a, shapes):
-        return [s if s is not None or i < first else (1,) for i, s in enumerate(shapes)]
-    return fill
-
-
 def _same_shape_back(a, in_s, outs):
     """infer_back: data's unknown dimensions from output 0, which has its shape (a zero-size
     begin state of an unrolled RNN quantized with its cell)."""
@@ -92,20 +79,34 @@ def _same_shape_back(a, in_s, outs):
     return [tuple(x or y for x, y in zip(d, o))] + [None] * (len(in_s) - 1)
 
 
-def _partial(infer, data_dtype):
-    """infer_partial: _partial_shape.probe_partial with the dtypes the operator takes (its data
-    `data_dtype`, int8 weights, float32 ranges) instead of float32 for every input."""
-    def rule(a, in_shapes):
-        n = len(in_shapes)
-        nq = n // 3 if n in (6, 9) else 1      # products: data, weight[, bias], then ranges
-        dtypes = [data_dtype] + ["int8"] * (nq - 1) + ["float32"] * (n - nq)
+def _rules(infer, data, first=1, infer_inputs=None, infer_back=_same_shape_back):
+    """An operator's inference hooks. Its inputs are data, further int8 arrays up to `first`
+    (an int or attrs -> int: weights, bias, the other addend), then float32 (min, max) ranges.
+    The symbol front gives unknown inputs these dtypes (`data` for the data: MXNet's types for
+    a quantized operator's input), the ranges shape (1,), and partial shapes go forward as
+    _partial_shape.probe_partial sends them (here with these dtypes) and back by
+    `infer_back`."""
+    count = first if callable(first) else (lambda a: first)
+
+    def dtypes(a, n):
+        k = count(a)
+        return [data] + ["int8"] * (k - 1) + ["float32"] * (n - k)
+
+    def ranges(a, shapes):
+        k = count(a)
+        return [s if s is not None or i < k else (1,) for i, s in enumerate(shapes)]
+
+    def partial(a, in_shapes):
         runs = []
         for size in _PROBE_SIZES:
             filled = [tuple(size if x == 0 else x for x in s) for s in in_shapes]
-            runs.append([tuple(x) for x in infer(a, filled, dtypes)[0]])
+            runs.append([tuple(x) for x in infer(a, filled, dtypes(a, len(filled)))[0]])
         return [tuple(x if x == y else 0 for x, y in zip(p, q)) if len(p) == len(q) else None
                 for p, q in zip(*runs)]
-    return rule
+
+    return dict(infer=infer, infer_input_dtypes=lambda a, d: dtypes(a, len(d)),
+                infer_inputs=infer_inputs or ranges, infer_partial=partial,
+                infer_back=infer_back)
 
 
 _CALIB_PARAMS = (Param("out_type", str, "int8", choices=_OUT_TYPES),
@@ -122,7 +123,7 @@ def _qforward(kname, ints=(), floats=(), fill=None, name=None):
     return kernel_forward("quantization", kname, name=name, ints=ints, floats=floats, fill=fill)
 
 
-# ---- quantize / quantize_v2 / dequantize / requantize -------------------------------------------
+# ---- quantize / quantize_v2 / dequantize / requantize --------------------------------------------
 def _quantize_infer(a, shapes, dtypes):
     op = "_contrib_quantize"
     _check_dtype(op, "data", dtypes[0], ("float32",))
@@ -132,10 +133,9 @@ def _quantize_infer(a, shapes, dtypes):
 
 register(OpDef("_contrib_quantize", inputs=("data", "min_range", "max_range"),
                params=(Param("out_type", str, "uint8", choices=("int8", "uint8")),),
-               infer=_quantize_infer, infer_input_dtypes=_range_dtypes(1, 3), infer_inputs=_range_inputs(1),
-               forward=_qforward("quantize", name="_contrib_quantize"),
-               infer_back=_same_shape_back, infer_partial=_partial(_quantize_infer, "float32"),
-               grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
+               **_rules(_quantize_infer, "float32"),
+               forward=_qforward("quantize", name="_contrib_quantize"), grad=_zero_grad,
+               num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="float32 data to uint8 (x * 255 / r) or int8 (x * 127 / r), rounded half "
                    "to even and saturated, r = max(|min_range|, |max_range|); also returns "
                    "the output range."))
@@ -147,10 +147,9 @@ def _quantize_v2_infer(a, shapes, dtypes):
 
 
 register(OpDef("_contrib_quantize_v2", inputs=("data",), params=_CALIB_PARAMS,
-               infer=_quantize_v2_infer,
+               **_rules(_quantize_v2_infer, "float32"),
                forward=_qforward("quantize_v2", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_quantize_v2"),
-               infer_back=_same_shape_back, infer_partial=_partial(_quantize_v2_infer, "float32"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="float32 data to int8 (x * 127.5 / r) or uint8 (x * 255.5 / r), rounded half "
                    "to even and saturated, r = max(|min|, |max|) of the calibrated range or of "
@@ -166,9 +165,8 @@ def _dequantize_infer(a, shapes, dtypes):
 
 register(OpDef("_contrib_dequantize", inputs=("data", "min_range", "max_range"),
                params=(Param("out_type", str, "float32", choices=("float32",)),),
-               infer=_dequantize_infer, infer_input_dtypes=_range_dtypes(1, 3), infer_inputs=_range_inputs(1),
-               forward=_qforward("dequantize", name="_contrib_dequantize"), infer_back=_same_shape_back, infer_partial=_partial(_dequantize_infer, "int8"),
-               grad=_zero_grad,
+               **_rules(_dequantize_infer, "int8"),
+               forward=_qforward("dequantize", name="_contrib_dequantize"), grad=_zero_grad,
                doc="uint8/int8/int32 data back to float32: q * r / 255.5, / 127.5 or / 2^31, "
                    "r = max(|min_range|, |max_range|)."))
 
@@ -181,18 +179,15 @@ def _requantize_infer(a, shapes, dtypes):
 
 
 register(OpDef("_contrib_requantize", inputs=("data", "min_range", "max_range"),
-               params=_CALIB_PARAMS, infer=_requantize_infer,
-               infer_input_dtypes=lambda a, d: ["int32", "float32", "float32"],
-               infer_inputs=_range_inputs(1),
+               params=_CALIB_PARAMS, **_rules(_requantize_infer, "int32"),
                forward=_qforward("requantize", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_requantize"),
-               infer_back=_same_shape_back, infer_partial=_partial(_requantize_infer, "int32"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="int32 data (with its float range) to int8/uint8 in the calibrated range, or "
                    "in the data's own range when uncalibrated."))
 
 
-# ---- products: fully connected and convolution ----------------------------------------------------
+# ---- products: fully connected and convolution ---------------------------------------------------
 def _product_inputs(a):
     if a["no_bias"]:
         return ("data", "weight", "min_data", "max_data", "min_weight", "max_weight")
@@ -213,11 +208,8 @@ def _check_product(op, a, shapes, dtypes):
     _check_ranges(op, shapes, dtypes, nq)
 
 
-def _product_input_dtypes(data):
-    def dtypes(a, d):
-        nq = 2 if a["no_bias"] else 3
-        return [data] + ["int8"] * (nq - 1) + ["float32"] * (2 * nq)
-    return dtypes
+def _product_arrays(a):
+    return 2 if a["no_bias"] else 3
 
 
 def _fc_infer(a, shapes, dtypes):
@@ -254,12 +246,10 @@ register(OpDef("_contrib_quantized_fully_connected",
                inputs=_product_inputs({"no_bias": False}), input_names=_product_inputs,
                params=(Param("num_hidden", int, required=True), Param("no_bias", bool, False),
                        Param("flatten", bool, True)),
-               infer=_fc_infer, infer_inputs=_fc_infer_inputs,
-               infer_input_dtypes=_product_input_dtypes("int8"),
+               **_rules(_fc_infer, "int8", _product_arrays, _fc_infer_inputs, _fc_infer_back),
                forward=_qforward("fully_connected", ints=("no_bias",),
                                  fill={"no_bias": lambda a, i, o: int(a["no_bias"])},
                                  name="_contrib_quantized_fully_connected"),
-               infer_back=_fc_infer_back, infer_partial=_partial(_fc_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="FullyConnected of uint8/int8 data and int8 weight in int32; the int8 bias "
                    "is rescaled to the product's scale. Returns (int32 output, min, max)."))
@@ -329,17 +319,16 @@ def _conv_forward(a, inputs, outputs):
 
 
 register(OpDef("_contrib_quantized_conv", inputs=_product_inputs({"no_bias": False}),
-               input_names=_product_inputs, params=_CONV_PARAMS, infer=_conv_infer,
-               infer_inputs=_conv_infer_inputs, infer_input_dtypes=_product_input_dtypes("uint8"),
-               forward=_conv_forward, infer_partial=_partial(_conv_infer, "uint8"),
-               grad=_zero_grad, num_outputs=3,
+               input_names=_product_inputs, params=_CONV_PARAMS,
+               **_rules(_conv_infer, "uint8", _product_arrays, _conv_infer_inputs, None),
+               forward=_conv_forward, grad=_zero_grad, num_outputs=3,
                output_names=_RANGE_OUTPUTS,
                doc="Convolution (1-D/2-D, NCHW) of uint8/int8 data and int8 weight in int32; "
                    "the int8 bias is added as its integer value (MXNet's oneDNN build). "
                    "Returns (int32 output, min, max)."))
 
 
-# ---- pooling, relu, flatten: the range passes through ----------------------------------------------
+# ---- pooling, relu, flatten: the range passes through --------------------------------------------
 def _pass_infer(op, shapes, dtypes, out_shape):
     _check_dtype(op, "data", dtypes[0], ("uint8", "int8"))
     _check_ranges(op, shapes, dtypes, 1)
@@ -368,11 +357,9 @@ _POOL_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "pad") for j in rang
     ("avg", "count_include_pad")
 
 register(OpDef("_contrib_quantized_pooling", inputs=("data", "min_data", "max_data"),
-               params=_POOL_PARAMS, infer=_pool_infer,
-               infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
+               params=_POOL_PARAMS, **_rules(_pool_infer, "int8", infer_back=None),
                forward=_qforward("pooling", ints=_POOL_INTS, fill={_POOL_INTS: _pool_slots},
                                  name="_contrib_quantized_pooling"),
-               infer_partial=_partial(_pool_infer, "int8"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="Max or average pooling of uint8/int8 data (average rounded half to even); "
                    "the range passes through."))
@@ -389,10 +376,9 @@ def _act_infer(a, shapes, dtypes):
 register(OpDef("_contrib_quantized_act", inputs=("data", "min_data", "max_data"),
                params=(Param("act_type", str, required=True,
                              choices=("relu", "sigmoid", "tanh", "softrelu", "softsign")),),
-               infer=_act_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
-               forward=_qforward("relu", name="_contrib_quantized_act"),
-               infer_back=_same_shape_back, infer_partial=_partial(_act_infer, "int8"),
-               grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
+               **_rules(_act_infer, "int8"),
+               forward=_qforward("relu", name="_contrib_quantized_act"), grad=_zero_grad,
+               num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="relu of uint8/int8 data into int8, as MXNet's oneDNN build: uint8 bytes are "
                    "kept as they are (values above 127 read negative); the range passes "
                    "through."))
@@ -405,14 +391,13 @@ def _flatten_infer(a, shapes, dtypes):
 
 
 register(OpDef("_contrib_quantized_flatten", inputs=("data", "min_data", "max_data"),
-               infer=_flatten_infer, infer_input_dtypes=_range_dtypes(1, 3, "int8"), infer_inputs=_range_inputs(1),
-               forward=_qforward("flatten", name="_contrib_quantized_flatten"),
-               infer_partial=_partial(_flatten_infer, "int8"),
-               grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
+               **_rules(_flatten_infer, "int8", infer_back=None),
+               forward=_qforward("flatten", name="_contrib_quantized_flatten"), grad=_zero_grad,
+               num_outputs=3, output_names=_RANGE_OUTPUTS,
                doc="Flatten of uint8/int8 data to (batch, rest); the range passes through."))
 
 
-# ---- entropy calibration ----------------------------------------------------------------------------
+# ---- entropy calibration -------------------------------------------------------------------------
 def _calibrate_infer(a, shapes, dtypes):
     op = "_contrib_calibrate_entropy"
     _check_dtype(op, "hist", dtypes[0], ("float32",))
@@ -452,7 +437,7 @@ OUT_DTYPES = {
     "_contrib_calibrate_entropy": lambda a, d: [_F32, _F32],
 }
 
-# ---- elemwise_add ------------------------------------------------------------------------------------
+# ---- elemwise_add --------------------------------------------------------------------------------
 def _add_infer(a, shapes, dtypes):
     op = "_contrib_quantized_elemwise_add"
     _check_dtype(op, "lhs", dtypes[0], ("uint8", "int8"))
@@ -477,10 +462,7 @@ def _add_dtypes(a, d):
 
 register(OpDef("_contrib_quantized_elemwise_add",
                inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
-               params=_CALIB_PARAMS[1:], infer=_add_infer,
-               infer_input_dtypes=lambda a, d: ["int8", "int8"] + [_F32] * 4,
-               infer_inputs=_range_inputs(2), infer_back=_same_shape_back,
-               infer_partial=_partial(_add_infer, "int8"),
+               params=_CALIB_PARAMS[1:], **_rules(_add_infer, "int8", 2),
                forward=_qforward("elemwise_add", ints=_CALIB_INTS, floats=_CALIB_FLOATS,
                                  fill=_CALIB_FILL, name="_contrib_quantized_elemwise_add"),
                grad=_zero_grad, num_outputs=3, output_names=_RANGE_OUTPUTS,
@@ -488,7 +470,7 @@ register(OpDef("_contrib_quantized_elemwise_add",
                    "the range |lhs| + |rhs|, or int8/uint8 in the calibrated range."))
 OUT_DTYPES["_contrib_quantized_elemwise_add"] = _add_dtypes
 
-# ---- concat ---------------------------------------------------------------------------------------------
+# ---- concat --------------------------------------------------------------------------------------
 def _concat_infer(a, shapes, dtypes):
     op = "_contrib_quantized_concat"
     n = a["num_args"]
@@ -522,9 +504,7 @@ def _concat_dtypes(a, d):
 
 register(OpDef("_contrib_quantized_concat", inputs=(), variadic="num_args",
                params=(Param("num_args", int, required=True), Param("dim", int, 1)),
-               infer=_concat_infer,
-               infer_input_dtypes=lambda a, d: [None] * a["num_args"] + [_F32] * (2 * a["num_args"]),
-               infer_inputs=lambda a, s: _range_inputs(a["num_args"])(a, s),
+               **_rules(_concat_infer, "int8", lambda a: a["num_args"], infer_back=None),
                forward=_qforward("concat", ints=("num_args", "axis"),
                                  fill={"axis": lambda a, i, o: a["dim"] % i[0].ndim},
                                  name="_contrib_quantized_concat"),

@@ -77,7 +77,7 @@ def test_entropy_calibration_keeps_uint8_side_for_positive_layers():
         q.quantize_model(mx.sym.load_json(MODEL["sym"]), {}, {}, calib_mode="naive")
 
 
-# ---- a small synthetic task --------------------------------------------------------------------------
+# ---- a small synthetic task ----------------------------------------------------------------------
 def _task(n, seed):
     """8x8 images, 3 classes: a bright 3x3 blob at the left, the middle or the right, in noise."""
     rng = np.random.default_rng(seed)

@@ -30,7 +30,7 @@ def _saturate(v, dtype):
     return np.clip(np.rint(v), info.min, info.max).astype(dtype)
 
 
-# ---- numpy references -------------------------------------------------------------------------
+# ---- numpy references ----------------------------------------------------------------------------
 def ref_quantize_v2(x, out_type, lo=None, hi=None):
     if lo is None:
         lo, hi = x.min(), x.max()
@@ -94,7 +94,7 @@ def ref_pool(d, kernel, stride, pad, pool_type):
     return out
 
 
-# ---- against the references ---------------------------------------------------------------------
+# ---- against the references ----------------------------------------------------------------------
 @pytest.mark.parametrize("out_type", ["int8", "uint8", "auto"])
 @pytest.mark.parametrize("calib", [True, False])
 def test_quantize_v2_matches_reference(out_type, calib):
@@ -241,7 +241,7 @@ def test_bad_inputs_name_the_operator():
         mx.nd.contrib.quantize_v2(mx.nd.array([1], dtype="int32"))
 
 
-# ---- against MXNet 1.9.1 ------------------------------------------------------------------------------
+# ---- against MXNet 1.9.1 -------------------------------------------------------------------------
 def _in(case, name, dtype=None):
     v = GOLDEN[f"{case}/in_{name}"]
     return mx.nd.array(v, dtype=dtype or v.dtype.name)
