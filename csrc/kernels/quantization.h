@@ -230,36 +230,85 @@ static void mxc_q_product_range(float a_real, float a_levels, float b_real, floa
   *omin = -*omax;
 }
 
-/* int32 dot product of row a (uint8 or int8, by a_signed) and row w (int8) of length k */
-static inline int32_t mxc_q_dot_u8(const uint8_t *a, const int8_t *w, int64_t k) {
-  int32_t s = 0;
-  int64_t j;
-  for (j = 0; j < k; j++) s += (int32_t)a[j] * (int32_t)w[j];
-  return s;
-}
-
-static inline int32_t mxc_q_dot_s8(const int8_t *a, const int8_t *w, int64_t k) {
-  int32_t s = 0;
-  int64_t j;
-  for (j = 0; j < k; j++) s += (int32_t)a[j] * (int32_t)w[j];
-  return s;
-}
-
 /* C[r, m] = A[r, :] . W[m, :] (+ bias[m] added in float, as oneDNN's post-processing) for
  * r < rows, m < cols; A is (rows, k) u8/s8, W (cols, k) s8, C int32 with row stride ldc and
- * column stride csc (so conv can write channel-major planes). */
-static void mxc_q_gemm(const void *A, int a_signed, const int8_t *W, const float *bias,
-                       int32_t *C, int64_t rows, int64_t cols, int64_t k, int64_t ldc,
-                       int64_t csc, int nt) {
-  int64_t t;
-  (void)nt;
-  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
-  for (t = 0; t < rows * cols; t++) {
-    const int64_t r = t / cols, m = t % cols;
-    const int32_t acc = a_signed ? mxc_q_dot_s8((const int8_t *)A + r * k, W + m * k, k)
-                                 : mxc_q_dot_u8((const uint8_t *)A + r * k, W + m * k, k);
-    C[r * ldc + m * csc] = bias ? mxc_q_round_s32((float)acc + bias[m]) : acc;
+ * column stride csc (so conv can write channel-major planes). Both sides are widened to int16
+ * first (W once, each A row once per thread), so the dot products are int16 x int16 -> int32
+ * sums that gcc turns into pmaddwd; four columns share each pass over an A row. The sums are
+ * exact whatever the order (integers), so the result is the same on every CPU. */
+#define MXC_Q_CLONES __attribute__((target_clones("default", "avx2", "arch=skylake-avx512")))
+
+MXC_Q_CLONES static int32_t mxc_q_dot16(const int16_t *a, const int16_t *w, int64_t k) {
+  int32_t s = 0;
+  int64_t j;
+  for (j = 0; j < k; j++) s += (int32_t)a[j] * (int32_t)w[j];
+  return s;
+}
+
+MXC_Q_CLONES static void mxc_q_dot16x4(const int16_t *a, const int16_t *w, int64_t k,
+                                       int32_t *out) {
+  const int16_t *w0 = w, *w1 = w + k, *w2 = w + 2 * k, *w3 = w + 3 * k;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t j;
+  for (j = 0; j < k; j++) {
+    const int32_t x = a[j];
+    s0 += x * w0[j];
+    s1 += x * w1[j];
+    s2 += x * w2[j];
+    s3 += x * w3[j];
   }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+static void mxc_q_widen(const void *src, int is_signed, int16_t *dst, int64_t n) {
+  int64_t j;
+  if (is_signed)
+    for (j = 0; j < n; j++) dst[j] = ((const int8_t *)src)[j];
+  else
+    for (j = 0; j < n; j++) dst[j] = ((const uint8_t *)src)[j];
+}
+
+static int mxc_q_gemm(const void *A, int a_signed, const int8_t *W, const float *bias,
+                      int32_t *C, int64_t rows, int64_t cols, int64_t k, int64_t ldc,
+                      int64_t csc, int nt) {
+  int16_t *w16 = (int16_t *)malloc((size_t)(cols * k > 0 ? cols * k : 1) * sizeof(int16_t));
+  int fail = w16 == NULL;
+  int64_t r;
+  if (fail) return -1;
+  mxc_q_widen(W, 1, w16, cols * k);
+  (void)nt;
+  MXC_PRAGMA(omp parallel num_threads(nt))
+  {
+    int16_t *a16 = (int16_t *)malloc((size_t)(k > 0 ? k : 1) * sizeof(int16_t));
+    if (a16 == NULL) {
+      fail = 1;
+    } else {
+      MXC_PRAGMA(omp for schedule(static))
+      for (r = 0; r < rows; r++) {
+        const void *ar = a_signed ? (const void *)((const int8_t *)A + r * k)
+                                  : (const void *)((const uint8_t *)A + r * k);
+        int32_t acc[4];
+        int64_t m = 0, q;
+        mxc_q_widen(ar, a_signed, a16, k);
+        for (; m + 4 <= cols; m += 4) {
+          mxc_q_dot16x4(a16, w16 + m * k, k, acc);
+          for (q = 0; q < 4; q++)
+            C[r * ldc + (m + q) * csc] =
+                bias ? mxc_q_round_s32((float)acc[q] + bias[m + q]) : acc[q];
+        }
+        for (; m < cols; m++) {
+          const int32_t v = mxc_q_dot16(a16, w16 + m * k, k);
+          C[r * ldc + m * csc] = bias ? mxc_q_round_s32((float)v + bias[m]) : v;
+        }
+      }
+      free(a16);
+    }
+  }
+  free(w16);
+  return fail ? -1 : 0;
 }
 
 /* _contrib_quantized_fully_connected. in: data (rows, k) u8/s8, weight (m, k) s8, [bias (m) s8],
@@ -288,9 +337,14 @@ static int mxc_q_fully_connected(mxc_opcall *c) {
     }
     for (i = 0; i < m; i++) bias[i] = (float)(int32_t)((float)b[i] * rescale);
   }
-  mxc_q_gemm(x->data, a_signed, (const int8_t *)w->data, bias, (int32_t *)c->out[0].data, rows,
-             m, k, m, 1, mxc_q_threads(c, rows * m * k));
+  const int rc = mxc_q_gemm(x->data, a_signed, (const int8_t *)w->data, bias,
+                            (int32_t *)c->out[0].data, rows, m, k, m, 1,
+                            mxc_q_threads(c, rows * m * k));
   free(bias);
+  if (rc != 0) {
+    snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_fully_connected: out of memory");
+    return -1;
+  }
   if (a_signed)
     mxc_q_product_range(d_real, 127.0f, w_real, 127.0f, (float *)c->out[1].data,
                         (float *)c->out[2].data);
@@ -356,9 +410,15 @@ static int mxc_q_conv(mxc_opcall *c) {
           }
       }
       /* out[b, gi*fg + m, p] = cols[p, :] . w[gi*fg + m, :] */
-      mxc_q_gemm(cols, a_signed, (const int8_t *)w->data + gi * fg * k,
-                 bias ? bias + gi * fg : NULL,
-                 (int32_t *)y->data + (b * f + gi * fg) * npix, npix, fg, k, 1, npix, nt);
+      if (mxc_q_gemm(cols, a_signed, (const int8_t *)w->data + gi * fg * k,
+                     bias ? bias + gi * fg : NULL,
+                     (int32_t *)y->data + (b * f + gi * fg) * npix, npix, fg, k, 1, npix,
+                     nt) != 0) {
+        free(cols);
+        free(bias);
+        snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_conv: out of memory");
+        return -1;
+      }
     }
   }
   free(cols);
