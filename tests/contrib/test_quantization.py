@@ -72,7 +72,7 @@ def test_entropy_calibration_keeps_uint8_side_for_positive_layers():
     lo, hi = th_dict["relu_output"]
     assert lo == 0 and float(hi[0]) in np.linspace(-7, 7, 8)
     with pytest.raises(ValueError, match="quantized_dtype"):
-        _quantize_bad = q.quantize_model(mx.sym.var("data"), {}, {}, quantized_dtype="int4")
+        q.quantize_model(mx.sym.var("data"), {}, {}, quantized_dtype="int4")
     with pytest.raises(ValueError, match="calib_data"):
         q.quantize_model(mx.sym.load_json(MODEL["sym"]), {}, {}, calib_mode="naive")
 
