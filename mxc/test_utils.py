@@ -23,7 +23,7 @@ from .util import use_np, use_np_array, use_np_shape, np_shape, np_array  # noqa
 from .ndarray import sparse as _sp
 from .ops.contrib_misc import all_close_numpy
 from .symbol import Symbol
-from .io import MNISTIter
+from .io import DataIter, MNISTIter
 
 # no __all__: as MXNet's module, `from mxnet.test_utils import *` also brings mx and np
 
@@ -1131,10 +1131,12 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
                         assert_almost_equal(g, ref, rtol, atol)
 
 
-class DummyIter(object):
-    """Returns the first batch of `real_iter` forever (for speed tests: no data cost)."""
+class DummyIter(DataIter):
+    """Returns the first batch of `real_iter` forever (for speed tests: no data cost). A
+    DataIter, as MXNet's (quantize_model takes it as calibration data)."""
 
     def __init__(self, real_iter):
+        super().__init__(real_iter.batch_size)
         self.real_iter = real_iter
         self.provide_data = real_iter.provide_data
         self.provide_label = real_iter.provide_label

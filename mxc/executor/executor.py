@@ -92,11 +92,13 @@ def _run_nodes(plan, args, aux, monitor, monitor_all, tape_nodes, node_ctx):
         if monitor is not None:
             names = node.output_names()
             if monitor_all:
-                # as MXNet: per input, the entry's own name, then "<node>_<argument name>"
+                # as MXNet (ExecuteMonInputCallback): per input, a variable's own name, then
+                # "<node>_<argument name>" (an operator's output is reported once, as an output)
                 arg_names = _monitor_arg_names(node, len(inputs))
                 for (j, k), an, x in zip(ins, arg_names, inputs):
                     src = plan.nodes[j]
-                    monitor(src.name if src.op is None else src.output_names()[k], x)
+                    if src.op is None:
+                        monitor(src.name, x)
                     monitor(f"{node.name}_{an}", x)
             for nm, x in zip(names, vals[slot]):
                 monitor(nm, x)

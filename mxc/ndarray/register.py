@@ -207,6 +207,11 @@ def make_function(op, name):
         # means absent, as in MXNet's generated functions
         attrs = op.parse({k: v for k, v in kwargs.items() if k not in ("ctx", "name")})
         wanted = op.input_names(attrs)
+        if (len(args) == len(wanted) and all(a is not None for a in args)
+                and not any(g is not None for g in given[len(args):])):
+            # only positional inputs, as many as these parameters take: in order, as MXNet
+            # passes them (quantized_conv(data, weight, min_data, ..., no_bias=True))
+            return invoke(op, list(args), kwargs, out, attrs)
         by_name = dict(zip(input_names, given))
         for n in wanted:
             if by_name.get(n) is None:

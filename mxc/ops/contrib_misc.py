@@ -1,9 +1,9 @@
 """MXNet 1.9.1 contrib operators without a family of their own: ``_contrib_allclose``,
-``_contrib_arange_like``, ``_contrib_index_copy``, ``_contrib_quantize`` / ``_contrib_dequantize``
-and the interleaved multi-head attention products ``_contrib_interleaved_matmul_*``
-(``mx.nd.contrib.<name>`` / ``mx.sym.contrib.<name>``).
+``_contrib_arange_like``, ``_contrib_index_copy`` and the interleaved multi-head attention
+products ``_contrib_interleaved_matmul_*`` (``mx.nd.contrib.<name>`` / ``mx.sym.contrib.<name>``;
+the quantization operators are ops/quantization.py's).
 
-allclose, arange_like, index_copy and (de)quantize run numpy on the host (``_host``); the
+allclose, arange_like and index_copy run numpy on the host (``_host``); the
 attention products are composites of reshape/transpose/batch_dot, so their gradients come from
 those operators.
 
@@ -179,71 +179,6 @@ register(OpDef("_contrib_index_copy", inputs=("old_tensor", "index_vector", "new
                infer=_index_copy_infer, forward=host_forward("_contrib_index_copy", _index_copy),
                grad=_index_copy_grad,
                doc="A copy of old_tensor whose rows index_vector[i] are new_tensor[i]."))
-
-
-# ---- quantize / dequantize ------------------------------------------------------------------------
-def _range_shapes(name, shapes, dtypes, data_kinds):
-    for i in (1, 2):
-        if int(np.prod(_nd(shapes[i]), dtype=np.int64)) != 1:
-            raise OperatorInputError(f"{name}: min_range and max_range must hold one value, input {i} "
-                             f"has shape {_nd(shapes[i])}")
-        if np.dtype(dtypes[i]) != np.float32:
-            raise OperatorInputError(f"{name}: min_range and max_range must be float32, input {i} is "
-                             f"{np.dtype(dtypes[i]).name}")
-    if np.dtype(dtypes[0]).name not in data_kinds:
-        raise OperatorInputError(f"{name}: data must be one of {data_kinds}, got {np.dtype(dtypes[0]).name}")
-
-
-def _quantize_infer(a, shapes, dtypes):
-    _range_shapes("_contrib_quantize", shapes, dtypes, ("float32",))
-    return [_nd(shapes[0]), (1,), (1,)], [a["out_type"], np.float32, np.float32]
-
-
-def _quantize(a, x, lo, hi):
-    """As MXNet 1.9.1's CPU build (oneDNN) computes it: uint8 = round(x * 255 / r) clipped to
-    [0, 255] with the range passed through; int8 = sign(x) * min(|x| * 127 / r + 0.5, 127)
-    truncated, range [-r, r]; r = max(|min_range|, |max_range|)."""
-    lo = np.float32(lo.reshape(-1)[0])
-    hi = np.float32(hi.reshape(-1)[0])
-    x = x.astype(np.float32)
-    real = np.float32(max(abs(lo), abs(hi)))
-    if a["out_type"] == "uint8":
-        q = np.clip(np.rint(x * (np.float32(255.0) / real)), 0, 255)
-        return q.astype(np.uint8), np.array([lo], np.float32), np.array([hi], np.float32)
-    scale = np.float32(127.0) / real
-    q = np.sign(x) * np.minimum(np.abs(x) * scale + np.float32(0.5), np.float32(127.0))
-    return np.trunc(q).astype(np.int8), np.array([-real], np.float32), np.array([real], np.float32)
-
-
-register(OpDef("_contrib_quantize", inputs=("data", "min_range", "max_range"),
-               params=(Param("out_type", str, "uint8", choices=("int8", "uint8")),),
-               infer=_quantize_infer, forward=host_forward("_contrib_quantize", _quantize),
-               grad=lambda F, a, i, o, g: [F.zeros_like(x) for x in i],
-               num_outputs=3, output_names=("output", "min_output", "max_output"),
-               doc="float32 data to uint8 or int8 scaled by max(|min_range|, |max_range|); "
-                   "also returns the output range."))
-
-
-def _dequantize_infer(a, shapes, dtypes):
-    _range_shapes("_contrib_dequantize", shapes, dtypes, ("uint8", "int8"))
-    return [_nd(shapes[0])], [a["out_type"]]
-
-
-def _dequantize(a, q, lo, hi):
-    """q * r / 255.5 (uint8) or q * r / 127.5 (int8), r = max(|min_range|, |max_range|): the
-    quantized ranges MXNet 1.9.1's CPU build uses."""
-    lo = np.float32(lo.reshape(-1)[0])
-    hi = np.float32(hi.reshape(-1)[0])
-    real = np.float32(max(abs(lo), abs(hi)))
-    qrange = np.float32(255.5) if q.dtype == np.uint8 else np.float32(127.5)
-    return (q.astype(np.float32) * (real / qrange)).astype(np.float32)
-
-
-register(OpDef("_contrib_dequantize", inputs=("data", "min_range", "max_range"),
-               params=(Param("out_type", str, "float32", choices=("float32",)),),
-               infer=_dequantize_infer, forward=host_forward("_contrib_dequantize", _dequantize),
-               grad=lambda F, a, i, o, g: [F.zeros_like(x) for x in i],
-               doc="uint8/int8 data back to float32 with the range quantize returned."))
 
 
 # ---- interleaved multi-head attention -----------------------------------------------------------

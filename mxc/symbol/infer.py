@@ -108,6 +108,19 @@ def _forward_partial(node, in_s, S):
     return learnt
 
 
+def _rule_dtypes(node, in_d):
+    """Output dtypes from the operator's dtype rule (``OpDef.infer_dtypes``: outputs whose
+    dtype is not the first input's, known without shapes), or None: no rule, or the rule needs
+    an input dtype that is still unknown."""
+    rule = node.op.infer_dtypes
+    if rule is None or not in_d:
+        return None
+    got = rule(node.parsed, in_d)
+    if got is None or any(d is None for d in got):
+        return None
+    return [np.dtype(d).name for d in got]
+
+
 def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=False):
     """Shapes and dtypes of every node output: two dicts keyed by (id(node), index).
 
@@ -242,11 +255,12 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                         D[(id(node), i)] = d
                         changed = True
             elif D.get((id(node), 0)) is None:
-                rule = node.op.infer_dtypes
-                if rule is not None and in_d and all(d is not None for d in in_d):
-                    for i, d in enumerate(rule(node.parsed, in_d)):
-                        D[(id(node), i)] = np.dtype(d).name
+                got = _rule_dtypes(node, in_d)
+                if got is not None:
+                    for i, d in enumerate(got):
+                        D[(id(node), i)] = d
                     changed = True
+                    continue
                     continue
                 dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
                 if dt is None and node.op.name != "Custom":     # norm's out_dtype

@@ -74,9 +74,9 @@ def test_aliases_share_one_definition():
 def test_gradient_definitions_are_present():
     """Every kernel operator has a gradient, except those MXNet does not differentiate either:
     creation ops, backward kernels (`_backward_*`), optimizer updates and counts (histogram,
-    a CSR array's stored-value count)."""
+    a CSR array's stored-value count, the entropy calibration of a histogram)."""
     exempt_prefix = ("_zeros", "_ones", "_full", "_arange", "_linspace", "_eye", "_backward_",
-                     "_histogram", "_contrib_getnnz")
+                     "_histogram", "_contrib_getnnz", "_contrib_calibrate_entropy")
     exempt_suffix = ("_update", "_update_phase1", "_update_phase2")
     missing = [op.name for op in registry.all_ops()
                if op.grad is None and op.composite is None
@@ -86,11 +86,12 @@ def test_gradient_definitions_are_present():
 
 def test_float16_kernels_exist_where_mxnet_runs_float16():
     """Every CPU kernel with a float32 variant has a float16 one (computing in float32), except
-    the LAPACK-style linear algebra MXNet runs in float32/float64 only."""
+    the LAPACK-style linear algebra MXNet runs in float32/float64 only and INT8 quantization,
+    whose float side MXNet takes in float32 only."""
     import importlib
     import pkgutil
     import mxc.ops.cpu as cpu
-    float32_only = {"linalg"}
+    float32_only = {"linalg", "quantization"}
     missing = []
     for m in pkgutil.iter_modules(cpu.__path__):
         if m.name in float32_only or m.name.startswith("_"):
