@@ -31,6 +31,7 @@ from . import test_utils  # noqa: F401
 from . import operator  # noqa: F401
 from . import random  # noqa: F401
 from . import runtime  # noqa: F401
+from . import rtc  # noqa: F401
 from . import profiler  # noqa: F401
 from . import registry  # noqa: F401
 from .util import is_np_shape, set_np_shape, np_shape, use_np_shape  # noqa: F401

@@ -41,7 +41,7 @@ LAYERS = {
     "mxc.contrib": 5, "mxc.rnn": 5, "mxc.initializer": 5, "mxc.lr_scheduler": 5,
     "mxc.metric": 5, "mxc.callback": 5, "mxc.model": 5, "mxc.monitor": 5, "mxc.operator": 5,
     "mxc.tools": 5, "mxc.onnx": 5, "mxc.visualization": 5, "mxc.profiler": 5,
-    "mxc.feedforward": 5, "mxc.registry": 5,
+    "mxc.feedforward": 5, "mxc.registry": 5, "mxc.rtc": 5,
     # 6 the package face: mxc/__init__.py, and the test helpers that hand out the whole package
     # (``from mxnet.test_utils import *`` brings ``mx``, as MXNet's)
     "mxc": 6, "mxc.test_utils": 6,

@@ -2,9 +2,14 @@
 # One command for a machine with an NVIDIA GPU (issue 11): install mxc from this checkout, run the
 # GPU tests (tests/gpu, plus the fake-driver runtime tests) and the GPU benchmarks beside
 # PyTorch/CuPy, and write everything under $OUT (default /tmp/mxc-gpu-check):
-#   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, bench_gpu.jsonl, summary.txt
+#   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, bench_gpu.jsonl,
+#   bench_gpu_layers.jsonl, table.md (the speed table of issues 11 and 24: mxc / PyTorch, same
+#   run, with the issue's targets), summary.txt
 # Usage (repository root):  bash tools/gpu_check.sh          (PYTHON=... to pick the interpreter;
 #   MXC_GPU_TEST_JOBS, MXC_GPU_TEST_TIMEOUT, MXC_GPU_BENCH_TIMEOUT size the steps to a lease)
+# The whole run stays under MXC_GPU_CHECK_BUDGET seconds (default 540: a 15-minute lease with
+# one 10-minute command): each step's timeout is cut to what is left, the benchmarks keep
+# their share, and the table is written from whatever figures came back.
 # Needs: Cython, setuptools, numpy and a C compiler in that interpreter's environment (no network:
 # the install uses --no-build-isolation --no-deps); CuPy and PyTorch for the DLPack tests and peers.
 set -u -o pipefail
@@ -13,6 +18,13 @@ PY=${PYTHON:-python3}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkdir -p "$OUT"
 START=$(date +%s)
+BUDGET=${MXC_GPU_CHECK_BUDGET:-540}
+# seconds a step may take: its own limit, cut to what is left of the budget less `reserve`
+left() {  # left LIMIT RESERVE
+    local rest=$(( BUDGET - ($(date +%s) - START) - $2 ))
+    (( rest < 10 )) && rest=10
+    (( rest < $1 )) && echo $rest || echo $1
+}
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
 
 # 1. install (a private target: nothing of the image changes). The GPU machines have no package
@@ -25,7 +37,7 @@ if ls "$ROOT"/.whl/*.whl > /dev/null 2>&1; then
     export PYTHONPATH="$SITE-deps${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export MXC_BUILD_JOBS=${MXC_BUILD_JOBS:-$(nproc)}
-if ! "$PY" -m pip install -q --no-build-isolation --no-deps --no-compile --target "$SITE" "$ROOT" \
+if ! timeout $(left 240 200) "$PY" -m pip install -q --no-build-isolation --no-deps --no-compile --target "$SITE" "$ROOT" \
         > "$OUT/install.log" 2>&1; then
     echo "install FAILED (see install.log)"; tail -40 "$OUT/install.log"; exit 1
 fi
@@ -54,20 +66,29 @@ cat "$OUT/env.txt"
 # where pytest-xdist is there (CuPy's on-disk kernel cache is shared and written atomically)
 XDIST=""
 if "$PY" -c "import xdist" 2>/dev/null; then XDIST="-n ${MXC_GPU_TEST_JOBS:-8}"; fi
-timeout ${MXC_GPU_TEST_TIMEOUT:-300} "$PY" -m pytest tests/gpu tests/_core/test_cuda_fake.py \
-    tests/_core/test_cuda_engine.py $XDIST -q -p no:cacheprovider -rfEs --timeout 120 \
+PTO=""   # a hung test must not eat the lease (pytest-timeout where installed)
+if "$PY" -c "import pytest_timeout" 2>/dev/null; then PTO="--timeout 120"; fi
+timeout $(left ${MXC_GPU_TEST_TIMEOUT:-300} 200) "$PY" -m pytest tests/gpu tests/_core/test_cuda_fake.py \
+    tests/_core/test_cuda_engine.py $XDIST -q -p no:cacheprovider -rfEs $PTO \
     --durations=15 --junitxml="$OUT/junit.xml" > "$OUT/tests.log" 2>&1
 echo "tests rc=$?: $(tail -1 "$OUT/tests.log")" | tee -a "$OUT/summary.txt"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head -60 | tee -a "$OUT/summary.txt"
 grep -c "no GPU kernel" "$OUT/tests.log" | sed 's/^/skipped for a missing GPU kernel: /' | tee -a "$OUT/summary.txt"
 # the cuBLAS GEMM path (specs.gemm_plan) and the device-side index checks, on their own line: they
 # only ever ran in numpy before (tests/ops/cuda/test_gemm_mapping.py)
-timeout 90 "$PY" -m pytest tests/gpu/test_gemm_cublas.py -q -p no:cacheprovider -rs \
+timeout $(left 90 170) "$PY" -m pytest tests/gpu/test_gemm_cublas.py -q -p no:cacheprovider -rs \
     > "$OUT/gemm.log" 2>&1
 echo "cublas gemm rc=$?: $(tail -1 "$OUT/gemm.log")" | tee -a "$OUT/summary.txt"
 
 # 3. benchmarks (one JSON line per figure; mxc beside torch/cupy in the same run)
-timeout ${MXC_GPU_BENCH_TIMEOUT:-150} "$PY" "$ROOT/tools/bench/bench_gpu.py" > "$OUT/bench_gpu.jsonl" 2>&1
+timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 70) "$PY" "$ROOT/tools/bench/bench_gpu.py" > "$OUT/bench_gpu.jsonl" 2>&1
 echo "bench rc=$?" | tee -a "$OUT/summary.txt"
-cat "$OUT/bench_gpu.jsonl"
+# the layers (conv, pool, norms, an MLP step, ResNet-18): those without a GPU kernel yet print
+# an error line instead of a figure
+timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 5) "$PY" "$ROOT/tools/bench/bench_gpu_layers.py" \
+    > "$OUT/bench_gpu_layers.jsonl" 2>&1
+echo "layer bench rc=$?" | tee -a "$OUT/summary.txt"
+"$PY" "$ROOT/tools/bench/gpu_table.py" "$OUT/bench_gpu.jsonl" "$OUT/bench_gpu_layers.jsonl" \
+    > "$OUT/table.md" 2>&1
+cat "$OUT/table.md"
 echo "total: $(( $(date +%s) - START )) s" | tee -a "$OUT/summary.txt"

@@ -11,7 +11,8 @@ outputs live on gpu(k).
   kernel comes from ``mxc.ops.cuda.loader.kernel(family, name, device_id)`` (CuPy-compiled,
   cached, returned as its CUfunction) and is launched without the GIL. A spec with ``cublas`` set names a callable
   ``run(cupy_inputs, cupy_outputs)`` that the device worker calls with CuPy views on the
-  engine's stream (GEMMs through cuBLAS). A spec with ``check`` set names a callable
+  engine's stream (GEMMs through cuBLAS); a spec with ``steps`` is such launches and GEMMs
+  interleaved (convolution as im2col + cuBLAS). A spec with ``check`` set names a callable
   ``check(cupy, cupy_inputs) -> message or None`` run the same way before the launches (index
   bounds of take(mode='raise'), gather_nd, scatter_nd): a message fails the operation, so its
   outputs carry the error to the next wait and the launches after it are skipped.
@@ -74,6 +75,9 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
             _push_check(spec["check"], opname, inputs, outputs, dev)
         if spec.get("cublas"):
             _push_cupy(spec["cublas"], opname, inputs, outputs, dev)
+            return
+        if spec.get("steps"):
+            _push_steps(spec, opname, inputs, outputs, dev)
             return
         plan = _plan(spec, opname, len(inputs), len(outputs), dev)
         if key is not None and spec.get("check") is None:
@@ -182,6 +186,32 @@ def _push_cupy(run, opname, inputs, outputs, dev):
 
     engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
                 device=dev)
+
+
+def _push_steps(spec, opname, inputs, outputs, dev):
+    """A spec of kernel launches and cuBLAS GEMMs in order on gpu(dev)'s stream
+    (mxc/ops/cuda/convolution.py): launches through the driver launcher, each GEMM step as a
+    CuPy callable; ("ws", offset) buffers lie in one workspace array from the storage pool,
+    written by every step (so the engine keeps it alive and in order)."""
+    from .cuda import loader
+    from .cuda.convolution import gemm_step
+    size = int(spec.get("workspace", 0))
+    ws = (services.ndarray.empty((size,), ctx=outputs[0].context, dtype="uint8")
+          if size > 0 else None)
+    written = outputs + [ws] if ws is not None else outputs
+    for step in spec["steps"]:
+        if "gemm" in step:
+            _push_cupy(gemm_step(step, outputs[0].dtype), opname, inputs, written, dev)
+            continue
+        args, extra = [], []
+        for kind, value in step["args"]:
+            if kind == "ws":
+                extra.append(ws[int(value):])
+                kind, value = "out", len(outputs) + len(extra) - 1
+            args.append((kind, value))
+        cuda.push_launch(loader.kernel(step["family"], step["name"], dev), step["grid"],
+                         step["block"], int(step.get("shmem", 0)), args, inputs,
+                         outputs + extra, opname, dev)
 
 
 def _push_check(check, opname, inputs, outputs, dev):

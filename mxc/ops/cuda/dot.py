@@ -80,6 +80,24 @@ def gemm_plan(iattr, fattr, dtype):
     return {"calls": calls, "alpha": alpha, "beta": beta, "prep": prep, "M": M, "N": N}
 
 
+def cublas_types(dt):
+    """(cudaDataType, cublasComputeType, numpy type of alpha/beta) of GEMMs on dtype dt."""
+    if dt == np.float64:
+        return CUDA_R_64F, CUBLAS_COMPUTE_64F, np.float64
+    if dt == np.float32:
+        return CUDA_R_32F, float32_compute(), np.float32
+    # float16 multiplies with float32 accumulation and scalars, as the CPU's sgemm path
+    return CUDA_R_16F, CUBLAS_COMPUTE_32F, np.float32
+
+
+def cublas_module():
+    try:
+        from cupy_backends.cuda.libs import cublas
+    except ImportError:          # CuPy before the cupy_backends split
+        from cupy.cuda import cublas
+    return cublas
+
+
 def _gemm_run(plan, dtype):
     """The device-side run(cupy_inputs, cupy_outputs) of a plan: on the engine's stream (the
     caller made it CuPy's current stream; CuPy's cuBLAS wrappers set it on the handle)."""
@@ -88,22 +106,13 @@ def _gemm_run(plan, dtype):
     def run(cin, cout):
         import cupy
         from cupy.cuda import device
-        try:
-            from cupy_backends.cuda.libs import cublas
-        except ImportError:          # CuPy before the cupy_backends split
-            from cupy.cuda import cublas
+        cublas = cublas_module()
         a, b, o = cin[0], cin[1], cout[0]
         if plan["prep"] == "bias":
             o.reshape((-1, plan["N"]))[...] = cin[2].reshape((1, plan["N"]))
         elif plan["prep"] == "copy_c" and o.data.ptr != cin[2].data.ptr:
             cupy.copyto(o, cin[2].reshape(o.shape))
-        if dt == np.float64:
-            ctype_, comp, scal = CUDA_R_64F, CUBLAS_COMPUTE_64F, np.float64
-        elif dt == np.float32:
-            ctype_, comp, scal = CUDA_R_32F, float32_compute(), np.float32
-        else:
-            # float16 multiplies with float32 accumulation and scalars, as the CPU's sgemm path
-            ctype_, comp, scal = CUDA_R_16F, CUBLAS_COMPUTE_32F, np.float32
+        ctype_, comp, scal = cublas_types(dt)
         alpha = np.array(plan["alpha"], dtype=scal)
         beta = np.array(plan["beta"], dtype=scal)
         es = dt.itemsize

@@ -25,7 +25,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _INCLUDE = os.path.join(_HERE, "include")
 
 FAMILIES = ("elemwise", "broadcast", "reduce", "shape", "gather", "ordering", "init", "random",
-            "activation", "softmax", "optimizer_ops")
+            "activation", "softmax", "optimizer_ops", "pooling", "normalization", "convolution")
 
 # Options every compile uses: C++17 and IEEE math, without contracting a*b+c into one fused
 # multiply-add: the __host__ __device__ arithmetic shared with the CPU kernels must round as

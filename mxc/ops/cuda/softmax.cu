@@ -112,3 +112,116 @@ __global__ void mxc_softmax_grad(const Ty *y, const Ty *dy, const L *len, Tx *dx
     for (i64 j = m; j < n; ++j) dx[base + j * inner] = store<Tx>((AX)0);
   }
 }
+
+// ---- SoftmaxOutput's backward and the softmax cross-entropy losses ----------------------------
+// (csrc/kernels/softmax.h: MXNet 1.9.1's formulas; the label of an entry is its value truncated
+// to an int)
+
+// SoftmaxOutput's gradient scale: grad_scale / (inner with multi_output, unless 'valid') / the
+// count of 'batch' (n with multi_output, else every label) or 'valid' (the labels that are not
+// ignore_label, at least 1) normalization; 1 for 'null'. One thread: the count reads NL labels.
+template <class T>
+__global__ void mxc_so_scale(const T *lab, double *scale, i64 NL, i64 n, i64 inner, int norm,
+                             int multi, int ign, double grad_scale) {
+  if (global_tid() != 0) return;
+  i64 valid = 1;
+  if (norm == 1) {
+    valid = multi ? n : NL;
+  } else if (norm == 2) {
+    valid = NL;
+    for (i64 q = 0; q < NL; ++q)
+      if ((int)load(lab[q]) == ign) --valid;
+    if (valid == 0) valid = 1;
+  }
+  scale[0] = grad_scale / (double)(multi && norm != 2 ? inner : 1) / (double)valid;
+}
+
+// dx[i] for every element of y (n, K, inner): (y - onehot(label) [smoothed]) * scale [* y]
+template <class T>
+__global__ void mxc_so_bwd(const T *y, const T *lab, const double *scale, T *dx, i64 n, i64 K,
+                           i64 inner, int use_ignore, int smooth, int out_grad, int ign,
+                           double alpha) {
+  typedef typename acc<T>::type C;
+  const C a = (C)alpha;
+  const C other = smooth && K > 1 ? a / (C)(K - 1) : (C)0;
+  const C hit = (C)1 - (smooth ? a : (C)0);
+  const C sc = (C)scale[0];
+  MXC_LOOP(i, n * K * inner) {
+    const i64 r = i % inner, c = (i / inner) % K, o = i / (K * inner);
+    const int k = (int)load(lab[o * inner + r]);
+    const C yv = (C)load(y[i]);
+    C v = use_ignore && k == ign ? (C)0 : (c == k ? yv - hit : yv - other);
+    v *= sc;
+    if (out_grad) v *= yv;
+    dx[i] = store<T>(v);
+  }
+}
+
+// per row i of x (N, K): its maximum, sum(exp(x - max)) and that sum's log into mx[i], sum[i],
+// lse[i]
+template <class T>
+__global__ void mxc_ce_row_lse(const T *x, double *mx, double *sum, double *lse, i64 N, i64 K) {
+  typedef typename acc<T>::type C;
+  MXC_LOOP(i, N) {
+    const T *xr = x + i * K;
+    C m = -(C)d_inf(), s = 0;
+    for (i64 j = 0; j < K; ++j) {
+      const C v = (C)load(xr[j]);
+      m = v > m ? v : m;
+    }
+    for (i64 j = 0; j < K; ++j) s += exp((C)load(xr[j]) - m);
+    mx[i] = (double)m;
+    sum[i] = (double)s;
+    lse[i] = (double)log(s);
+  }
+}
+
+// the class of a row: its label truncated and clipped to [0, K) (pick's 'clip'; NaN is 0)
+template <class C> MXC_DEV i64 ce_class(C lv, i64 K) {
+  return !(lv > 0) ? 0 : (lv >= (C)K ? K - 1 : (i64)lv);
+}
+
+// _softmax_ce_rows: loss[i] = -((x[i, k] - max) - lse)
+template <class T>
+__global__ void mxc_ce_rows(const T *x, const T *lab, const double *mx, const double *lse,
+                            T *loss, i64 N, i64 K) {
+  typedef typename acc<T>::type C;
+  MXC_LOOP(i, N) {
+    const i64 k = ce_class((C)load(lab[i]), K);
+    loss[i] = store<T>(-(((C)load(x[i * K + k]) - (C)mx[i]) - (C)lse[i]));
+  }
+}
+
+// _backward_softmax_ce_rows: dx[i, j] = g[i] * (softmax(x[i])_j - [j == k_i])
+template <class T>
+__global__ void mxc_ce_rows_bwd(const T *g, const T *x, const T *lab, const double *mx,
+                                const double *lse, T *dx, i64 N, i64 K) {
+  typedef typename acc<T>::type C;
+  MXC_LOOP(e, N * K) {
+    const i64 i = e / K, j = e % K;
+    const i64 k = ce_class((C)load(lab[i]), K);
+    const C p = exp((C)load(x[e]) - (C)mx[i] - (C)lse[i]);
+    dx[e] = store<T>((C)load(g[i]) * (j == k ? p - (C)1 : p));
+  }
+}
+
+// softmax_cross_entropy: loss per row -log(max(p_label, 1e-8)) into part, then their sum in
+// row order (one thread) into out[0]; the labels were checked on the device before
+template <class T>
+__global__ void mxc_ce_total_rows(const T *x, const T *lab, const double *mx, const double *sum,
+                                  double *part, i64 N, i64 K) {
+  typedef typename acc<T>::type C;
+  MXC_LOOP(i, N) {
+    const i64 k = (i64)(C)load(lab[i]);
+    const C p = exp((C)load(x[i * K + k]) - (C)mx[i]) / (C)sum[i];
+    part[i] = -(double)log(p > (C)1e-8 ? p : (C)1e-8);
+  }
+}
+
+template <class T>
+__global__ void mxc_ce_total(const double *part, T *out, i64 N) {
+  if (global_tid() != 0) return;
+  double s = 0;
+  for (i64 i = 0; i < N; ++i) s += part[i];
+  out[0] = store<T>((typename acc<T>::type)s);
+}

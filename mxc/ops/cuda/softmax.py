@@ -2,7 +2,7 @@
 csrc/kernels/softmax.h) on the GPU: softmax.cu."""
 import numpy as np
 
-from ._launch import FLOATS, ctypes_of, ctype, launch
+from ._launch import FLOATS, NoKernel, ctypes_of, ctype, launch
 
 
 def instantiations():
@@ -17,6 +17,11 @@ def instantiations():
                     out += ["mxc_softmax_rows<%s, %s, %s, %s>" % (lg, a, b, L),
                             "mxc_softmax_cols<%s, %s, %s, %s>" % (lg, a, b, L),
                             "mxc_softmax_grad<%s, %s, %s, %s>" % (lg, a, b, L)]
+    # SoftmaxOutput's backward and the cross-entropy losses, per dtype
+    for t in ctypes_of(FLOATS):
+        out += ["mxc_so_scale<%s>" % t, "mxc_so_bwd<%s>" % t, "mxc_ce_row_lse<%s>" % t,
+                "mxc_ce_rows<%s>" % t, "mxc_ce_rows_bwd<%s>" % t, "mxc_ce_total_rows<%s>" % t,
+                "mxc_ce_total<%s>" % t]
     return out
 
 # ---- softmax ----------------------------------------------------------------------------------
@@ -34,6 +39,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     """Slots (ops/softmax.py SOFTMAX_INTS, temperature).
     Forward inputs (x[, length]) -> y in the dtype= output dtype; backward inputs (dy, y[,
     length]) -> dx in the forward input's dtype."""
+    if kernel in _LOSSES:
+        return _LOSSES[kernel](inputs, outputs, iattr, fattr)
     if kernel not in ("softmax", "softmax_bwd"):
         return None
     outer, n, inner = int(iattr.outer), int(iattr.n), int(iattr.inner)
@@ -69,3 +76,84 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     return None
 
 
+# ---- SoftmaxOutput's backward and the cross-entropy losses -------------------------------------
+def _float_t(a):
+    name = np.dtype(a.dtype).name
+    if name not in FLOATS:
+        raise NoKernel("the softmax losses are float16/32/64 only")
+    return ctype(name)
+
+
+def _so_bwd(inputs, outputs, iattr, fattr):
+    """in y, label; out dx. Slots (ops/softmax.py _SO_BWD_INTS; ignore_label, smooth_alpha,
+    grad_scale). Workspace: the gradient scale (one double)."""
+    n, K, inner, use_ign, smooth, norm, out_grad, multi, nlab = (int(v) for v in tuple(iattr)[:9])
+    ign, alpha, gscale = (float(v) for v in tuple(fattr)[:3])
+    t = _float_t(inputs[0])
+    return {"launches": [
+        launch("softmax", "mxc_so_scale<%s>" % t, 1,
+               [("in", 1), ("ws", 0), ("i64", nlab), ("i64", n), ("i64", inner), ("i32", norm),
+                ("i32", multi), ("i32", int(ign)), ("f64", gscale)], grid=(1,)),
+        launch("softmax", "mxc_so_bwd<%s>" % t, n * K * inner,
+               [("in", 0), ("in", 1), ("ws", 0), ("out", 0), ("i64", n), ("i64", K),
+                ("i64", inner), ("i32", use_ign), ("i32", smooth), ("i32", out_grad),
+                ("i32", int(ign)), ("f64", alpha)])], "workspace": 8}
+
+
+def _row_lse(x, N, K, t):
+    # workspace: mx (N doubles), sum (N), lse (N), per-row losses (N)
+    return launch("softmax", "mxc_ce_row_lse<%s>" % t, N,
+                  [("in", x), ("ws", 0), ("ws", 8 * N), ("ws", 16 * N), ("i64", N), ("i64", K)])
+
+
+def _ce_rows(inputs, outputs, iattr, fattr):
+    """_softmax_ce_rows: in x (N, K), label (N); out loss (N)"""
+    N, K = (int(d) for d in inputs[0].shape)
+    t = _float_t(inputs[0])
+    return {"launches": [
+        _row_lse(0, N, K, t),
+        launch("softmax", "mxc_ce_rows<%s>" % t, N,
+               [("in", 0), ("in", 1), ("ws", 0), ("ws", 16 * N), ("out", 0), ("i64", N),
+                ("i64", K)])], "workspace": max(8, 24 * N)}
+
+
+def _ce_rows_bwd(inputs, outputs, iattr, fattr):
+    """_backward_softmax_ce_rows: in g (N), x (N, K), label (N); out dx (N, K)"""
+    N, K = (int(d) for d in inputs[1].shape)
+    t = _float_t(inputs[1])
+    return {"launches": [
+        _row_lse(1, N, K, t),
+        launch("softmax", "mxc_ce_rows_bwd<%s>" % t, N * K,
+               [("in", 0), ("in", 1), ("in", 2), ("ws", 0), ("ws", 16 * N), ("out", 0),
+                ("i64", N), ("i64", K)])], "workspace": max(8, 24 * N)}
+
+
+def _ce_label_check(K):
+    """softmax_cross_entropy's label check, on the device before the launches (the CPU
+    kernel's message)."""
+    def check(xp, inputs):
+        lab = inputs[1].astype(xp.float64)
+        bad = ~(lab > -1) | (xp.trunc(lab) >= K)
+        if bool(bad.any()):
+            i = int(xp.argmax(bad))
+            return ("softmax_cross_entropy: label %g of row %d is outside [0, %d)"
+                    % (float(lab[i]), i, K))
+        return None
+    return check
+
+
+def _ce_total(inputs, outputs, iattr, fattr):
+    """softmax_cross_entropy: in x (N, K), label (N); out (1,): the sum of the rows' losses"""
+    N, K = (int(d) for d in inputs[0].shape)
+    t = _float_t(inputs[0])
+    return {"check": _ce_label_check(K), "launches": [
+        _row_lse(0, N, K, t),
+        launch("softmax", "mxc_ce_total_rows<%s>" % t, N,
+               [("in", 0), ("in", 1), ("ws", 0), ("ws", 8 * N), ("ws", 24 * N), ("i64", N),
+                ("i64", K)]),
+        launch("softmax", "mxc_ce_total<%s>" % t, 1, [("ws", 24 * N), ("out", 0), ("i64", N)],
+               grid=(1,))], "workspace": max(8, 32 * N)}
+
+
+_LOSSES = {"softmax_output_bwd": _so_bwd, "softmax_ce_rows": _ce_rows,
+           "softmax_ce_rows_bwd": _ce_rows_bwd, "softmax_ce": _ce_total}

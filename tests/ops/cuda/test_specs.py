@@ -178,8 +178,11 @@ def _check_launch(spec, ins, outs, workspace):
 def test_unsupported_gives_none():
     # no GPU kernel: the caller raises naming the operator and "gpu"
     assert launch_spec("Convolution", {}, [], [], family="convolution", kernel="conv") is None
-    assert launch_spec("softmax_cross_entropy", {}, [Arr((4, 3)), Arr((4,))], [Arr((1,))],
-                         family="softmax", kernel="softmax_ce") is None
+    assert launch_spec("smooth_l1", {}, [Arr((4, 3))], [Arr((4, 3))], family="loss_ops",
+                       kernel="smooth_l1") is None
+    # integer data for a float-only kernel
+    assert launch_spec("softmax_cross_entropy", {}, [Arr((4, 3), "int32"), Arr((4,), "int32")],
+                       [Arr((1,), "int32")], family="softmax", kernel="softmax_ce") is None
     # integer GEMMs, and index maps past 8 dims
     assert launch_spec("dot", ((), ()), [Arr((2, 2), "int32")] * 2, [Arr((2, 2), "int32")],
                          family="dot", kernel="gemm", iattr=(1, 1, 2, 2, 2, 0, 0, 0) + (4, 0, 2) * 4,

@@ -1,0 +1,123 @@
+"""A stand-in for the cuDNN frontend's Python module (``cudnn``) that records every call made
+on it, for tests/ops/cuda/test_cudnn_plans.py: graphs, tensors and plans are plain records;
+a "serialized" graph is the JSON of the calls that built it, and deserializing one replays
+nothing (a real deserialize does not rebuild either). Nothing runs."""
+import json
+import types
+
+
+class _Enum:
+    def __init__(self, name, *members):
+        for m in members:
+            setattr(self, m, "%s.%s" % (name, m))
+
+
+data_type = _Enum("data_type", "FLOAT", "HALF", "BFLOAT16", "DOUBLE")
+heur_mode = _Enum("heur_mode", "A", "B", "FALLBACK")
+build_plan_policy = _Enum("build_plan_policy", "ALL", "HEURISTICS_CHOICE")
+
+
+class FakeTensor:
+    def __init__(self, graph, name, attrs):
+        self.graph, self.name, self.attrs = graph, name, dict(attrs)
+
+    def _set(self, what, value):
+        self.graph.log.append(("tensor.%s" % what, self.name, value))
+        self.attrs[what] = value
+        return self
+
+    def set_uid(self, uid):
+        return self._set("uid", uid)
+
+    def set_output(self, v):
+        return self._set("output", v)
+
+    def set_dim(self, v):
+        return self._set("dim", list(v))
+
+    def set_stride(self, v):
+        return self._set("stride", list(v))
+
+    def set_data_type(self, v):
+        return self._set("data_type", v)
+
+
+class FakeGraph:
+    """pygraph: every call appended to `log` (and to the module's `calls`)."""
+    plans_offered = 3
+
+    def __init__(self, module, **kw):
+        self.module, self.log, self.plans = module, [], []
+        self.deserialized = None
+        self._rec("pygraph", kw)
+
+    def _rec(self, name, *args):
+        entry = (name,) + tuple(args)
+        self.log.append(entry)
+        self.module.calls.append(entry)
+
+    def tensor(self, name, dim, stride, data_type):
+        self._rec("tensor", name, list(dim), list(stride), data_type)
+        return FakeTensor(self, name, dict(dim=dim, stride=stride, data_type=data_type))
+
+    def _conv(self, kind, **kw):
+        args = {k: (v.name if isinstance(v, FakeTensor) else v) for k, v in kw.items()}
+        self._rec(kind, args)
+        return FakeTensor(self, kind + "_out", {})
+
+    def conv_fprop(self, image, weight, **kw):
+        return self._conv("conv_fprop", image=image, weight=weight, **kw)
+
+    def conv_dgrad(self, loss, filter, **kw):
+        return self._conv("conv_dgrad", loss=loss, filter=filter, **kw)
+
+    def conv_wgrad(self, image, loss, **kw):
+        return self._conv("conv_wgrad", image=image, loss=loss, **kw)
+
+    def validate(self):
+        self._rec("validate")
+
+    def build_operation_graph(self):
+        self._rec("build_operation_graph")
+
+    def create_execution_plans(self, modes):
+        self._rec("create_execution_plans", list(modes))
+        self.plans = [("engine%d" % i, {"knob": i}) for i in range(self.plans_offered)]
+
+    def create_execution_plan(self, engine, knobs):
+        self._rec("create_execution_plan", engine, knobs)
+        self.plans = [(engine, knobs)]
+
+    def check_support(self):
+        self._rec("check_support")
+
+    def build_plans(self, policy=None):
+        self._rec("build_plans", policy)
+
+    def get_execution_plan_count(self):
+        return len(self.plans)
+
+    def get_engine_and_knobs_at_index(self, i):
+        return self.plans[i]
+
+    def get_workspace_size(self):
+        return 4096
+
+    def serialize(self):
+        self._rec("serialize")
+        return json.dumps([list(map(str, e)) for e in self.log]).encode()
+
+    def deserialize(self, handle, data):
+        self._rec("deserialize", handle)
+        self.deserialized = json.loads(data.decode())     # a bad file raises, as cuDNN would
+
+    def execute(self, pointers, workspace, handle=None):
+        self._rec("execute", dict(pointers), workspace, handle)
+
+
+def make():
+    """A fresh fake module (its `calls` list records everything)."""
+    m = types.SimpleNamespace(data_type=data_type, heur_mode=heur_mode,
+                              build_plan_policy=build_plan_policy, calls=[])
+    m.pygraph = lambda **kw: FakeGraph(m, **kw)
+    return m

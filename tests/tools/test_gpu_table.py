@@ -1,0 +1,35 @@
+"""tools/bench/gpu_table.py: the GPU speed table's ratios point the right way for times and
+rates, targets are judged, and errored figures keep their message."""
+import importlib.util
+import json
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _mod():
+    spec = importlib.util.spec_from_file_location(
+        "_gpu_table", os.path.join(REPO, "tools", "bench", "gpu_table.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def test_ratios_targets_and_errors(tmp_path):
+    recs = [{"bench": "chain_1000_small_adds", "impl": "mxc", "unit": "us/op", "value": 12.0},
+            {"bench": "chain_1000_small_adds", "impl": "torch", "unit": "us/op", "value": 10.0},
+            {"bench": "sum_16M_f32", "impl": "mxc", "unit": "GB/s", "value": 3800.0},
+            {"bench": "sum_16M_f32", "impl": "torch", "unit": "GB/s", "value": 4000.0},
+            {"bench": "conv3x3_64_32x32_b32_fwdbwd", "impl": "mxc", "unit": "ms",
+             "error": "MXNetError: Convolution: no GPU kernel"},
+            {"bench": "conv3x3_64_32x32_b32_fwdbwd", "impl": "torch", "unit": "ms", "value": 0.4}]
+    p = tmp_path / "b.jsonl"
+    p.write_text("noise line\n" + "\n".join(json.dumps(r) for r in recs) + "\n")
+    rows = {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[2:-1]]
+            for r in _mod().table(_mod().read([str(p)])).splitlines()[2:]}
+    # a time: torch / mxc = 10 / 12; a rate: mxc / torch = 0.95
+    assert rows["chain_1000_small_adds"][2:] == ["0.83x", ">= 1.00x", "MISS"]
+    assert rows["sum_16M_f32"][2:] == ["0.95x", ">= 0.90x", "ok"]
+    assert "no GPU kernel" in rows["conv3x3_64_32x32_b32_fwdbwd"][0]
+    assert rows["conv3x3_64_32x32_b32_fwdbwd"][3] == ">= 1.00x"
+    assert rows["conv3x3_64_32x32_b32_fwdbwd"][4] == ""
