@@ -51,6 +51,8 @@ __all__ = [
     "delete", "insert", "diff", "ediff1d", "cross", "histogram", "bincount", "percentile",
     "median", "quantile", "logaddexp", "sinc", "signbit", "heaviside", "isclose", "allclose",
     "array_equal", "searchsorted", "floor_divide", "nanmax", "nanmin", "nansum", "nanprod",
+    "product", "sometrue", "hanning", "hamming", "blackman", "indices", "diag_indices_from",
+    "unravel_index", "polyval", "resize",
 ]
 
 
@@ -286,14 +288,24 @@ def arctan2(x1, x2, out=None, **kw):
         y = full((), y, dtype=x._dtype, ctx=x._ctx)
     if not isinstance(x, NDArray):
         x = full((), x, dtype=y._dtype, ctx=y._ctx)
-    safe_x = where(equal(x, 0), 1, x)
-    base = arctan(true_divide(y, safe_x))
+    dt = x._dtype if x._dtype.kind == "f" else y._dtype
     pi = math.pi
-    neg_x = less(x, 0)
-    corr = where(neg_x, where(greater_equal(y, 0), pi, -pi), 0)
-    r = add(base, cast(corr, base._dtype))
-    at_zero = where(greater(y, 0), pi / 2, where(less(y, 0), -pi / 2, 0))
-    r = where(equal(x, 0), cast(at_zero, base._dtype), r)
+
+    def signed(v, sign_of):        # copysign(v, sign_of) for a constant or an array v
+        v = full((), v, dtype=dt, ctx=x._ctx) if not isinstance(v, NDArray) else cast(v, dt)
+        return where(signbit(sign_of), negative(v), v)
+
+    x_zero = equal(x, 0)
+    base = arctan(true_divide(y, where(x_zero, 1, x)))
+    # x < 0 (and x = -0): the quadrant across the negative x axis
+    r = where(signbit(x), add(base, signed(pi, y)), base)
+    # x = +-0: +-pi/2 off the y axis, and numpy's signed-zero table at the origin
+    at_origin = where(signbit(x), signed(pi, y), signed(0.0, y))
+    r = where(x_zero, where(equal(y, 0), at_origin, signed(pi / 2, y)), r)
+    # both infinite: +-pi/4 or +-3pi/4 (y / x is nan there)
+    both_inf = logical_and(isinf(x), isinf(y))
+    r = where(both_inf, signed(where(greater(x, 0), pi / 4, 3 * pi / 4), y), r)
+    r = where(logical_or(isnan(x), isnan(y)), add(x, y), r)
     return check_out(out, r, "arctan2")
 
 
@@ -1126,9 +1138,10 @@ def broadcast_to(array, shape):  # noqa: A002  (numpy's name)
 
 
 def broadcast_arrays(*args):
+    """A tuple, as numpy 2 returns (MXNet 1.9.1, with numpy 1.x, returned a list)."""
     arrs = [_arr(a) for a in args]
     shp = _bcast_shape(*[a.shape for a in arrs])
-    return [broadcast_to(a, shp) for a in arrs]
+    return tuple(broadcast_to(a, shp) for a in arrs)
 
 
 def tile(A, reps):
@@ -2377,3 +2390,123 @@ def _setitem(a, key, value):
         value = view_as(value, NDArray)
     k = _norm_key(key)
     NDArray.__setitem__(a, k, value)
+
+
+# ---- MXNet 1.9.1 names numpy 2 dropped, windows, index helpers, polyval, resize ----------------
+def product(a, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy 1.x's alias of prod (MXNet 1.9.1 keeps it)."""
+    return prod(a, axis, dtype, out, keepdims)
+
+
+def sometrue(a, axis=None, keepdims=False, out=None):
+    """numpy 1.x's alias of any (MXNet 1.9.1 keeps it)."""
+    return any(a, axis, out, keepdims)
+
+
+def _window(name, M, dtype, ctx, coeffs):
+    """sum_k c_k cos(2 pi k n / (M - 1)) over n in [0, M): the cosine-sum windows, computed on
+    the device in float64 and cast to `dtype` (float32 by default, as MXNet)."""
+    M = int(M)
+    ctx = _core.ctx_arg(ctx)
+    dt = onp.dtype(dtype)
+    if M <= 0:
+        return empty((0,), dt, ctx=ctx)
+    if M == 1:
+        return ones((1,), dt, ctx=ctx)
+    phase = multiply(arange(M, dtype="float64", ctx=ctx), 2.0 * math.pi / (M - 1))
+    res = full((M,), float(coeffs[0]), dtype="float64", ctx=ctx)
+    for k, c in enumerate(coeffs[1:], 1):
+        res = add(res, multiply(cos(multiply(phase, float(k))), float(c)))
+    return cast(res, dt)
+
+
+def hanning(M, dtype=onp.float32, ctx=None):
+    return _window("hanning", M, dtype, ctx, (0.5, -0.5))
+
+
+def hamming(M, dtype=onp.float32, ctx=None):
+    return _window("hamming", M, dtype, ctx, (0.54, -0.46))
+
+
+def blackman(M, dtype=onp.float32, ctx=None):
+    return _window("blackman", M, dtype, ctx, (0.42, -0.5, 0.08))
+
+
+def indices(dimensions, dtype=onp.int32, ctx=None):
+    """A (len(dimensions), *dimensions) grid of indices (int32 by default, as MXNet)."""
+    dims = tuple(int(d) for d in dimensions)
+    ctx = _core.ctx_arg(ctx)
+    dt = onp.dtype(dtype)
+    if 0 in dims or not dims:
+        return empty((len(dims),) + dims, dt, ctx=ctx)
+    grids = []
+    for i, d in enumerate(dims):
+        shape = [1] * len(dims)
+        shape[i] = d
+        grids.append(broadcast_to(reshape_view(arange(d, dtype=dt, ctx=ctx), shape), dims))
+    return stack(grids)
+
+
+def diag_indices_from(arr):
+    """The indices of the main diagonal of an n-d array whose dimensions are all equal."""
+    a = _arr(arr)
+    if a.ndim < 2:
+        raise ValueError("diag_indices_from: input array must be at least 2-d")
+    if len(set(a.shape)) != 1:
+        raise ValueError("diag_indices_from: all dimensions of input must be of equal length")
+    idx = arange(a.shape[0], dtype="int64", ctx=a._ctx)
+    return (idx,) * a.ndim
+
+
+def unravel_index(indices, shape, order="C"):
+    """Flat indices into `shape` as a tuple of coordinate arrays (int64)."""
+    if order != "C":
+        raise NotImplementedError("unravel_index: only order='C' is supported")
+    if is_scalar(indices):
+        return onp.unravel_index(int(indices), tuple(int(d) for d in shape))
+    idx = _arr(indices)
+    if idx._dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: only int indices permitted, got {idx._dtype}")
+    shape = tuple(int(d) for d in shape)
+    size = 1
+    for d in shape:
+        size *= d
+    if idx._size and (int(max(idx).item()) >= size or int(min(idx).item()) < 0):
+        raise ValueError(f"unravel_index: an index is out of bounds for array with size {size}")
+    rest = cast(idx, onp.int64)
+    coords = []
+    for d in reversed(shape):
+        coords.append(mod(rest, d))
+        rest = floor_divide(rest, d)
+    return tuple(reversed(coords))
+
+
+def polyval(p, x):
+    """p[0] * x**(N-1) + ... + p[N-1], by Horner's rule on the device (autograd records it)."""
+    p, x = _arr(p), _arr(x)
+    if p.ndim != 1:
+        raise ValueError("polyval: p must be a 1-d array of coefficients")
+    dt = _core.result_type(p._dtype, x._dtype)
+    res = zeros(x.shape, dtype=dt, ctx=x._ctx)
+    for i in range(p.shape[0]):
+        res = add(multiply(res, x), p[i])
+    return res
+
+
+def resize(a, new_shape):
+    """`a` repeated (flat, in order) to fill `new_shape` (numpy's resize, not ndarray.resize)."""
+    a = _arr(a)
+    if isinstance(new_shape, (numbers.Integral, onp.integer)):
+        new_shape = (int(new_shape),)
+    new_shape = tuple(int(d) for d in new_shape)
+    if _pyany(d < 0 for d in new_shape):
+        raise ValueError("resize: all elements of `new_shape` must be non-negative")
+    n = 1
+    for d in new_shape:
+        n *= d
+    if n == 0 or a._size == 0:
+        return zeros(new_shape, dtype=a._dtype, ctx=a._ctx)
+    flat = ravel(a)
+    reps = -(-n // a._size)
+    flat = tile(flat, reps) if reps > 1 else flat
+    return reshape_view(flat[:n] if flat.shape[0] != n else flat, new_shape)

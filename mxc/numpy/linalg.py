@@ -9,10 +9,11 @@ from . import _core
 from ._core import wrap, nd, cast, reshape_view, default_float
 from . import _op as F
 from .multiarray import tril, triu, eye
+from . import _host
 
 __all__ = ["norm", "svd", "inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh",
            "qr", "pinv", "matrix_rank", "tensorinv", "tensorsolve", "matrix_power", "lstsq",
-           "multi_dot", "LinAlgError"]
+           "multi_dot", "eig", "eigvals", "cond", "LinAlgError"]
 
 
 class LinAlgError(MXNetError, ValueError):
@@ -269,3 +270,32 @@ def tensorsolve(a, b, axes=None):
     xshape = a.shape[b.ndim:]
     x = solve(a.reshape(n, -1), b.reshape(n))
     return reshape_view(x, xshape)
+
+
+def _eig_real(a, what):
+    """numpy's eig of a real (..., n, n) array on the host LAPACK (geev), as MXNet's operator
+    computes it: real results only, in the input's float dtype; MXNet's operator has no gradient
+    either. Complex eigenvalues are refused as MXNet refuses them."""
+    a = _fl(a)
+    _square(a, what)
+    w, v = onp.linalg.eig(a.asnumpy())
+    if onp.iscomplexobj(w):
+        if onp.any(onp.abs(w.imag) > 1e-15):
+            raise MXNetError(f"mx.np.linalg.{what}: the matrix has complex eigenvalues, which "
+                             "mx.np (as MXNet 1.9.1) does not support")
+        w, v = w.real, v.real
+    return (_host.from_host(w.astype(a.dtype), a.context, what),
+            _host.from_host(v.astype(a.dtype), a.context, what))
+
+
+def eig(a):
+    """(w, v): the eigenvalues and right eigenvectors (columns of v) of a general real square
+    matrix (MXNet: real eigenvalues only)."""
+    return _eig_real(a, "eig")
+
+
+def eigvals(a):
+    return _eig_real(a, "eigvals")[0]
+
+
+cond = _host.host_function(onp.linalg.cond, "linalg.cond")

@@ -468,13 +468,22 @@ def array(object, dtype=None, ctx=None, device=None, copy=True):  # noqa: A002  
         if isinstance(object, onp.generic) and dtype is None:
             a = onp.asarray(object)
         else:
-            a = onp.asarray(object, dtype=_dt(dtype))
+            a = _host_array(object, _dt(dtype))
     if a.dtype not in _h.DTYPE_CODE:
         if a.dtype.kind == "f":
             a = a.astype(onp.float64)
         else:
             raise TypeError(f"mx.np.array: dtype {a.dtype} is not supported")
     return _h.from_numpy(ndarray, a, ctx, a.dtype)
+
+
+def _host_array(obj, dt):
+    """Python data as a numpy array of dtype `dt`. An integer out of `dt`'s range wraps around
+    as a C cast does (numpy 1.x, under which MXNet 1.9.1 runs, did this; numpy 2 raises)."""
+    try:
+        return onp.asarray(obj, dtype=dt)
+    except OverflowError:
+        return onp.asarray(obj).astype(dt)
 
 
 def asarray(a, dtype=None, ctx=None, device=None):
