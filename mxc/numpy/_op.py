@@ -10,6 +10,7 @@ import numbers
 
 import numpy as onp
 
+from .._core import modes as _modes
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..ops import registry as _registry
@@ -114,13 +115,20 @@ def _zero_size_binary(x1, x2, dt):
     return zeros(_bcast_shape(*shapes), dtype=dt, ctx=_core.ctx_of(x1, x2))
 
 
+def _recorded(*xs):
+    """Whether autograd records an operation on these operands."""
+    return _modes._M.recording and _pyany(isinstance(x, NDArray) and x._ag is not None
+                                          for x in xs)
+
+
 def _apply2(ndfn, x1, x2):
     """ndfn (an mx.nd ufunc taking arrays or scalars) on promoted operands; 0-d arrays are
     lifted to (1,) for the kernels and the numpy shape is restored."""
     shapes = [x.shape for x in (x1, x2) if isinstance(x, NDArray)]
     oshape = _bcast_shape(*shapes)
-    if _pyany(0 in s for s in shapes) or 0 in oshape:
-        return None, oshape
+    if (_pyany(0 in s for s in shapes) or 0 in oshape) and not _recorded(x1, x2):
+        return None, oshape     # nothing to compute (under autograd the op runs, so that
+        #                         backward reaches the inputs with their zero gradients)
     if len(shapes) == 2 and shapes[0] != shapes[1] and len(shapes[0]) != len(shapes[1]):
         nd_ = len(oshape)
         x1 = reshape_view(x1, (1,) * (nd_ - x1.ndim) + x1.shape)
@@ -161,6 +169,8 @@ def _compare(name, ndname, x1, x2, out=None):
     res, oshape = _apply2(_op(ndname), a, b)
     if res is None:
         return check_out(out, zeros(oshape, dtype=_BOOL, ctx=_core.ctx_of(x1, x2)), name)
+    if _recorded(x1, x2):     # a recorded cast: backward gives the inputs zero gradients
+        return check_out(out, cast(res, _BOOL), name)
     return check_out(out, to_bool(res), name)
 
 
@@ -2257,7 +2267,7 @@ def _expand_bool(key, shape):
     out = []
     dim = 0
     n_ell = _pysum(1 for k in key if k is Ellipsis)
-    n_real = _pysum((k.ndim if _is_bool_key(k) else 1) for k in key
+    n_real = _pysum((_key_ndim(k) if _is_bool_key(k) else 1) for k in key
                     if k is not None and k is not Ellipsis)
     for k in key:
         if _is_bool_key(k):
@@ -2279,6 +2289,10 @@ def _expand_bool(key, shape):
             if k is not None:
                 dim += 1
     return tuple(out)
+
+
+def _key_ndim(k):
+    return k.ndim if isinstance(k, NDArray) else onp.ndim(k)
 
 
 def _is_bool_key(k):
@@ -2304,23 +2318,57 @@ def _result_shape(shape, key):
     return dummy[hk].shape
 
 
-def _norm_key(key):
-    """Index arrays as int64 host/device arrays NDArray's indexing takes."""
-    def one(k):
+def _wrap_negative(k, size):
+    """An integer index array with numpy's negative positions (-1 is the last) made
+    non-negative for an axis of `size`; the kernels take positions in [0, size)."""
+    if isinstance(k, NDArray):
+        if k._dtype.kind == "i":
+            return add(k, cast(multiply(less(k, 0), size), k._dtype))
+        return k
+    if isinstance(k, (list, range, onp.ndarray)):
+        h = onp.asarray(k)
+        if h.dtype.kind == "i" and h.size and h.min() < 0:
+            return onp.where(h < 0, h + size, h)
+    return k
+
+
+def _norm_key(key, shape):
+    """Index arrays as the NDArray indexing takes them: device arrays as NDArray views, negative
+    positions wrapped for their axis of `shape`."""
+    def one(k, axis):
         if isinstance(k, NDArray) and k._dtype.kind == "f":
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
+        if axis is not None and axis < len(shape):
+            k = _wrap_negative(k, shape[axis])
         if isinstance(k, NDArray) and type(k) is not NDArray:
             return view_as(k, NDArray)
-        if isinstance(k, ndarray):
-            return k
         return k
-    if isinstance(key, tuple):
-        return tuple(one(k) for k in key)
-    return one(key)
+    keys = key if isinstance(key, tuple) else (key,)
+    n_real = _pysum(1 for k in keys if k is not None and k is not Ellipsis)
+    out, axis = [], 0
+    for k in keys:
+        if k is Ellipsis:
+            axis += len(shape) - n_real
+            out.append(k)
+        elif k is None:
+            out.append(k)
+        else:
+            out.append(one(k, axis))
+            axis += 1
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
+def _false_scalar_key(key):
+    """Whether `key` holds a 0-d False (numpy: a new axis of length 0, so nothing selected)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return _pyany(_is_bool_key(k) and _key_ndim(k) == 0 and
+                  not _pybool(k.asnumpy() if isinstance(k, NDArray) else k) for k in keys)
 
 
 def _getitem(a, key):
+    if _false_scalar_key(key):
+        return zeros(_result_shape(a.shape, key), dtype=a._dtype, ctx=a._ctx)
     if _has_bool(key):
         key = _expand_bool(key, a.shape)
     if isinstance(key, tuple) and len(key) == 1:
@@ -2333,7 +2381,7 @@ def _getitem(a, key):
     src = a if a.ndim else reshape_view(a, (1,))
     if a.ndim == 0:
         key = _zero_d_key(key)
-    k = _norm_key(key)
+    k = _norm_key(key, src.shape)
     if isinstance(k, tuple) and _pyall(k2 is None or k2 is Ellipsis or isinstance(k2, slice)
                                        for k2 in k) and _pyall(k2 is None for k2 in k):
         return reshape_view(src, oshape)
@@ -2357,6 +2405,8 @@ def _zero_d_key(key):
 
 
 def _setitem(a, key, value):
+    if _false_scalar_key(key):
+        return
     if _has_bool(key):
         key = _expand_bool(key, a.shape)
     if isinstance(key, tuple) and len(key) == 1:
@@ -2383,12 +2433,18 @@ def _setitem(a, key, value):
     if 0 in oshape:
         return
     if isinstance(value, NDArray):
+        if value.ndim > len(oshape):        # numpy drops leading 1s of a longer value
+            lead = value.shape[:value.ndim - len(oshape)]
+            if _pyany(d != 1 for d in lead):
+                raise ValueError(f"could not broadcast input array from shape {value.shape} "
+                                 f"into shape {oshape}")
+            value = reshape_view(value, value.shape[len(lead):])
         if value.shape != oshape:
             value = broadcast_to(value, oshape)
         if value.ndim == 0:
             value = reshape_view(value, (1,))
         value = view_as(value, NDArray)
-    k = _norm_key(key)
+    k = _norm_key(key, a.shape)
     NDArray.__setitem__(a, k, value)
 
 

@@ -57,9 +57,8 @@ class ndarray(NDArray):  # noqa: N801  (numpy's class name)
         return str(self.asnumpy())
 
     def __format__(self, spec):
-        if self.ndim == 0:
-            return format(self.item(), spec)
-        return format(str(self), spec)
+        # numpy's rule: a format spec applies to 0-d arrays only
+        return format(self.asnumpy()[()] if self.ndim == 0 else self.asnumpy(), spec)
 
     def __len__(self):
         if not self._shape:
@@ -126,6 +125,9 @@ class ndarray(NDArray):  # noqa: N801  (numpy's class name)
                              self._ctx)
 
     def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"ndarray.copy: order={order!r} is not supported; mx.np "
+                                      "arrays are C-contiguous")
         return self.copyto(self._ctx)
 
     def copyto(self, other):

@@ -287,10 +287,10 @@ def multinomial(n, pvals, size=None):
         raise ValueError("multinomial: object too deep for desired array")
     host = pvals.asnumpy() if isinstance(pvals, NDArray) else onp.asarray(pvals, onp.float64)
     ctx = pvals.context if isinstance(pvals, NDArray) else ctx_arg(None)
-    if host.ndim != 1 or host.shape[0] == 0:
-        raise ValueError("multinomial: pvals must be a non-empty 1-d sequence")
+    if host.ndim != 1:
+        raise ValueError("multinomial: pvals must be a 1-d sequence")
     head = float(onp.sum(host[:-1], dtype=onp.float64))
-    total = head + float(host[-1])
+    total = float(onp.sum(host, dtype=onp.float64))
     # MXNet checks the whole sum (numpy only pvals[:-1]), to the rounding of pvals' dtype
     slack = 1e-12 if host.dtype == onp.float64 else float(onp.finfo(host.dtype).eps) * host.size
     if total > 1.0 + slack:
@@ -303,7 +303,7 @@ def multinomial(n, pvals, size=None):
     k = host.shape[0]
     shape = _size(size)
     m = int(onp.prod(shape)) if shape else 1
-    if m == 0 or n == 0:
+    if m == 0 or n == 0 or k == 0:
         return zeros(shape + (k,), dtype="int64", ctx=ctx)
     probs = onp.append(host[:-1], max(0.0, 1.0 - head))
     p = _core.asarray_like(onp.tile(probs, (m, 1)), ctx)

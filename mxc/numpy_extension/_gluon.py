@@ -135,9 +135,53 @@ class NpSymbol(Symbol):
 
     def __pow__(self, other): return self._np_binary(other, "broadcast_power", "__pow__")
     def __rpow__(self, other): return self._np_binary(other, "broadcast_power", "__rpow__", True)
+    def __mod__(self, other): return self._np_binary(other, "broadcast_mod", "__mod__")
+    def __rmod__(self, other): return self._np_binary(other, "broadcast_mod", "__rmod__", True)
+    # comparisons give bool arrays, as mx.np's do
+    def _np_compare(self, other, bop, scalar_method):
+        r = self._np_binary(other, bop, scalar_method)
+        return r if r is NotImplemented else np_sym(_sym().cast(r, dtype="bool"))
+
+    def __eq__(self, other): return self._np_compare(other, "broadcast_equal", "__eq__")
+    def __ne__(self, other): return self._np_compare(other, "broadcast_not_equal", "__ne__")
+    def __gt__(self, other): return self._np_compare(other, "broadcast_greater", "__gt__")
+    def __ge__(self, other):
+        return self._np_compare(other, "broadcast_greater_equal", "__ge__")
+    def __lt__(self, other): return self._np_compare(other, "broadcast_lesser", "__lt__")
+    def __le__(self, other):
+        return self._np_compare(other, "broadcast_lesser_equal", "__le__")
     def __neg__(self): return np_sym(Symbol.__neg__(self))
 
+    def as_nd_ndarray(self):
+        return plain_sym(self)
+
+    def as_np_ndarray(self):
+        return self
+
     __hash__ = Symbol.__hash__
+
+
+def check_np_outputs(block, out):
+    """A user block's imperative results under numpy semantics must all be mx.np arrays
+    (MXNet raises TypeError for a legacy NDArray among them)."""
+    if isinstance(out, NDArray):
+        from ..numpy import ndarray as np_ndarray
+        if not isinstance(out, np_ndarray):
+            raise TypeError(f"Block {block.name}'s output ndarrays/symbols must be of type "
+                            f"`mxnet.numpy.ndarray` or numpy symbols, while got output type "
+                            f"{type(out)}")
+    elif isinstance(out, (list, tuple)):
+        for v in out:
+            check_np_outputs(block, v)
+
+
+def check_same_symbol_type(block, outs):
+    """Traced results of a user block are all numpy-style or all legacy Symbols (MXNet raises
+    TypeError for a mix)."""
+    kinds = {type(o) is NpSymbol for o in outs if isinstance(o, Symbol)}
+    if len(kinds) > 1:
+        raise TypeError(f"Block {block.name}'s outputs mix numpy-style and legacy symbols; "
+                        "use as_np_ndarray()/as_nd_ndarray() to make them all of one kind")
 
 
 def to_np(out):
