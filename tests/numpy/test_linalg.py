@@ -63,3 +63,32 @@ def test_errors_and_grad(rng):
     d.backward()
     onp.testing.assert_allclose(a.grad.asnumpy(), onp.linalg.det(A) * onp.linalg.inv(A).T,
                                 rtol=1e-7)
+
+
+def test_eig_eigvals_against_numpy():
+    a = onp.array([[2.0, 1.0, 0.5], [0.3, 3.0, 1.0], [0.0, 0.2, 1.0]], dtype=onp.float32)
+    w, v = np.linalg.eig(np.array(a))
+    assert w.dtype == onp.float32 and v.shape == (3, 3)
+    onp.testing.assert_allclose(sorted(w.asnumpy()), sorted(onp.linalg.eigvals(a).real),
+                                rtol=1e-5)
+    # A v = v diag(w)
+    onp.testing.assert_allclose(a @ v.asnumpy(), v.asnumpy() * w.asnumpy(), atol=1e-5)
+    onp.testing.assert_allclose(sorted(np.linalg.eigvals(np.array(a)).asnumpy()),
+                                sorted(w.asnumpy()), rtol=1e-6)
+    batch = onp.stack([a, a.T * 2]).astype(onp.float64)
+    wb = np.linalg.eigvals(np.array(batch))
+    assert wb.shape == (2, 3) and wb.dtype == onp.float64
+
+
+def test_eig_refuses_complex_and_non_square():
+    with pytest.raises(mx.base.MXNetError, match="eig.*complex eigenvalues"):
+        np.linalg.eig(np.array([[0.0, -1.0], [1.0, 0.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="eigvals"):
+        np.linalg.eigvals(np.ones((2, 3)))
+
+
+def test_cond():
+    a = onp.array([[1.0, 2.0], [3.0, 4.0]], dtype=onp.float32)
+    for p in (None, 1, onp.inf, "fro"):
+        onp.testing.assert_allclose(float(np.linalg.cond(np.array(a), p)),
+                                    onp.linalg.cond(a, p), rtol=1e-5)
