@@ -2377,6 +2377,8 @@ def _getitem(a, key):
         return view_as(a, ndarray)
     oshape = _result_shape(a.shape, key)
     if 0 in oshape:
+        if _recorded(a) and _core.is_basic_key(key) and a.ndim:
+            return _recorded_empty_index(a, key, oshape)
         return zeros(oshape, dtype=a._dtype, ctx=a._ctx)
     src = a if a.ndim else reshape_view(a, (1,))
     if a.ndim == 0:
@@ -2391,6 +2393,20 @@ def _getitem(a, key):
     if r.shape != oshape:
         r = reshape_view(r, oshape)
     return r
+
+
+def _recorded_empty_index(a, key, oshape):
+    """An empty result of basic indexing under autograd: the slice operators run (numpy
+    shapes allow empty slices) so that backward reaches `a` with its zero gradient."""
+    from ..util import np_shape
+    keys = key if isinstance(key, tuple) else (key,)
+    if Ellipsis in keys:
+        i = keys.index(Ellipsis)
+        n_real = _pysum(1 for k in keys if k is not None and k is not Ellipsis)
+        keys = keys[:i] + (slice(None),) * (a.ndim - n_real) + keys[i + 1:]
+    with np_shape(True):
+        r = wrap(_core.basic_index(nd(), view_as(a, NDArray), keys))
+    return reshape_view(r, oshape) if r.shape != oshape else r
 
 
 def _zero_d_key(key):

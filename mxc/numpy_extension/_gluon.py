@@ -152,6 +152,42 @@ class NpSymbol(Symbol):
         return self._np_compare(other, "broadcast_lesser_equal", "__le__")
     def __neg__(self): return np_sym(Symbol.__neg__(self))
 
+    def __getitem__(self, key):
+        """numpy basic indexing on the traced value (a one-output NpSymbol); on a grouped
+        symbol an int picks an output as Symbol's does."""
+        from ._symbol import basic_index
+        if len(self._outputs) > 1 and isinstance(key, (int, str)):
+            return np_sym(Symbol.__getitem__(self, key))
+        return basic_index(self, key)
+
+    # the mx.np.ndarray methods a traced value needs most, as F.np's functions
+    def _np(self, name, *args, **kwargs):
+        from ._symbol import np as np_ops
+        return getattr(np_ops, name)(self, *args, **kwargs)
+
+    def dot(self, b): return self._np("dot", b)
+    def sum(self, axis=None, dtype=None, keepdims=False): return self._np("sum", axis, dtype,
+                                                                          None, keepdims)
+    def mean(self, axis=None, dtype=None, keepdims=False): return self._np("mean", axis, dtype,
+                                                                           None, keepdims)
+    def max(self, axis=None, keepdims=False): return self._np("max", axis, None, None, keepdims)
+    def min(self, axis=None, keepdims=False): return self._np("min", axis, None, None, keepdims)
+    def prod(self, axis=None, dtype=None, keepdims=False): return self._np("prod", axis, dtype,
+                                                                           None, keepdims)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        return self._np("reshape", tuple(shape), **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+            axes = axes[0]
+        return self._np("transpose", tuple(axes) if axes else None)
+
+    def squeeze(self, axis=None): return self._np("squeeze", axis)
+    def expand_dims(self, axis): return self._np("expand_dims", axis)
+
     def as_nd_ndarray(self):
         return plain_sym(self)
 

@@ -363,3 +363,19 @@ def test_comparison_and_empty_binary_keep_autograd():
     assert z.shape == (0, 2)
     z.backward()
     onp.testing.assert_array_equal(x.grad.asnumpy(), [[0.0, 0.0]])
+
+
+def test_backward_through_an_empty_result_is_a_no_op():
+    x = np.ones((0, 3))
+    w = np.ones((2,))
+    x.attach_grad()
+    w.attach_grad()
+    with mx.autograd.record():
+        y = np.concatenate([x, x])           # empty: made without an operator
+        z = (w * 2).sum()
+    y.backward()
+    assert x.grad.shape == (0, 3)
+    mx.autograd.backward([y, z])             # the empty head is skipped, the other runs
+    onp.testing.assert_array_equal(w.grad.asnumpy(), [2.0, 2.0])
+    with pytest.raises(mx.base.MXNetError, match="not in a computational graph"):
+        np.ones(2).backward()                # a non-empty array outside the graph still fails
