@@ -1219,6 +1219,13 @@ def flipud(m):
 def _slice_axis(a, axis, begin, end):
     if end - begin == a.shape[axis]:
         return a
+    if end <= begin:        # empty (slice_axis refuses that outside numpy shapes)
+        key = (slice(None),) * axis + (slice(0, 0),)
+        if _recorded(a):
+            return _recorded_empty_index(a, key, a[key].shape)
+        shape = list(a.shape)
+        shape[axis] = 0
+        return zeros(tuple(shape), dtype=a._dtype, ctx=a._ctx)
     return wrap(nd().slice_axis(a, axis=axis, begin=begin, end=end))
 
 
@@ -1407,7 +1414,7 @@ def stack(arrays, axis=0, out=None):
 
 def atleast_1d(*arys):
     res = [reshape_view(a, (1,)) if a.ndim == 0 else a for a in (_arr(x) for x in arys)]
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def atleast_2d(*arys):
@@ -1418,7 +1425,7 @@ def atleast_2d(*arys):
         elif a.ndim == 1:
             a = reshape_view(a, (1,) + a.shape)
         res.append(a)
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def atleast_3d(*arys):
@@ -1431,11 +1438,11 @@ def atleast_3d(*arys):
         elif a.ndim == 2:
             a = reshape_view(a, a.shape + (1,))
         res.append(a)
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def _as_list(x):
-    return x if isinstance(x, list) else [x]
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def vstack(tup, out=None):
@@ -1539,6 +1546,23 @@ def delete(arr, obj, axis=None):
     return take(a, array(onp.nonzero(keep)[0], dtype="int64", ctx=a._ctx), axis=ax)
 
 
+def _insert_gather(a, obj, values, ax):
+    """insert at several positions (a sequence, an array or a slice `obj`): numpy.insert run on
+    element numbers (a's, then values' after them) gives every output element's source, with
+    numpy's own broadcasting of `values`; the device gathers them (autograd reaches both)."""
+    v = cast(_arr(values, a._ctx), a._dtype)
+    if isinstance(obj, NDArray):
+        obj = obj.asnumpy()
+    a_tag = onp.arange(a._size, dtype=onp.int64).reshape(a.shape)
+    v_tag = onp.arange(a._size, a._size + v._size, dtype=onp.int64).reshape(v.shape)
+    src = onp.insert(a_tag, obj, v_tag, axis=ax)
+    pool = concatenate([ravel(a), ravel(v)]) if v._size else ravel(a)
+    if src.size == 0:
+        return zeros(src.shape, dtype=a._dtype, ctx=a._ctx)
+    return reshape_view(take(pool, array(src.reshape(-1), dtype="int64", ctx=a._ctx)),
+                        src.shape)
+
+
 def insert(arr, obj, values, axis=None):
     a = _arr(arr)
     if axis is None:
@@ -1546,7 +1570,7 @@ def insert(arr, obj, values, axis=None):
         axis = 0
     ax = norm_axis(axis, a.ndim, "insert")
     if not isinstance(obj, (numbers.Integral, onp.integer)):
-        raise NotImplementedError("insert: only a single integer position is supported")
+        return _insert_gather(a, obj, values, ax)
     pos = int(obj)
     n = a.shape[ax]
     if pos < 0:
@@ -1947,11 +1971,25 @@ def argwhere(a):
     return stack(nz, axis=1) if nz[0].size else zeros((0, a.ndim), dtype="int64", ctx=a._ctx)
 
 
+def _unique_axis(a, return_index, return_inverse, return_counts, axis):
+    """unique slices along `axis`: numpy finds them on the host, the device gathers them (so
+    autograd reaches `a` through take)."""
+    ax = norm_axis(axis, a.ndim, "unique")
+    _, index, inverse, counts = onp.unique(a.asnumpy(), return_index=True,
+                                           return_inverse=True, return_counts=True, axis=ax)
+    ctx = a._ctx
+    outs = [take(a, array(index, dtype="int64", ctx=ctx), axis=ax)]
+    for want, v in ((return_index, index), (return_inverse, inverse), (return_counts, counts)):
+        if want:
+            outs.append(array(v.astype(onp.int64), dtype="int64", ctx=ctx))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
     """Sorted unique elements of the flattened array (optionally first indices, inverse and
     counts), computed with a device sort and a boolean mask."""
     if axis is not None:
-        raise NotImplementedError("unique: axis= is not supported")
+        return _unique_axis(_arr(ar), return_index, return_inverse, return_counts, axis)
     a = ravel(_arr(ar))
     n = a._size
     if n == 0:

@@ -680,11 +680,11 @@ def meshgrid(*xi, **kwargs):
             s[0], s[1] = s[1], s[0]
         out.append(x.reshape(s))
     if sparse:
-        return [o.copy() if copy else o for o in out]
+        return tuple(o.copy() if copy else o for o in out)     # numpy 2: a tuple
     full_shape = [x.shape[0] for x in xs]
     if indexing == "xy" and nd > 1:
         full_shape[0], full_shape[1] = full_shape[1], full_shape[0]
-    return [_F.broadcast_to(o, tuple(full_shape)).copy() for o in out]
+    return tuple(_F.broadcast_to(o, tuple(full_shape)).copy() for o in out)
 
 
 from . import _op as _F  # noqa: E402  (the functions; they need the class above)

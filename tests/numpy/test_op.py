@@ -379,3 +379,45 @@ def test_backward_through_an_empty_result_is_a_no_op():
     onp.testing.assert_array_equal(w.grad.asnumpy(), [2.0, 2.0])
     with pytest.raises(mx.base.MXNetError, match="not in a computational graph"):
         np.ones(2).backward()                # a non-empty array outside the graph still fails
+
+
+@pytest.mark.parametrize("obj,values,axis", [
+    ([], [], None), ([0, 1], [1, 2], None), (slice(1, 2), [1, 2], None),
+    (slice(1, -2, -1), [], None), ([1, 1, 1], [3, 4, 5], None), ([1, 2], [[7.0], [8.0]], 1),
+    (onp.array([2]), [[5.0, 6.0, 7.0]], 0)])
+def test_insert_at_several_positions(obj, values, axis):
+    a = onp.arange(6, dtype=onp.float32).reshape(2, 3)
+    want = onp.insert(a, obj, values, axis=axis)
+    _chk(np.insert(np.array(a), obj, values, axis=axis), want)
+
+
+def test_insert_several_positions_gradient():
+    a = np.array([1.0, 2.0, 3.0])
+    v = np.array([10.0, 20.0])
+    a.attach_grad()
+    v.attach_grad()
+    with mx.autograd.record():
+        y = np.insert(a, [0, 2], v) * np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    y.backward()
+    onp.testing.assert_array_equal(a.grad.asnumpy(), [2.0, 3.0, 5.0])
+    onp.testing.assert_array_equal(v.grad.asnumpy(), [1.0, 4.0])
+
+
+def test_unique_along_an_axis_and_diff_to_empty():
+    x = onp.array([[1.0, 2.0], [1.0, 2.0], [3.0, 4.0], [0.0, 9.0]], dtype=onp.float32)
+    got = np.unique(np.array(x), axis=0, return_index=True, return_inverse=True,
+                    return_counts=True)
+    want = onp.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        onp.testing.assert_array_equal(g.asnumpy(), w.reshape(g.shape))
+    z = onp.zeros((3, 1, 2), onp.float32)
+    _chk(np.diff(np.array(z), axis=1), onp.diff(z, axis=1))
+    v = onp.array([1.0, 4.0, 6.0, 7.0, 12.0], onp.float32)
+    for n in range(7):
+        _chk(np.diff(np.array(v), n), onp.diff(v, n))
+
+
+def test_numpy2_tuple_results():
+    a, b = np.ones(2), np.ones(())
+    assert type(np.atleast_1d(a, b)) is tuple and type(np.atleast_3d(a, b)) is tuple
+    assert type(np.meshgrid(a, a)) is tuple and type(np.broadcast_arrays(a, b)) is tuple
