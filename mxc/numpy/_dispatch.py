@@ -56,6 +56,9 @@ def _tables():
         if onp_func is not None and mx_func is not None:
             functions[onp_func] = mx_func
             names.append(name)
+    # metadata MXNet would fetch through a host copy of the whole array
+    for name in ("ndim", "size"):
+        functions[getattr(onp, name)] = getattr(mx_np, name)
     ufuncs = {name: _lookup(mx_np, name) for name in NUMPY_ARRAY_UFUNC_NAMES
               if _lookup(mx_np, name) is not None}
     # numpy 2 calls the ufunc behind abs/absolute "absolute", behind mod/remainder "remainder"
