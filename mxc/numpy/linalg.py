@@ -316,4 +316,5 @@ def eigvals(a):
 cond = _host.host_function(onp.linalg.cond, "linalg.cond")
 
 
-from . import fallback_linalg  # noqa: E402,F401  (MXNet's np.linalg.fallback_linalg; needs this module)
+# MXNet's np.linalg.fallback_linalg (it takes names from this module, so it comes last)
+from . import fallback_linalg  # noqa: E402,F401
