@@ -673,6 +673,8 @@ class HybridBlock(Block):
                 _TRACE.blocks.pop()
                 _TRACE.stack.pop()
             out, self._out_format = _flatten(out, "output")
+            if is_np_array() and not _npg().legacy_block(self):  # np semantics
+                _npg().check_same_symbol_type(self, out)
             for o in out:
                 if not isinstance(o, Symbol):
                     raise ValueError(f"HybridBlock '{self.name}': hybrid_forward must return "
@@ -938,6 +940,7 @@ class HybridBlock(Block):
         else:
             out = self.hybrid_forward(F, _npg().as_np(x), *_npg().to_np(args),
                                       **{k: _npg().as_np(v) for k, v in params.items()})
+            _npg().check_np_outputs(self, out)
         return _npg().to_np(out)
 
     def hybrid_forward(self, F, x, *args, **kwargs):

@@ -463,6 +463,13 @@ def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
     head_grads = [g.reshape((-1,))[:h.size].reshape(h.shape)
                   if isinstance(g, NDArray) and not g._sparse and g.size > h.size > 0 else g
                   for h, g in zip(heads, head_grads)]
+    # an empty head adds nothing to any gradient; mx.np makes some empty results without an
+    # operator (so outside the graph), and MXNet's backward through them is a no-op
+    keep = [i for i, h in enumerate(heads) if not (h.size == 0 and h._ag is None)]
+    if not keep:
+        return {}
+    if len(keep) < len(heads):
+        heads, head_grads = [heads[i] for i in keep], [head_grads[i] for i in keep]
     return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode)
 
 

@@ -267,3 +267,48 @@ def check_out(out, res, what):
 
 def unsupported(name, why=""):
     raise MXNetError(f"mx.np.{name} is not supported by mxc{': ' + why if why else ''}")
+
+
+def is_basic_key(key):
+    """Whether an index is numpy "basic" (ints, slices, None, Ellipsis only)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))
+               and not isinstance(k, bool) for k in keys)
+
+
+def basic_index(F, a, key):
+    """a[key] for a basic index without Ellipsis, built from F's (mx.nd's or mx.sym's) slice,
+    squeeze and expand_dims: one slice over the indexed axes, squeeze for the integer ones,
+    expand_dims for None. Used where a recorded or traced graph must hold the indexing."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    for k in key:
+        if not (k is None or isinstance(k, (slice, numbers.Integral))):
+            raise IndexError(f"only basic indices (ints, slices, None) are supported here, got "
+                             f"{type(k).__name__}")
+    real = [k for k in key if k is not None]
+    out = a
+    if real:
+        begin, end, step = [], [], []
+        for k in real:
+            if isinstance(k, slice):
+                begin.append(k.start)
+                end.append(k.stop)
+                step.append(k.step)
+            else:
+                k = int(k)
+                begin.append(k)
+                end.append(k + 1 if k != -1 else None)
+                step.append(1)
+        out = F.slice(out, begin=tuple(begin), end=tuple(end), step=tuple(step))
+        ints = tuple(i for i, k in enumerate(real) if not isinstance(k, slice))
+        if ints:
+            out = F.squeeze(out, axis=ints)
+    pos = 0
+    for k in key:               # new axes at their places in the result
+        if k is None:
+            out = F.expand_dims(out, axis=pos)
+            pos += 1
+        elif isinstance(k, slice):
+            pos += 1
+    return out

@@ -10,6 +10,7 @@ import numbers
 
 import numpy as onp
 
+from .._core import modes as _modes
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..ops import registry as _registry
@@ -51,6 +52,8 @@ __all__ = [
     "delete", "insert", "diff", "ediff1d", "cross", "histogram", "bincount", "percentile",
     "median", "quantile", "logaddexp", "sinc", "signbit", "heaviside", "isclose", "allclose",
     "array_equal", "searchsorted", "floor_divide", "nanmax", "nanmin", "nansum", "nanprod",
+    "product", "sometrue", "hanning", "hamming", "blackman", "indices", "diag_indices_from",
+    "unravel_index", "polyval", "resize",
 ]
 
 
@@ -112,13 +115,20 @@ def _zero_size_binary(x1, x2, dt):
     return zeros(_bcast_shape(*shapes), dtype=dt, ctx=_core.ctx_of(x1, x2))
 
 
+def _recorded(*xs):
+    """Whether autograd records an operation on these operands."""
+    return _modes._M.recording and _pyany(isinstance(x, NDArray) and x._ag is not None
+                                          for x in xs)
+
+
 def _apply2(ndfn, x1, x2):
     """ndfn (an mx.nd ufunc taking arrays or scalars) on promoted operands; 0-d arrays are
     lifted to (1,) for the kernels and the numpy shape is restored."""
     shapes = [x.shape for x in (x1, x2) if isinstance(x, NDArray)]
     oshape = _bcast_shape(*shapes)
-    if _pyany(0 in s for s in shapes) or 0 in oshape:
-        return None, oshape
+    if (_pyany(0 in s for s in shapes) or 0 in oshape) and not _recorded(x1, x2):
+        return None, oshape     # nothing to compute (under autograd the op runs, so that
+        #                         backward reaches the inputs with their zero gradients)
     if len(shapes) == 2 and shapes[0] != shapes[1] and len(shapes[0]) != len(shapes[1]):
         nd_ = len(oshape)
         x1 = reshape_view(x1, (1,) * (nd_ - x1.ndim) + x1.shape)
@@ -159,6 +169,8 @@ def _compare(name, ndname, x1, x2, out=None):
     res, oshape = _apply2(_op(ndname), a, b)
     if res is None:
         return check_out(out, zeros(oshape, dtype=_BOOL, ctx=_core.ctx_of(x1, x2)), name)
+    if _recorded(x1, x2):     # a recorded cast: backward gives the inputs zero gradients
+        return check_out(out, cast(res, _BOOL), name)
     return check_out(out, to_bool(res), name)
 
 
@@ -286,14 +298,24 @@ def arctan2(x1, x2, out=None, **kw):
         y = full((), y, dtype=x._dtype, ctx=x._ctx)
     if not isinstance(x, NDArray):
         x = full((), x, dtype=y._dtype, ctx=y._ctx)
-    safe_x = where(equal(x, 0), 1, x)
-    base = arctan(true_divide(y, safe_x))
+    dt = x._dtype if x._dtype.kind == "f" else y._dtype
     pi = math.pi
-    neg_x = less(x, 0)
-    corr = where(neg_x, where(greater_equal(y, 0), pi, -pi), 0)
-    r = add(base, cast(corr, base._dtype))
-    at_zero = where(greater(y, 0), pi / 2, where(less(y, 0), -pi / 2, 0))
-    r = where(equal(x, 0), cast(at_zero, base._dtype), r)
+
+    def signed(v, sign_of):        # copysign(v, sign_of) for a constant or an array v
+        v = full((), v, dtype=dt, ctx=x._ctx) if not isinstance(v, NDArray) else cast(v, dt)
+        return where(signbit(sign_of), negative(v), v)
+
+    x_zero = equal(x, 0)
+    base = arctan(true_divide(y, where(x_zero, 1, x)))
+    # x < 0 (and x = -0): the quadrant across the negative x axis
+    r = where(signbit(x), add(base, signed(pi, y)), base)
+    # x = +-0: +-pi/2 off the y axis, and numpy's signed-zero table at the origin
+    at_origin = where(signbit(x), signed(pi, y), signed(0.0, y))
+    r = where(x_zero, where(equal(y, 0), at_origin, signed(pi / 2, y)), r)
+    # both infinite: +-pi/4 or +-3pi/4 (y / x is nan there)
+    both_inf = logical_and(isinf(x), isinf(y))
+    r = where(both_inf, signed(where(greater(x, 0), pi / 4, 3 * pi / 4), y), r)
+    r = where(logical_or(isnan(x), isnan(y)), add(x, y), r)
     return check_out(out, r, "arctan2")
 
 
@@ -1126,9 +1148,10 @@ def broadcast_to(array, shape):  # noqa: A002  (numpy's name)
 
 
 def broadcast_arrays(*args):
+    """A tuple, as numpy 2 returns (MXNet 1.9.1, with numpy 1.x, returned a list)."""
     arrs = [_arr(a) for a in args]
     shp = _bcast_shape(*[a.shape for a in arrs])
-    return [broadcast_to(a, shp) for a in arrs]
+    return tuple(broadcast_to(a, shp) for a in arrs)
 
 
 def tile(A, reps):
@@ -1196,6 +1219,13 @@ def flipud(m):
 def _slice_axis(a, axis, begin, end):
     if end - begin == a.shape[axis]:
         return a
+    if end <= begin:        # empty (slice_axis refuses that outside numpy shapes)
+        key = (slice(None),) * axis + (slice(0, 0),)
+        if _recorded(a):
+            return _recorded_empty_index(a, key, a[key].shape)
+        shape = list(a.shape)
+        shape[axis] = 0
+        return zeros(tuple(shape), dtype=a._dtype, ctx=a._ctx)
     return wrap(nd().slice_axis(a, axis=axis, begin=begin, end=end))
 
 
@@ -1384,7 +1414,7 @@ def stack(arrays, axis=0, out=None):
 
 def atleast_1d(*arys):
     res = [reshape_view(a, (1,)) if a.ndim == 0 else a for a in (_arr(x) for x in arys)]
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def atleast_2d(*arys):
@@ -1395,7 +1425,7 @@ def atleast_2d(*arys):
         elif a.ndim == 1:
             a = reshape_view(a, (1,) + a.shape)
         res.append(a)
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def atleast_3d(*arys):
@@ -1408,11 +1438,11 @@ def atleast_3d(*arys):
         elif a.ndim == 2:
             a = reshape_view(a, a.shape + (1,))
         res.append(a)
-    return res[0] if len(res) == 1 else res
+    return res[0] if len(res) == 1 else tuple(res)     # numpy 2: a tuple
 
 
 def _as_list(x):
-    return x if isinstance(x, list) else [x]
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def vstack(tup, out=None):
@@ -1516,6 +1546,23 @@ def delete(arr, obj, axis=None):
     return take(a, array(onp.nonzero(keep)[0], dtype="int64", ctx=a._ctx), axis=ax)
 
 
+def _insert_gather(a, obj, values, ax):
+    """insert at several positions (a sequence, an array or a slice `obj`): numpy.insert run on
+    element numbers (a's, then values' after them) gives every output element's source, with
+    numpy's own broadcasting of `values`; the device gathers them (autograd reaches both)."""
+    v = cast(_arr(values, a._ctx), a._dtype)
+    if isinstance(obj, NDArray):
+        obj = obj.asnumpy()
+    a_tag = onp.arange(a._size, dtype=onp.int64).reshape(a.shape)
+    v_tag = onp.arange(a._size, a._size + v._size, dtype=onp.int64).reshape(v.shape)
+    src = onp.insert(a_tag, obj, v_tag, axis=ax)
+    pool = concatenate([ravel(a), ravel(v)]) if v._size else ravel(a)
+    if src.size == 0:
+        return zeros(src.shape, dtype=a._dtype, ctx=a._ctx)
+    return reshape_view(take(pool, array(src.reshape(-1), dtype="int64", ctx=a._ctx)),
+                        src.shape)
+
+
 def insert(arr, obj, values, axis=None):
     a = _arr(arr)
     if axis is None:
@@ -1523,7 +1570,7 @@ def insert(arr, obj, values, axis=None):
         axis = 0
     ax = norm_axis(axis, a.ndim, "insert")
     if not isinstance(obj, (numbers.Integral, onp.integer)):
-        raise NotImplementedError("insert: only a single integer position is supported")
+        return _insert_gather(a, obj, values, ax)
     pos = int(obj)
     n = a.shape[ax]
     if pos < 0:
@@ -1924,11 +1971,25 @@ def argwhere(a):
     return stack(nz, axis=1) if nz[0].size else zeros((0, a.ndim), dtype="int64", ctx=a._ctx)
 
 
+def _unique_axis(a, return_index, return_inverse, return_counts, axis):
+    """unique slices along `axis`: numpy finds them on the host, the device gathers them (so
+    autograd reaches `a` through take)."""
+    ax = norm_axis(axis, a.ndim, "unique")
+    _, index, inverse, counts = onp.unique(a.asnumpy(), return_index=True,
+                                           return_inverse=True, return_counts=True, axis=ax)
+    ctx = a._ctx
+    outs = [take(a, array(index, dtype="int64", ctx=ctx), axis=ax)]
+    for want, v in ((return_index, index), (return_inverse, inverse), (return_counts, counts)):
+        if want:
+            outs.append(array(v.astype(onp.int64), dtype="int64", ctx=ctx))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
     """Sorted unique elements of the flattened array (optionally first indices, inverse and
     counts), computed with a device sort and a boolean mask."""
     if axis is not None:
-        raise NotImplementedError("unique: axis= is not supported")
+        return _unique_axis(_arr(ar), return_index, return_inverse, return_counts, axis)
     a = ravel(_arr(ar))
     n = a._size
     if n == 0:
@@ -2244,7 +2305,7 @@ def _expand_bool(key, shape):
     out = []
     dim = 0
     n_ell = _pysum(1 for k in key if k is Ellipsis)
-    n_real = _pysum((k.ndim if _is_bool_key(k) else 1) for k in key
+    n_real = _pysum((_key_ndim(k) if _is_bool_key(k) else 1) for k in key
                     if k is not None and k is not Ellipsis)
     for k in key:
         if _is_bool_key(k):
@@ -2266,6 +2327,10 @@ def _expand_bool(key, shape):
             if k is not None:
                 dim += 1
     return tuple(out)
+
+
+def _key_ndim(k):
+    return k.ndim if isinstance(k, NDArray) else onp.ndim(k)
 
 
 def _is_bool_key(k):
@@ -2291,23 +2356,57 @@ def _result_shape(shape, key):
     return dummy[hk].shape
 
 
-def _norm_key(key):
-    """Index arrays as int64 host/device arrays NDArray's indexing takes."""
-    def one(k):
+def _wrap_negative(k, size):
+    """An integer index array with numpy's negative positions (-1 is the last) made
+    non-negative for an axis of `size`; the kernels take positions in [0, size)."""
+    if isinstance(k, NDArray):
+        if k._dtype.kind == "i":
+            return add(k, cast(multiply(less(k, 0), size), k._dtype))
+        return k
+    if isinstance(k, (list, range, onp.ndarray)):
+        h = onp.asarray(k)
+        if h.dtype.kind == "i" and h.size and h.min() < 0:
+            return onp.where(h < 0, h + size, h)
+    return k
+
+
+def _norm_key(key, shape):
+    """Index arrays as the NDArray indexing takes them: device arrays as NDArray views, negative
+    positions wrapped for their axis of `shape`."""
+    def one(k, axis):
         if isinstance(k, NDArray) and k._dtype.kind == "f":
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
+        if axis is not None and axis < len(shape):
+            k = _wrap_negative(k, shape[axis])
         if isinstance(k, NDArray) and type(k) is not NDArray:
             return view_as(k, NDArray)
-        if isinstance(k, ndarray):
-            return k
         return k
-    if isinstance(key, tuple):
-        return tuple(one(k) for k in key)
-    return one(key)
+    keys = key if isinstance(key, tuple) else (key,)
+    n_real = _pysum(1 for k in keys if k is not None and k is not Ellipsis)
+    out, axis = [], 0
+    for k in keys:
+        if k is Ellipsis:
+            axis += len(shape) - n_real
+            out.append(k)
+        elif k is None:
+            out.append(k)
+        else:
+            out.append(one(k, axis))
+            axis += 1
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
+def _false_scalar_key(key):
+    """Whether `key` holds a 0-d False (numpy: a new axis of length 0, so nothing selected)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return _pyany(_is_bool_key(k) and _key_ndim(k) == 0 and
+                  not _pybool(k.asnumpy() if isinstance(k, NDArray) else k) for k in keys)
 
 
 def _getitem(a, key):
+    if _false_scalar_key(key):
+        return zeros(_result_shape(a.shape, key), dtype=a._dtype, ctx=a._ctx)
     if _has_bool(key):
         key = _expand_bool(key, a.shape)
     if isinstance(key, tuple) and len(key) == 1:
@@ -2316,11 +2415,13 @@ def _getitem(a, key):
         return view_as(a, ndarray)
     oshape = _result_shape(a.shape, key)
     if 0 in oshape:
+        if _recorded(a) and _core.is_basic_key(key) and a.ndim:
+            return _recorded_empty_index(a, key, oshape)
         return zeros(oshape, dtype=a._dtype, ctx=a._ctx)
     src = a if a.ndim else reshape_view(a, (1,))
     if a.ndim == 0:
         key = _zero_d_key(key)
-    k = _norm_key(key)
+    k = _norm_key(key, src.shape)
     if isinstance(k, tuple) and _pyall(k2 is None or k2 is Ellipsis or isinstance(k2, slice)
                                        for k2 in k) and _pyall(k2 is None for k2 in k):
         return reshape_view(src, oshape)
@@ -2330,6 +2431,20 @@ def _getitem(a, key):
     if r.shape != oshape:
         r = reshape_view(r, oshape)
     return r
+
+
+def _recorded_empty_index(a, key, oshape):
+    """An empty result of basic indexing under autograd: the slice operators run (numpy
+    shapes allow empty slices) so that backward reaches `a` with its zero gradient."""
+    from ..util import np_shape
+    keys = key if isinstance(key, tuple) else (key,)
+    if Ellipsis in keys:
+        i = keys.index(Ellipsis)
+        n_real = _pysum(1 for k in keys if k is not None and k is not Ellipsis)
+        keys = keys[:i] + (slice(None),) * (a.ndim - n_real) + keys[i + 1:]
+    with np_shape(True):
+        r = wrap(_core.basic_index(nd(), view_as(a, NDArray), keys))
+    return reshape_view(r, oshape) if r.shape != oshape else r
 
 
 def _zero_d_key(key):
@@ -2344,6 +2459,8 @@ def _zero_d_key(key):
 
 
 def _setitem(a, key, value):
+    if _false_scalar_key(key):
+        return
     if _has_bool(key):
         key = _expand_bool(key, a.shape)
     if isinstance(key, tuple) and len(key) == 1:
@@ -2370,10 +2487,136 @@ def _setitem(a, key, value):
     if 0 in oshape:
         return
     if isinstance(value, NDArray):
+        if value.ndim > len(oshape):        # numpy drops leading 1s of a longer value
+            lead = value.shape[:value.ndim - len(oshape)]
+            if _pyany(d != 1 for d in lead):
+                raise ValueError(f"could not broadcast input array from shape {value.shape} "
+                                 f"into shape {oshape}")
+            value = reshape_view(value, value.shape[len(lead):])
         if value.shape != oshape:
             value = broadcast_to(value, oshape)
         if value.ndim == 0:
             value = reshape_view(value, (1,))
         value = view_as(value, NDArray)
-    k = _norm_key(key)
+    k = _norm_key(key, a.shape)
     NDArray.__setitem__(a, k, value)
+
+
+# ---- MXNet 1.9.1 names numpy 2 dropped, windows, index helpers, polyval, resize ----------------
+def product(a, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy 1.x's alias of prod (MXNet 1.9.1 keeps it)."""
+    return prod(a, axis, dtype, out, keepdims)
+
+
+def sometrue(a, axis=None, keepdims=False, out=None):
+    """numpy 1.x's alias of any (MXNet 1.9.1 keeps it)."""
+    return any(a, axis, out, keepdims)
+
+
+def _window(name, M, dtype, ctx, coeffs):
+    """sum_k c_k cos(2 pi k n / (M - 1)) over n in [0, M): the cosine-sum windows, computed on
+    the device in float64 and cast to `dtype` (float32 by default, as MXNet)."""
+    M = int(M)
+    ctx = _core.ctx_arg(ctx)
+    dt = onp.dtype(dtype)
+    if M <= 0:
+        return empty((0,), dt, ctx=ctx)
+    if M == 1:
+        return ones((1,), dt, ctx=ctx)
+    phase = multiply(arange(M, dtype="float64", ctx=ctx), 2.0 * math.pi / (M - 1))
+    res = full((M,), float(coeffs[0]), dtype="float64", ctx=ctx)
+    for k, c in enumerate(coeffs[1:], 1):
+        res = add(res, multiply(cos(multiply(phase, float(k))), float(c)))
+    return cast(res, dt)
+
+
+def hanning(M, dtype=onp.float32, ctx=None):
+    return _window("hanning", M, dtype, ctx, (0.5, -0.5))
+
+
+def hamming(M, dtype=onp.float32, ctx=None):
+    return _window("hamming", M, dtype, ctx, (0.54, -0.46))
+
+
+def blackman(M, dtype=onp.float32, ctx=None):
+    return _window("blackman", M, dtype, ctx, (0.42, -0.5, 0.08))
+
+
+def indices(dimensions, dtype=onp.int32, ctx=None):
+    """A (len(dimensions), *dimensions) grid of indices (int32 by default, as MXNet)."""
+    dims = tuple(int(d) for d in dimensions)
+    ctx = _core.ctx_arg(ctx)
+    dt = onp.dtype(dtype)
+    if 0 in dims or not dims:
+        return empty((len(dims),) + dims, dt, ctx=ctx)
+    grids = []
+    for i, d in enumerate(dims):
+        shape = [1] * len(dims)
+        shape[i] = d
+        grids.append(broadcast_to(reshape_view(arange(d, dtype=dt, ctx=ctx), shape), dims))
+    return stack(grids)
+
+
+def diag_indices_from(arr):
+    """The indices of the main diagonal of an n-d array whose dimensions are all equal."""
+    a = _arr(arr)
+    if a.ndim < 2:
+        raise ValueError("diag_indices_from: input array must be at least 2-d")
+    if len(set(a.shape)) != 1:
+        raise ValueError("diag_indices_from: all dimensions of input must be of equal length")
+    idx = arange(a.shape[0], dtype="int64", ctx=a._ctx)
+    return (idx,) * a.ndim
+
+
+def unravel_index(indices, shape, order="C"):
+    """Flat indices into `shape` as a tuple of coordinate arrays (int64)."""
+    if order != "C":
+        raise NotImplementedError("unravel_index: only order='C' is supported")
+    if is_scalar(indices):
+        return onp.unravel_index(int(indices), tuple(int(d) for d in shape))
+    idx = _arr(indices)
+    if idx._dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: only int indices permitted, got {idx._dtype}")
+    shape = tuple(int(d) for d in shape)
+    size = 1
+    for d in shape:
+        size *= d
+    if idx._size and (int(max(idx).item()) >= size or int(min(idx).item()) < 0):
+        raise ValueError(f"unravel_index: an index is out of bounds for array with size {size}")
+    rest = cast(idx, onp.int64)
+    coords = []
+    for d in reversed(shape):
+        coords.append(mod(rest, d))
+        rest = floor_divide(rest, d)
+    return tuple(reversed(coords))
+
+
+def polyval(p, x):
+    """p[0] * x**(N-1) + ... + p[N-1], by Horner's rule on the device (autograd records it)."""
+    p, x = _arr(p), _arr(x)
+    if p.ndim != 1:
+        raise ValueError("polyval: p must be a 1-d array of coefficients")
+    dt = _core.result_type(p._dtype, x._dtype)
+    res = zeros(x.shape, dtype=dt, ctx=x._ctx)
+    for i in range(p.shape[0]):
+        res = add(multiply(res, x), p[i])
+    return res
+
+
+def resize(a, new_shape):
+    """`a` repeated (flat, in order) to fill `new_shape` (numpy's resize, not ndarray.resize)."""
+    a = _arr(a)
+    if isinstance(new_shape, (numbers.Integral, onp.integer)):
+        new_shape = (int(new_shape),)
+    new_shape = tuple(int(d) for d in new_shape)
+    if _pyany(d < 0 for d in new_shape):
+        raise ValueError("resize: all elements of `new_shape` must be non-negative")
+    n = 1
+    for d in new_shape:
+        n *= d
+    if n == 0 or a._size == 0:
+        return zeros(new_shape, dtype=a._dtype, ctx=a._ctx)
+    flat = ravel(a)
+    reps = -(-n // a._size)
+    flat = tile(flat, reps) if reps > 1 else flat
+    return reshape_view(flat[:n] if flat.shape[0] != n else flat, new_shape)

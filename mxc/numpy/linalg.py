@@ -5,14 +5,16 @@ import numbers
 import numpy as onp
 
 from ..base import MXNetError
+from ..ndarray.ndarray import NDArray
 from . import _core
 from ._core import wrap, nd, cast, reshape_view, default_float
 from . import _op as F
 from .multiarray import tril, triu, eye
+from . import _host
 
 __all__ = ["norm", "svd", "inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh",
            "qr", "pinv", "matrix_rank", "tensorinv", "tensorsolve", "matrix_power", "lstsq",
-           "multi_dot", "LinAlgError"]
+           "multi_dot", "eig", "eigvals", "cond", "LinAlgError"]
 
 
 class LinAlgError(MXNetError, ValueError):
@@ -102,6 +104,14 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002  (numpy's name)
     return res
 
 
+# numpy 2 returns named tuples (EigResult, EighResult, SlogdetResult); mx.np returns the same
+# types, so that code (and numpy's dispatch) sees what numpy gives. Taken from numpy's results,
+# not its private modules.
+_EigResult = type(onp.linalg.eig(onp.eye(1)))
+_EighResult = type(onp.linalg.eigh(onp.eye(1)))
+_SlogdetResult = type(onp.linalg.slogdet(onp.eye(1)))
+
+
 def _eigh_sym(a):
     """(w ascending, v with eigenvectors in columns) of symmetric a (..., n, n)."""
     u, w = nd()._linalg_syevd(a)
@@ -114,7 +124,7 @@ def eigh(a, UPLO="L"):  # noqa: N803  (numpy's name)
     sym = tril(a) if UPLO == "L" else triu(a)
     diag = F.multiply(a, eye(a.shape[-1], dtype=a.dtype, ctx=a.context))
     sym = F.subtract(F.add(sym, F.swapaxes(sym, -1, -2)), diag)
-    return _eigh_sym(sym)
+    return _EighResult(*_eigh_sym(sym))
 
 
 def eigvalsh(a, UPLO="L"):  # noqa: N803
@@ -165,7 +175,8 @@ def slogdet(a):
     a = _fl(a)
     _square(a, "slogdet")
     sign, logdet = _op1(("_npi_slogdet", "linalg_slogdet", "_linalg_slogdet"), a)
-    return reshape_view(wrap(sign), a.shape[:-2]), reshape_view(wrap(logdet), a.shape[:-2])
+    return _SlogdetResult(reshape_view(wrap(sign), a.shape[:-2]),
+                          reshape_view(wrap(logdet), a.shape[:-2]))
 
 
 def solve(a, b):
@@ -205,6 +216,8 @@ def pinv(a, rcond=1e-15, hermitian=False):
     if m > n:
         return F.swapaxes(pinv(F.swapaxes(a, -1, -2), rcond), -1, -2)
     u, s, v = svd(a)
+    if isinstance(rcond, NDArray) or onp.ndim(rcond):      # one per matrix of the batch
+        rcond = F.expand_dims(_core.asarray_like(rcond, a.context), -1)
     cutoff = F.multiply(F.amax(s, -1, keepdims=True), rcond)
     sinv = F.where(F.greater(s, cutoff), F.true_divide(1, F.where(F.greater(s, 0), s, 1)), 0)
     sinv = cast(sinv, a.dtype)
@@ -263,9 +276,45 @@ def tensorinv(a, ind=2):
 
 def tensorsolve(a, b, axes=None):
     a, b = _fl(a), _fl(b)
-    if axes is not None:
-        raise NotImplementedError("tensorsolve: axes= is not supported")
-    n = b.size
-    xshape = a.shape[b.ndim:]
-    x = solve(a.reshape(n, -1), b.reshape(n))
+    if axes is not None:        # numpy: those axes of a move to the end
+        rest = [k for k in range(a.ndim) if k not in [x % a.ndim for x in axes]]
+        a = F.transpose(a, tuple(rest) + tuple(x % a.ndim for x in axes))
+    xshape = a.shape[-(a.ndim - b.ndim):]     # numpy's rule (all of a.shape when ranks match)
+    n = int(onp.prod(xshape))
+    if n * n != a.size or n != b.size:
+        raise LinAlgError(f"tensorsolve: a {a.shape} and b {b.shape} do not make a square system")
+    x = solve(a.reshape(n, n), b.reshape(n))
     return reshape_view(x, xshape)
+
+
+def _eig_real(a, what):
+    """numpy's eig of a real (..., n, n) array on the host LAPACK (geev), as MXNet's operator
+    computes it: real results only, in the input's float dtype; MXNet's operator has no gradient
+    either. Complex eigenvalues are refused as MXNet refuses them."""
+    a = _fl(a)
+    _square(a, what)
+    w, v = onp.linalg.eig(a.asnumpy())
+    if onp.iscomplexobj(w):
+        if onp.any(onp.abs(w.imag) > 1e-15):
+            raise MXNetError(f"mx.np.linalg.{what}: the matrix has complex eigenvalues, which "
+                             "mx.np (as MXNet 1.9.1) does not support")
+        w, v = w.real, v.real
+    return _EigResult(_host.from_host(w.astype(a.dtype), a.context, what),
+                      _host.from_host(v.astype(a.dtype), a.context, what))
+
+
+def eig(a):
+    """(w, v): the eigenvalues and right eigenvectors (columns of v) of a general real square
+    matrix (MXNet: real eigenvalues only)."""
+    return _eig_real(a, "eig")
+
+
+def eigvals(a):
+    return _eig_real(a, "eigvals")[0]
+
+
+cond = _host.host_function(onp.linalg.cond, "linalg.cond")
+
+
+# MXNet's np.linalg.fallback_linalg (it takes names from this module, so it comes last)
+from . import fallback_linalg  # noqa: E402,F401

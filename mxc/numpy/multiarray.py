@@ -57,9 +57,8 @@ class ndarray(NDArray):  # noqa: N801  (numpy's class name)
         return str(self.asnumpy())
 
     def __format__(self, spec):
-        if self.ndim == 0:
-            return format(self.item(), spec)
-        return format(str(self), spec)
+        # numpy's rule: a format spec applies to 0-d arrays only
+        return format(self.asnumpy()[()] if self.ndim == 0 else self.asnumpy(), spec)
 
     def __len__(self):
         if not self._shape:
@@ -126,6 +125,9 @@ class ndarray(NDArray):  # noqa: N801  (numpy's class name)
                              self._ctx)
 
     def copy(self, order="C"):
+        if order != "C":
+            raise NotImplementedError(f"ndarray.copy: order={order!r} is not supported; mx.np "
+                                      "arrays are C-contiguous")
         return self.copyto(self._ctx)
 
     def copyto(self, other):
@@ -468,13 +470,22 @@ def array(object, dtype=None, ctx=None, device=None, copy=True):  # noqa: A002  
         if isinstance(object, onp.generic) and dtype is None:
             a = onp.asarray(object)
         else:
-            a = onp.asarray(object, dtype=_dt(dtype))
+            a = _host_array(object, _dt(dtype))
     if a.dtype not in _h.DTYPE_CODE:
         if a.dtype.kind == "f":
             a = a.astype(onp.float64)
         else:
             raise TypeError(f"mx.np.array: dtype {a.dtype} is not supported")
     return _h.from_numpy(ndarray, a, ctx, a.dtype)
+
+
+def _host_array(obj, dt):
+    """Python data as a numpy array of dtype `dt`. An integer out of `dt`'s range wraps around
+    as a C cast does (numpy 1.x, under which MXNet 1.9.1 runs, did this; numpy 2 raises)."""
+    try:
+        return onp.asarray(obj, dtype=dt)
+    except OverflowError:
+        return onp.asarray(obj).astype(dt)
 
 
 def asarray(a, dtype=None, ctx=None, device=None):
@@ -669,11 +680,11 @@ def meshgrid(*xi, **kwargs):
             s[0], s[1] = s[1], s[0]
         out.append(x.reshape(s))
     if sparse:
-        return [o.copy() if copy else o for o in out]
+        return tuple(o.copy() if copy else o for o in out)     # numpy 2: a tuple
     full_shape = [x.shape[0] for x in xs]
     if indexing == "xy" and nd > 1:
         full_shape[0], full_shape[1] = full_shape[1], full_shape[0]
-    return [_F.broadcast_to(o, tuple(full_shape)).copy() for o in out]
+    return tuple(_F.broadcast_to(o, tuple(full_shape)).copy() for o in out)
 
 
 from . import _op as _F  # noqa: E402  (the functions; they need the class above)

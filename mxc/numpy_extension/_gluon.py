@@ -135,9 +135,89 @@ class NpSymbol(Symbol):
 
     def __pow__(self, other): return self._np_binary(other, "broadcast_power", "__pow__")
     def __rpow__(self, other): return self._np_binary(other, "broadcast_power", "__rpow__", True)
+    def __mod__(self, other): return self._np_binary(other, "broadcast_mod", "__mod__")
+    def __rmod__(self, other): return self._np_binary(other, "broadcast_mod", "__rmod__", True)
+    # comparisons give bool arrays, as mx.np's do
+    def _np_compare(self, other, bop, scalar_method):
+        r = self._np_binary(other, bop, scalar_method)
+        return r if r is NotImplemented else np_sym(_sym().cast(r, dtype="bool"))
+
+    def __eq__(self, other): return self._np_compare(other, "broadcast_equal", "__eq__")
+    def __ne__(self, other): return self._np_compare(other, "broadcast_not_equal", "__ne__")
+    def __gt__(self, other): return self._np_compare(other, "broadcast_greater", "__gt__")
+    def __ge__(self, other):
+        return self._np_compare(other, "broadcast_greater_equal", "__ge__")
+    def __lt__(self, other): return self._np_compare(other, "broadcast_lesser", "__lt__")
+    def __le__(self, other):
+        return self._np_compare(other, "broadcast_lesser_equal", "__le__")
     def __neg__(self): return np_sym(Symbol.__neg__(self))
 
+    def __getitem__(self, key):
+        """numpy basic indexing on the traced value (a one-output NpSymbol); on a grouped
+        symbol an int picks an output as Symbol's does."""
+        from ._symbol import basic_index
+        if len(self._outputs) > 1 and isinstance(key, (int, str)):
+            return np_sym(Symbol.__getitem__(self, key))
+        return basic_index(self, key)
+
+    # the mx.np.ndarray methods a traced value needs most, as F.np's functions
+    def _np(self, name, *args, **kwargs):
+        from ._symbol import np as np_ops
+        return getattr(np_ops, name)(self, *args, **kwargs)
+
+    def dot(self, b): return self._np("dot", b)
+    def sum(self, axis=None, dtype=None, keepdims=False): return self._np("sum", axis, dtype,
+                                                                          None, keepdims)
+    def mean(self, axis=None, dtype=None, keepdims=False): return self._np("mean", axis, dtype,
+                                                                           None, keepdims)
+    def max(self, axis=None, keepdims=False): return self._np("max", axis, None, None, keepdims)
+    def min(self, axis=None, keepdims=False): return self._np("min", axis, None, None, keepdims)
+    def prod(self, axis=None, dtype=None, keepdims=False): return self._np("prod", axis, dtype,
+                                                                           None, keepdims)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        return self._np("reshape", tuple(shape), **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+            axes = axes[0]
+        return self._np("transpose", tuple(axes) if axes else None)
+
+    def squeeze(self, axis=None): return self._np("squeeze", axis)
+    def expand_dims(self, axis): return self._np("expand_dims", axis)
+
+    def as_nd_ndarray(self):
+        return plain_sym(self)
+
+    def as_np_ndarray(self):
+        return self
+
     __hash__ = Symbol.__hash__
+
+
+def check_np_outputs(block, out):
+    """A user block's imperative results under numpy semantics must all be mx.np arrays
+    (MXNet raises TypeError for a legacy NDArray among them)."""
+    if isinstance(out, NDArray):
+        from ..numpy import ndarray as np_ndarray
+        if not isinstance(out, np_ndarray):
+            raise TypeError(f"Block {block.name}'s output ndarrays/symbols must be of type "
+                            f"`mxnet.numpy.ndarray` or numpy symbols, while got output type "
+                            f"{type(out)}")
+    elif isinstance(out, (list, tuple)):
+        for v in out:
+            check_np_outputs(block, v)
+
+
+def check_same_symbol_type(block, outs):
+    """Traced results of a user block are all numpy-style or all legacy Symbols (MXNet raises
+    TypeError for a mix)."""
+    kinds = {type(o) is NpSymbol for o in outs if isinstance(o, Symbol)}
+    if len(kinds) > 1:
+        raise TypeError(f"Block {block.name}'s outputs mix numpy-style and legacy symbols; "
+                        "use as_np_ndarray()/as_nd_ndarray() to make them all of one kind")
 
 
 def to_np(out):

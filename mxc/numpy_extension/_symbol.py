@@ -143,6 +143,46 @@ def _squeeze(a, axis=None):
 
 
 npx = _Ops("npx", _NPX, {"reshape": _npx_reshape})
+
+
+def _split(a, indices_or_sections, axis=0):
+    """np.split on a Symbol: equal sections through the split operator, explicit indices
+    through slice_axis pieces; a list of NpSymbols either way."""
+    if isinstance(indices_or_sections, numbers.Integral):
+        n = int(indices_or_sections)
+        if n <= 0:
+            raise ValueError("F.np.split: number sections must be larger than 0.")
+        parts = _sym().split(a, num_outputs=n, axis=axis)
+        return [np_sym(parts)] if n == 1 else [np_sym(parts[i]) for i in range(n)]
+    bounds = [0] + [int(i) for i in indices_or_sections] + [None]
+    return [np_sym(_sym().slice_axis(a, axis=axis, begin=b, end=e))
+            for b, e in zip(bounds[:-1], bounds[1:])]
+
+
+def _hsplit(a, indices_or_sections):
+    return _split(a, indices_or_sections, axis=1)
+
+
+def _vsplit(a, indices_or_sections):
+    return _split(a, indices_or_sections, axis=0)
+
+
+def _dsplit(a, indices_or_sections):
+    return _split(a, indices_or_sections, axis=2)
+
+
+def basic_index(a, key):
+    """a[key] for a basic numpy index on a traced value (see mx.np's _core.basic_index); the
+    rank is unknown while tracing, so an Ellipsis must come last."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if Ellipsis in key:
+        if key.index(Ellipsis) != len(key) - 1 or key.count(Ellipsis) > 1:
+            raise IndexError("indexing a traced array: an Ellipsis is supported only as the "
+                             "last index")
+        key = key[:-1]
+    from ..numpy._core import basic_index as generic
+    return np_sym(generic(_sym(), a, key))
 def _creation(op, **fixed):
     """np.zeros / ones / full / identity as the legacy creation operators (float32 default,
     MXNet's numpy default dtype)."""
@@ -177,4 +217,5 @@ np = _Ops("np", _NP, {
     "min": _reduce("min"), "prod": _reduce("prod"), "amax": _reduce("max"),
     "amin": _reduce("min"), "reshape": _np_reshape, "transpose": _transpose,
     "concatenate": _concatenate, "stack": _stack, "expand_dims": _expand_dims,
-    "squeeze": _squeeze})
+    "squeeze": _squeeze, "split": _split, "array_split": _split, "hsplit": _hsplit,
+    "vsplit": _vsplit, "dsplit": _dsplit})

@@ -126,6 +126,22 @@ def _dot_infer(attrs, shapes, dtypes):
     return [oshape], [d]
 
 
+def _dot_infer_inputs(attrs, shapes):
+    """An unknown (0) contraction dimension of one operand from the other's, as MXNet's dot
+    shape function does (a deferred weight (0, 100) learns its input size from x.dot(w))."""
+    lhs, rhs = shapes
+    if lhs is None or rhs is None or not lhs or not rhs:
+        return shapes
+    li = 0 if attrs["transpose_a"] else len(lhs) - 1
+    ri = len(rhs) - 1 if attrs["transpose_b"] else 0
+    lhs, rhs = list(lhs), list(rhs)
+    if lhs[li] == 0 and rhs[ri] > 0:
+        lhs[li] = rhs[ri]
+    elif rhs[ri] == 0 and lhs[li] > 0:
+        rhs[ri] = lhs[li]
+    return [tuple(lhs), tuple(rhs)]
+
+
 def _dot_forward(attrs, inputs, outputs):
     lhs, rhs = inputs
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
@@ -160,7 +176,7 @@ _DOT_PARAMS = (Param("transpose_a", bool, False), Param("transpose_b", bool, Fal
                      choices=("default", "row_sparse", "csr")))
 
 register(OpDef("dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, infer=_dot_infer,
-               infer_partial=probe_partial(_dot_infer),
+               infer_partial=probe_partial(_dot_infer), infer_inputs=_dot_infer_inputs,
                forward=_dot_forward, grad=_dot_grad,
                doc="Dot product of two arrays (MXNet's N-d rules: the last axis of lhs, or its "
                    "first with transpose_a, against the first axis of rhs, or its last with "

@@ -83,11 +83,15 @@ def _copy_forward(name):
     fwd = kernel_forward("elemwise", "unary:copy", name=name)
 
     def forward(attrs, inputs, outputs):
+        if 0 in outputs[0].shape:   # empty: nothing to copy (and reshape would read 0 as
+            return                  # MXNet's "copy this dimension" code)
         fwd(attrs, [inputs[0].reshape(outputs[0].shape)], outputs)
     return forward
 
 
 def _reshape_grad(F, a, i, o, g):
+    if 0 in i[0].shape:     # an empty input: nothing to carry (and reshape would read 0 as
+        return [F.zeros_like(i[0])]     # MXNet's "copy this dimension" code)
     return [g[0].reshape(i[0].shape)]
 
 

@@ -246,3 +246,178 @@ def test_zero_size_functions():
     assert np.nonzero(np.zeros((2, 2)))[0].shape == (0,)
     assert np.broadcast_to(np.ones((1, 3)), (0, 3)).shape == (0, 3)
     assert np.dot(np.zeros((2, 0)), np.zeros((0, 3))).asnumpy().tolist() == [[0.0] * 3] * 2
+
+
+# ---- MXNet 1.9.1 functions: windows, index helpers, polyval, resize, numpy 1.x aliases -------
+@pytest.mark.parametrize("name", ["hanning", "hamming", "blackman"])
+@pytest.mark.parametrize("m", [0, 1, 2, 7])
+def test_windows(name, m):
+    got = getattr(np, name)(m)
+    assert got.dtype == onp.float32            # MXNet's default (numpy: float64)
+    onp.testing.assert_allclose(got.asnumpy(), getattr(onp, name)(m), atol=1e-6)
+    _chk(getattr(np, name)(m, dtype="float64"), getattr(onp, name)(m), atol=1e-12)
+
+
+def test_indices_unravel_diag_indices():
+    _chk(np.indices((2, 3)), onp.indices((2, 3)).astype(onp.int32))
+    _chk(np.indices((2, 0, 3), dtype="int64"), onp.indices((2, 0, 3)))
+    idx = np.array([22, 41, 37], dtype="int64")
+    _chk(np.unravel_index(idx, (7, 6)), onp.unravel_index([22, 41, 37], (7, 6)))
+    assert np.unravel_index(5, (2, 3)) == (1, 2)
+    with pytest.raises(ValueError, match="unravel_index"):
+        np.unravel_index(np.array([42], dtype="int64"), (7, 6))
+    with pytest.raises(TypeError, match="unravel_index"):
+        np.unravel_index(np.array([1.0]), (7, 6))
+    _chk(np.diag_indices_from(np.ones((3, 3, 3))), onp.diag_indices_from(onp.ones((3, 3, 3))))
+    with pytest.raises(ValueError, match="diag_indices_from"):
+        np.diag_indices_from(np.ones((2, 3)))
+
+
+def test_polyval_values_and_gradient():
+    p = onp.array([3.0, -1.0, 0.5, 2.0], dtype=onp.float32)
+    xv = onp.array([[0.5, -2.0], [1.5, 3.0]], dtype=onp.float32)
+    x = np.array(xv)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = np.polyval(np.array(p), x)
+    y.backward()
+    _chk(y, onp.polyval(p, xv), rtol=1e-5)
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.polyval(onp.polyder(p), xv), rtol=1e-5)
+    with pytest.raises(ValueError, match="polyval"):
+        np.polyval(np.ones((2, 2)), x)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), 7, (0,), (3, 1, 2), (1,)])
+def test_resize(shape):
+    a = onp.arange(5, dtype=onp.float32)
+    _chk(np.resize(np.array(a), shape), onp.resize(a, shape))
+    _chk(np.resize(np.array(a[:0]), shape), onp.zeros(shape, onp.float32))
+
+
+def test_product_sometrue():
+    a = onp.array([[1.0, 2.0, 3.0], [0.0, 5.0, 1.0]], dtype=onp.float32)
+    _chk(np.product(np.array(a), axis=1), onp.prod(a, axis=1))
+    _chk(np.sometrue(np.array(a), axis=0), onp.any(a, axis=0))
+    assert bool(np.sometrue(np.zeros(3))) is False
+
+
+SPECIAL = [1.0, -1.0, 0.0, -0.0, onp.inf, -onp.inf, onp.nan, 2.5, -3.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_arctan2_signed_zeros_and_infinities(dtype):
+    y, x = onp.meshgrid(onp.array(SPECIAL, dtype), onp.array(SPECIAL, dtype))
+    got = np.arctan2(np.array(y), np.array(x)).asnumpy()
+    want = onp.arctan2(y, x)
+    onp.testing.assert_allclose(got, want, rtol=1e-6)
+    assert (onp.signbit(got) == onp.signbit(want))[~onp.isnan(want)].all()
+
+
+def test_index_arrays_wrap_negative_positions():
+    a = np.arange(24).reshape(4, 6)
+    h = a.asnumpy()
+    for key in [np.array([-1, 0], dtype="int32"), (slice(None), np.array([-6, 5], dtype="int64")),
+                np.array(-1, dtype="int64"), [-1, -2], (Ellipsis, [-1]), (None, [-4], -1)]:
+        hk = tuple(k.asnumpy() if isinstance(k, np.ndarray) else k for k in key) \
+            if isinstance(key, tuple) else (key.asnumpy() if isinstance(key, np.ndarray) else key)
+        onp.testing.assert_array_equal(a[key].asnumpy(), h[hk])
+    a[np.array([-1], dtype="int64")] = 0
+    assert a.asnumpy()[-1].sum() == 0 and a.asnumpy()[0].sum() == 15
+
+
+def test_scalar_bool_keys_and_long_values():
+    a = np.arange(9).reshape(3, 3)
+    assert a[np.array(True, dtype="bool")].shape == (1, 3, 3)
+    assert a[False].shape == (0, 3, 3) and a[np.array(False, dtype="bool")].shape == (0, 3, 3)
+    assert a[0, False].shape == (0, 3)
+    a[False] = 5
+    assert a.sum().item() == 36
+    a[1] = np.array([[[7.0, 8.0, 9.0]]])        # leading 1s of a longer value are dropped
+    onp.testing.assert_array_equal(a.asnumpy()[1], [7, 8, 9])
+    with pytest.raises(ValueError, match="could not broadcast"):
+        a[1] = np.ones((2, 3))
+
+
+def test_copy_order_and_format():
+    a = np.array([2, 3], dtype="int32")
+    with pytest.raises(NotImplementedError, match="order='F'"):
+        a.copy(order="F")
+    assert "{:0.3g}".format(np.array(onp.pi)) == "3.14"
+    with pytest.raises(TypeError):
+        "{:30}".format(np.array([1.0]))
+    assert "{}".format(np.array([1.5])) == "[1.5]"
+
+
+def test_comparison_and_empty_binary_keep_autograd():
+    x = np.array([[1.0, 2.0]])
+    y = np.ones((0, 2))
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        c = x == 2
+    assert c.dtype == onp.bool_
+    c.backward()
+    onp.testing.assert_array_equal(x.grad.asnumpy(), [[0.0, 0.0]])
+    with mx.autograd.record():
+        z = y * x
+    assert z.shape == (0, 2)
+    z.backward()
+    onp.testing.assert_array_equal(x.grad.asnumpy(), [[0.0, 0.0]])
+
+
+def test_backward_through_an_empty_result_is_a_no_op():
+    x = np.ones((0, 3))
+    w = np.ones((2,))
+    x.attach_grad()
+    w.attach_grad()
+    with mx.autograd.record():
+        y = np.concatenate([x, x])           # empty: made without an operator
+        z = (w * 2).sum()
+    y.backward()
+    assert x.grad.shape == (0, 3)
+    mx.autograd.backward([y, z])             # the empty head is skipped, the other runs
+    onp.testing.assert_array_equal(w.grad.asnumpy(), [2.0, 2.0])
+    with pytest.raises(mx.base.MXNetError, match="not in a computational graph"):
+        np.ones(2).backward()                # a non-empty array outside the graph still fails
+
+
+@pytest.mark.parametrize("obj,values,axis", [
+    ([], [], None), ([0, 1], [1, 2], None), (slice(1, 2), [1, 2], None),
+    (slice(1, -2, -1), [], None), ([1, 1, 1], [3, 4, 5], None), ([1, 2], [[7.0], [8.0]], 1),
+    (onp.array([2]), [[5.0, 6.0, 7.0]], 0)])
+def test_insert_at_several_positions(obj, values, axis):
+    a = onp.arange(6, dtype=onp.float32).reshape(2, 3)
+    want = onp.insert(a, obj, values, axis=axis)
+    _chk(np.insert(np.array(a), obj, values, axis=axis), want)
+
+
+def test_insert_several_positions_gradient():
+    a = np.array([1.0, 2.0, 3.0])
+    v = np.array([10.0, 20.0])
+    a.attach_grad()
+    v.attach_grad()
+    with mx.autograd.record():
+        y = np.insert(a, [0, 2], v) * np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    y.backward()
+    onp.testing.assert_array_equal(a.grad.asnumpy(), [2.0, 3.0, 5.0])
+    onp.testing.assert_array_equal(v.grad.asnumpy(), [1.0, 4.0])
+
+
+def test_unique_along_an_axis_and_diff_to_empty():
+    x = onp.array([[1.0, 2.0], [1.0, 2.0], [3.0, 4.0], [0.0, 9.0]], dtype=onp.float32)
+    got = np.unique(np.array(x), axis=0, return_index=True, return_inverse=True,
+                    return_counts=True)
+    want = onp.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        onp.testing.assert_array_equal(g.asnumpy(), w.reshape(g.shape))
+    z = onp.zeros((3, 1, 2), onp.float32)
+    _chk(np.diff(np.array(z), axis=1), onp.diff(z, axis=1))
+    v = onp.array([1.0, 4.0, 6.0, 7.0, 12.0], onp.float32)
+    for n in range(7):
+        _chk(np.diff(np.array(v), n), onp.diff(v, n))
+
+
+def test_numpy2_tuple_results():
+    a, b = np.ones(2), np.ones(())
+    assert type(np.atleast_1d(a, b)) is tuple and type(np.atleast_3d(a, b)) is tuple
+    assert type(np.meshgrid(a, a)) is tuple and type(np.broadcast_arrays(a, b)) is tuple

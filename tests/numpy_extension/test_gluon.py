@@ -233,3 +233,114 @@ def test_creation_functions_inside_a_hybridized_block(dtype):
                 onp.testing.assert_array_equal(g.asnumpy(), r.astype(want))
     finally:
         util.reset_np()
+
+
+# ---- traced numpy semantics: basic indexing, split, methods, comparisons, mixed outputs -------
+def _both_ways(block_cls, inputs, want):
+    """The block's result imperatively and hybridized (with gradients reaching the inputs) is
+    `want`."""
+    for hybrid in (False, True):
+        net = block_cls()
+        net.initialize()
+        if hybrid:
+            net.hybridize()
+        xs = [np_array(x) for x in inputs]
+        for x in xs:
+            x.attach_grad()
+        with autograd.record():
+            out = net(*xs)
+        out.backward()
+        assert type(out) is np_ndarray
+        onp.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
+        assert xs[0].grad.shape == xs[0].shape
+
+
+BASIC_KEYS = [(1, slice(None), 2), (slice(3, 0, -1),), (-1, -2, -3), (Ellipsis,),
+              (slice(0, 4, 2), None, 1), (slice(2, 2), 0), (), (slice(None), slice(1, -1, 2))]
+
+
+@pytest.mark.parametrize("key", BASIC_KEYS, ids=str)
+def test_basic_indexing_traced_and_imperative(np_mode, key):
+    x = onp.arange(4 * 5 * 6, dtype=onp.float32).reshape(4, 5, 6)
+
+    class Index(gluon.HybridBlock):
+        def hybrid_forward(self, F, a):
+            return a[key] * 2
+
+    _both_ways(Index, [x], x[key] * 2)
+
+
+def test_split_variants_traced(np_mode):
+    x = onp.arange(4 * 6 * 3, dtype=onp.float32).reshape(4, 6, 3)
+
+    class Splits(gluon.HybridBlock):
+        def hybrid_forward(self, F, a):
+            p = F.np.split(a, 3, axis=1)
+            rot = F.np.concatenate(p[1:] + p[:1], axis=1)[1:3]
+            mid = F.np.split(a, [1, 3], axis=0)[1]
+            one = F.np.split(a, 1)[0][1:3]
+            h = F.np.hsplit(a, 2)
+            hh = F.np.concatenate([h[1], h[0]], axis=1)[1:3]
+            v = F.np.vsplit(a, [1])[1][:2]
+            return F.np.concatenate([rot, mid, one, hh, v], axis=2)
+
+    p = onp.split(x, 3, axis=1)
+    h = onp.hsplit(x, 2)
+    want = onp.concatenate([onp.concatenate(p[1:] + p[:1], axis=1)[1:3],
+                            onp.split(x, [1, 3], axis=0)[1], x[1:3],
+                            onp.concatenate([h[1], h[0]], axis=1)[1:3], x[1:][:2]], axis=2)
+    _both_ways(Splits, [x], want)
+
+
+def test_methods_and_comparisons_traced(np_mode):
+    x = onp.array([[1.0, 2.0, 3.0]], dtype=onp.float32)
+    y = onp.array([[2.0], [1.0]], dtype=onp.float32)
+    w = onp.arange(6, dtype=onp.float32).reshape(3, 2)
+
+    class Ops(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b, c):
+            return a.dot(c).sum(axis=1, keepdims=True) + (a % b) + \
+                a.reshape(3, 1).transpose().max()
+
+    want = (x @ w).sum(1, keepdims=True) + x % y + x.max()
+    _both_ways(Ops, [x, y, w], want)
+
+    class Compare(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a >= b, a == 2, a != b
+
+    net = Compare()
+    net.hybridize()
+    for got, ref in zip(net(np_array(x), np_array(y)), (x >= y, x == 2, x != y)):
+        assert got.dtype == onp.bool_
+        onp.testing.assert_array_equal(got.asnumpy(), ref)
+
+
+def test_deferred_weight_learns_its_shape_through_dot(np_mode):
+    class Linear(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(0, 4), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, w):
+            return x.dot(w)
+
+    net = Linear()
+    net.initialize()
+    net.hybridize()
+    assert net(np_array(onp.ones((2, 7), onp.float32))).shape == (2, 4)
+    assert net.w.shape == (7, 4)
+
+
+def test_mixed_np_and_legacy_outputs_refused(np_mode):
+    class Mixed(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.as_nd_ndarray() + x.as_nd_ndarray(), F.np.multiply(x, x)
+
+    for hybrid in (False, True):
+        net = Mixed()
+        if hybrid:
+            net.hybridize()
+        with pytest.raises(TypeError, match="mix|must be of type"):
+            net(np_array(onp.ones((2, 3), onp.float32)))
