@@ -21,6 +21,7 @@ from .ndarray import NDArray  # noqa: F401
 from ._core import storage  # noqa: F401
 from . import engine  # noqa: F401
 from . import recordio, io, image  # noqa: F401
+from . import image as img  # noqa: F401  (MXNet's alias)
 io.ImageRecordIter = image.record_iter.ImageRecordIter  # decoding images, they sit in mx.image
 io.ImageRecordUInt8Iter = image.record_iter.ImageRecordUInt8Iter
 io.ImageRecordInt8Iter = image.record_iter.ImageRecordInt8Iter
