@@ -25,6 +25,7 @@ from . import image as img  # noqa: F401  (MXNet's alias)
 io.ImageRecordIter = image.record_iter.ImageRecordIter  # decoding images, they sit in mx.image
 io.ImageRecordUInt8Iter = image.record_iter.ImageRecordUInt8Iter
 io.ImageRecordInt8Iter = image.record_iter.ImageRecordInt8Iter
+io.ImageDetRecordIter = image.det_record_iter.ImageDetRecordIter
 from .ops import registry as _registry  # noqa: F401
 from . import autograd  # noqa: F401
 from . import util  # noqa: F401

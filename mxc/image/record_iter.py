@@ -280,6 +280,15 @@ class ImageRecordIter(DataIter):
         self._cmap = np.arange(c, dtype=np.int32)
         self._decode_flag = {1: 0, 3: 1, 4: -1}[c]
 
+        label_shape = (self.batch_size,) if self.label_width == 1 else \
+            (self.batch_size, self.label_width)
+        self._open_records(path_imgidx, num_parts, part_index, label_shape, data_name,
+                           label_name)
+
+    def _open_records(self, path_imgidx, num_parts, part_index, label_shape, data_name,
+                      label_name):
+        """Locate this part's records, declare the batch shapes, start the first epoch."""
+        name = type(self).__name__
         # record table: byte offsets of this part's records, in file / index order
         self._rec = recordio.MXRecordIO(self.path_imgrec, "r")
         if path_imgidx:
@@ -288,9 +297,7 @@ class ImageRecordIter(DataIter):
             idx.close()
         else:
             offsets = np.asarray(recordio.scan_offsets(self.path_imgrec), np.int64)
-        n = len(offsets)
-        lo, hi = int(part_index) * n // int(num_parts), (int(part_index) + 1) * n // int(num_parts)
-        self._offsets = offsets[lo:hi]
+        self._offsets = self._part(offsets, int(num_parts), int(part_index))
         self.num_image = len(self._offsets)
         if self.num_image == 0:
             raise MXNetError(f"{name}: no records in {self.path_imgrec} for part {part_index} of "
@@ -299,9 +306,7 @@ class ImageRecordIter(DataIter):
             raise MXNetError(f"{name}: number of input images ({self.num_image}) must be bigger "
                              f"than the batch size ({self.batch_size}) with round_batch")
 
-        label_shape = (self.batch_size,) if self.label_width == 1 else \
-            (self.batch_size, self.label_width)
-        self.provide_data = [DataDesc(data_name, (self.batch_size,) + data_shape,
+        self.provide_data = [DataDesc(data_name, (self.batch_size,) + self.data_shape,
                                       self.dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, np.float32)]
         self._label_shape = label_shape
@@ -319,6 +324,11 @@ class ImageRecordIter(DataIter):
         self._finalizer = weakref.finalize(self, ImageRecordIter._shutdown_resources, self._pool,
                                            self._rec, self._stop_box)
         self._start_epoch()
+
+    def _part(self, offsets, num_parts, part_index):
+        """This part's records: an equal share of the record count."""
+        n = len(offsets)
+        return offsets[part_index * n // num_parts:(part_index + 1) * n // num_parts]
 
     # ---- lifecycle -------------------------------------------------------------------------
     @staticmethod
