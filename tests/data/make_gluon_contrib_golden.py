@@ -1,5 +1,6 @@
 """Golden fixtures for gluon.contrib's convolutional RNN cells, dynamic_unroll,
-DeformableConvolution, SparseEmbedding and WikiText2, from real MXNet 1.9.1.
+DeformableConvolution, ModulatedDeformableConvolution (block and operator, forward) and
+WikiText2, from real MXNet 1.9.1.
 
 Run with the oracle's interpreter (MXNet 1.9.1, numpy 1.23):
     /work/mxnet-oracle/bin/python tests/data/make_gluon_contrib_golden.py
@@ -113,6 +114,27 @@ with autograd.record():
     (out * mx.nd.array(w)).sum().backward()
 gold.update({"deform/x": x, "deform/out": out.asnumpy(), "deform/w": w,
              "deform/dx": xs.grad.asnumpy()})
+
+# the ModulatedDeformableConvolution operator (DCNv2 sampling): taps pushed past the borders
+x = rng.uniform(-1, 1, (2, 4, 6, 7)).astype(np.float32)
+off = (rng.uniform(-2.5, 2.5, (2, 2 * 2 * 9, 6, 3))).astype(np.float32)
+mask = rng.uniform(0, 1, (2, 2 * 9, 6, 3)).astype(np.float32)
+wt = rng.uniform(-0.5, 0.5, (6, 2, 3, 3)).astype(np.float32)
+bias = rng.uniform(-0.5, 0.5, (6,)).astype(np.float32)
+args = [mx.nd.array(v) for v in (x, off, mask, wt, bias)]
+# forward only: MXNet 1.9.1's CPU backward of the offsets and mask is "only implemented in GPU"
+out = mx.nd.contrib.ModulatedDeformableConvolution(
+    *args, kernel=(3, 3), pad=(1, 0), dilate=(1, 2), num_filter=6, num_group=2,
+    num_deformable_group=2)
+gold.update({"mdcn/x": x, "mdcn/offset": off, "mdcn/mask": mask, "mdcn/weight": wt,
+             "mdcn/bias": bias, "mdcn/out": out.asnumpy()})
+
+# the ModulatedDeformableConvolution block (offsets and mask from its own convolution)
+mdc = contrib.cnn.ModulatedDeformableConvolution(4, kernel_size=(3, 3), padding=1,
+                                                 in_channels=3, prefix="m_")
+x = rng.uniform(-1, 1, (1, 3, 5, 6)).astype(np.float32)
+set_params("mdcblock", mdc, "m_", mx.nd.array(x))
+gold.update({"mdcblock/x": x, "mdcblock/out": mdc(mx.nd.array(x)).asnumpy()})
 
 # WikiText2 on a small tokens file
 lines = [" = Title = ", "", " the cat sat on the mat . ", " the dog sat . ", "",
