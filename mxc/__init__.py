@@ -54,6 +54,7 @@ model.FeedForward = _FeedForward  # MXNet's place for it; it builds on Module, a
 from . import visualization, visualization as viz  # noqa: F401
 from . import onnx  # noqa: F401  (mx.onnx; the onnx package loads when a model is converted)
 from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)
+gluon.contrib.data.text._contrib_text = lambda: contrib.text  # contrib builds on gluon
 
 # mx.np and mx.npx (0.1 s of imports) load on first use, like contrib's amp and horovod
 _LAZY = {"np": "numpy", "numpy": "numpy", "npx": "numpy_extension",

@@ -10,9 +10,12 @@ import numpy as np
 from ...data import dataset
 from ...data.vision.datasets import _missing
 from .... import base, ndarray as nd
-from ....contrib import text
 
 __all__ = ["WikiText2", "WikiText103"]
+
+# mx.contrib.text (counting and Vocabulary), handed over by the package face (mxc/__init__.py):
+# mx.contrib builds on gluon, so gluon may not import it
+_contrib_text = None
 
 EOS_TOKEN = "<eos>"
 _SEGMENT_FILES = {"train": "wiki.train.tokens", "validation": "wiki.valid.tokens",
@@ -47,6 +50,7 @@ class _WikiText(dataset._DownloadedDataset):
         _missing(type(self).__name__, self._root, [name], self._source)
         with open(os.path.join(self._root, name), "r", encoding="utf8") as fin:
             content = fin.read()
+        text = _contrib_text()
         self._counter = text.utils.count_tokens_from_str(content)
         if self._vocab is None:
             self._vocab = text.vocab.Vocabulary(counter=self._counter,
