@@ -184,6 +184,9 @@ def scenario_errors():
     engine.push(lambda: ran.append("c"), [b], [c], name="dep_c")          # skipped
     engine.push(lambda: ran.append("d"), [], [d], name="free_d")          # unrelated: runs
     engine.push(lambda: ran.append("a"), [], [a], name="overwrite_a")     # input a failed: skipped
+    # everything has run (or been skipped) before the delivery: an op that only starts after
+    # it finds the error gone and runs, as in MXNet
+    engine.wait_for_pushed()
     assert engine.error_pending(c)                    # not waited: still to deliver
     with pytest.raises(MXNetError, match=r"^burner: disk on fire$"):
         c.wait()
