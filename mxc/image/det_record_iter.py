@@ -315,14 +315,9 @@ class ImageDetRecordIter(ImageRecordIter):
                 i += 1
         return widest
 
-    def _part(self, offsets, num_parts, part_index):
-        """Records starting in this part's byte range (dmlc's InputSplit: the file in
-        num_parts equal ranges, rounded up to 4 bytes)."""
-        size = os.path.getsize(self.path_imgrec)
-        step = (size + num_parts - 1) // num_parts
-        step = (step + 3) // 4 * 4
-        lo, hi = min(step * part_index, size), min(step * (part_index + 1), size)
-        return offsets[(offsets >= lo) & (offsets < hi)]
+    def _part(self, offsets, num_parts, part_index, indexed):
+        # MXNet's detection parser splits by byte range even with an index
+        return super()._part(offsets, num_parts, part_index, False)
 
     # ---- per image (worker threads) ----------------------------------------------------------
     def _process(self, batch, slot, sample, epoch, raw):

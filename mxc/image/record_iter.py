@@ -17,8 +17,9 @@ Semantics follow ``src/io/iter_image_recordio_2.cc`` and ``image_aug_default.cc`
   the padding samples are zeros (MXNet leaves stale memory and reports pad 0 there; mxc reports
   the true pad);
 - ``shuffle`` reshuffles every epoch; ``num_parts``/``part_index`` give every worker a
-  contiguous shard of the records (every record in exactly one part).  Orders and random
-  augmentation derive from ``seed`` (and ``seed_aug``), per sample rather than per thread, so
+  contiguous shard of the records (every record in exactly one part), the shards MXNet's
+  InputSplit makes (by byte range of the file, or by record count with ``path_imgidx``).
+  Orders and random augmentation derive from ``seed`` (and ``seed_aug``), per sample rather than per thread, so
   they do not depend on thread scheduling: the same seed gives the same batches.  They are not
   MXNet's random streams.
 
@@ -297,7 +298,7 @@ class ImageRecordIter(DataIter):
             idx.close()
         else:
             offsets = np.asarray(recordio.scan_offsets(self.path_imgrec), np.int64)
-        self._offsets = self._part(offsets, int(num_parts), int(part_index))
+        self._offsets = self._part(offsets, int(num_parts), int(part_index), bool(path_imgidx))
         self.num_image = len(self._offsets)
         if self.num_image == 0:
             raise MXNetError(f"{name}: no records in {self.path_imgrec} for part {part_index} of "
@@ -325,10 +326,17 @@ class ImageRecordIter(DataIter):
                                            self._rec, self._stop_box)
         self._start_epoch()
 
-    def _part(self, offsets, num_parts, part_index):
-        """This part's records: an equal share of the record count."""
-        n = len(offsets)
-        return offsets[part_index * n // num_parts:(part_index + 1) * n // num_parts]
+    def _part(self, offsets, num_parts, part_index, indexed):
+        """This part's records, as dmlc's InputSplit gives them to MXNet: with an index, parts
+        of ceil(n / num_parts) records; without, the records that start in the part's byte
+        range (the file cut in num_parts equal ranges, rounded up to 4 bytes)."""
+        if indexed:
+            step = (len(offsets) + num_parts - 1) // num_parts
+            return offsets[step * part_index:step * (part_index + 1)]
+        size = os.path.getsize(self.path_imgrec)
+        step = ((size + num_parts - 1) // num_parts + 3) // 4 * 4
+        lo, hi = min(step * part_index, size), min(step * (part_index + 1), size)
+        return offsets[(offsets >= lo) & (offsets < hi)]
 
     # ---- lifecycle -------------------------------------------------------------------------
     @staticmethod

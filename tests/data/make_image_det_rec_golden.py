@@ -4,6 +4,8 @@ of it, for tests/io/test_image_det_record_iter.py.
 Run with the oracle's interpreter (MXNet 1.9.1, numpy 1.23, OpenCV):
     /work/mxnet-oracle/bin/python tests/data/make_image_det_rec_golden.py
 Writes tests/data/image_det_rec/:
+  parts.rec, .idx    7 PNG images with scalar labels 0..6 and "parts/<indexed>/<num_parts>/
+                     <part_index>" in golden.npz: the labels ImageRecordIter reads in that part
   det.lst            an image list with other labels (the iterator takes those)
   det.rec, det.idx   5 PNG images (sizes 24x32 .. 50x30, 3 channels; one grey-ish) packed with
                      mx.recordio.pack_img; labels [header_width, object_width, (extra header),
@@ -67,9 +69,31 @@ CASES = {
 }
 
 
+def image_record_parts(gold):
+    """ImageRecordIter's shards: by byte range without an index, by record count with one."""
+    rec = mx.recordio.MXIndexedRecordIO(os.path.join(HERE, "parts.idx"),
+                                        os.path.join(HERE, "parts.rec"), "w")
+    for i, (h, w) in enumerate([(24, 32), (40, 30), (16, 16), (30, 50), (20, 28), (8, 8),
+                                (9, 9)]):
+        img = rng.randint(0, 256, (h, w, 3)).astype(np.uint8)
+        header = mx.recordio.IRHeader(0, float(i), i, 0)
+        rec.write_idx(i, mx.recordio.pack_img(header, img, img_fmt=".png"))
+    rec.close()
+    for indexed in (False, True):
+        for parts in (2, 3):
+            for part in range(parts):
+                it = mx.io.ImageRecordIter(
+                    path_imgrec=os.path.join(HERE, "parts.rec"), data_shape=(3, 8, 8),
+                    path_imgidx=os.path.join(HERE, "parts.idx") if indexed else "",
+                    batch_size=1, num_parts=parts, part_index=part, round_batch=False)
+                gold["parts/%d/%d/%d" % (indexed, parts, part)] = np.array(
+                    [b.label[0].asnumpy()[0] for b in it])
+
+
 def main():
     write_rec()
     gold = {}
+    image_record_parts(gold)
     for case, kw in CASES.items():
         kw = dict(kw)
         if "path_imglist" in kw:
