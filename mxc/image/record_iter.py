@@ -19,9 +19,9 @@ Semantics follow ``src/io/iter_image_recordio_2.cc`` and ``image_aug_default.cc`
 - ``shuffle`` reshuffles every epoch; ``num_parts``/``part_index`` give every worker a
   contiguous shard of the records (every record in exactly one part), the shards MXNet's
   InputSplit makes (by byte range of the file, or by record count with ``path_imgidx``).
-  Orders and random augmentation derive from ``seed`` (and ``seed_aug``), per sample rather than per thread, so
-  they do not depend on thread scheduling: the same seed gives the same batches.  They are not
-  MXNet's random streams.
+  Orders and random augmentation derive from ``seed`` (and ``seed_aug``), per sample rather
+  than per thread, so they do not depend on thread scheduling: the same seed gives the same
+  batches.  They are not MXNet's random streams.
 
 Random geometric augmentation (``max_rotate_angle``, ``max_shear_ratio``, random scale and
 aspect ratio) warps with Pillow's affine transform; OpenCV's warpAffine may differ by a grey

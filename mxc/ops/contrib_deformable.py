@@ -243,7 +243,7 @@ def _msample(a, x, off, mask):
     mask = mask.reshape(G, kh, kw, ho, wo)
     by = (np.arange(ho) * sh - ph)[None, :] + (np.arange(kh) * dh)[:, None]
     bx = (np.arange(wo) * sw - pw)[None, :] + (np.arange(kw) * dw)[:, None]
-    y = by[None, :, None, :, None] + off[:, :, :, 0]                                # (G,kh,kw,Ho,Wo)
+    y = by[None, :, None, :, None] + off[:, :, :, 0]                            # (G,kh,kw,Ho,Wo)
     xx = bx[None, None, :, None, :] + off[:, :, :, 1]
     inside = (y > -1) & (xx > -1) & (y < H) & (xx < W)
     y, xx = np.where(inside, y, 0), np.where(inside, xx, 0)

@@ -1,5 +1,6 @@
 """Concurrent/HybridConcurrent (every child sees the same input, outputs concatenated),
-Identity, SparseEmbedding (row_sparse weight and gradient, for very large vocabularies), and PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
+Identity, SparseEmbedding (row_sparse weight and gradient, for very large vocabularies),
+PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
 and SyncBatchNorm (batch statistics over the whole batch split across ``num_devices`` devices),
 as MXNet 1.9.1's gluon.contrib.nn has them."""
 import warnings
@@ -8,8 +9,8 @@ from .... import context, ndarray as nd
 from ... import nn
 from ...block import Block, HybridBlock
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D", "SyncBatchNorm"]
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "PixelShuffle1D",
+           "PixelShuffle2D", "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(nn.Sequential):
