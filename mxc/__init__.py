@@ -21,9 +21,11 @@ from .ndarray import NDArray  # noqa: F401
 from ._core import storage  # noqa: F401
 from . import engine  # noqa: F401
 from . import recordio, io, image  # noqa: F401
+from . import image as img  # noqa: F401  (MXNet's alias)
 io.ImageRecordIter = image.record_iter.ImageRecordIter  # decoding images, they sit in mx.image
 io.ImageRecordUInt8Iter = image.record_iter.ImageRecordUInt8Iter
 io.ImageRecordInt8Iter = image.record_iter.ImageRecordInt8Iter
+io.ImageDetRecordIter = image.det_record_iter.ImageDetRecordIter
 from .ops import registry as _registry  # noqa: F401
 from . import autograd  # noqa: F401
 from . import util  # noqa: F401
@@ -53,6 +55,7 @@ model.FeedForward = _FeedForward  # MXNet's place for it; it builds on Module, a
 from . import visualization, visualization as viz  # noqa: F401
 from . import onnx  # noqa: F401  (mx.onnx; the onnx package loads when a model is converted)
 from . import contrib  # noqa: F401,E402  (amp and horovod load on first use)
+gluon.contrib.data.text._contrib_text = lambda: contrib.text  # contrib builds on gluon
 
 # mx.np and mx.npx (0.1 s of imports) load on first use, like contrib's amp and horovod
 _LAZY = {"np": "numpy", "numpy": "numpy", "npx": "numpy_extension",

@@ -379,7 +379,8 @@ def test_missing_and_inconsistent_index(tmp_path):
     for i in range(3):
         w.write_idx(i, b"p%d" % i)
     w.close()
-    with pytest.raises(MXNetError, match="cannot open index file .*nope.idx"):
+    # MXNet opens the index with Python's open(): FileNotFoundError, naming the index
+    with pytest.raises(FileNotFoundError, match="cannot open index file.*nope.idx"):
         recordio.MXIndexedRecordIO(str(tmp_path / "nope.idx"), rec, "r")
     with pytest.raises(MXNetError, match="cannot open RecordIO file .*nope.rec"):
         recordio.MXRecordIO(str(tmp_path / "nope.rec"), "r")

@@ -589,8 +589,11 @@ cdef void var_decref(VarC *v) noexcept nogil:
 
 
 cdef inline ErrRec* _var_err(VarC *v) noexcept nogil:   # lock held
+    # A delivered error is gone from every var it reached, as in MXNet (whose vars share one
+    # exception_ptr that the delivering wait sets to null): b = f(a) failing on a's error,
+    # b.wait_to_read() raises and a.wait_to_read() then does not.
     cdef ErrRec *e = v.err
-    if e != NULL and e.cleared:
+    if e != NULL and (e.cleared or e.delivered):
         _err_decref(e)
         v.err = NULL
         return NULL
@@ -1593,6 +1596,16 @@ def wait_for_var(Var var):
         ``"<opname>: <message>"`` of the failure the var holds; the error is then cleared.
     """
     wait_var(var.c)
+
+
+def error_pending(Var var):
+    """True while an operation on `var` is queued or running, or `var` holds an error no wait
+    has delivered yet (it does not wait, and delivers nothing)."""
+    cdef bint r
+    _lock()
+    r = var.c.nops > 0 or _var_err(var.c) != NULL
+    _unlock()
+    return r
 
 
 def wait_for_all():

@@ -37,6 +37,11 @@ __all__ = ["imdecode", "imread", "imresize", "scale_down", "copyMakeBorder", "re
            "CreateAugmenter", "ImageIter"]
 
 
+class _Refused(ValueError, AssertionError):
+    """A refused argument where MXNet 1.9.1's Python code asserts: code written for MXNet
+    catches AssertionError, code written for mxc a ValueError."""
+
+
 # ---- numpy <-> NDArray ----------------------------------------------------------------------
 def _np(src):
     """The pixels of ``src`` (NDArray or numpy array) as a numpy array (waits for NDArrays)."""
@@ -730,7 +735,7 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
     crop_size = (data_shape[2], data_shape[1])
     if rand_resize:
         if not rand_crop:
-            raise ValueError("CreateAugmenter: rand_resize needs rand_crop=True")
+            raise _Refused("CreateAugmenter: rand_resize needs rand_crop=True")
         auglist.append(RandomSizedCropAug(crop_size, 0.08, (3.0 / 4.0, 4.0 / 3.0), inter_method))
     elif rand_crop:
         auglist.append(RandomCropAug(crop_size, inter_method))
@@ -765,12 +770,12 @@ def color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray
         mean = _nd.array([123.68, 116.28, 103.53])
     elif mean is not None:
         if not (isinstance(mean, (np.ndarray, NDArray)) and mean.shape[0] in (1, 3)):
-            raise ValueError(f"{who}: mean must be True or an array of 1 or 3 values")
+            raise _Refused(f"{who}: mean must be True or an array of 1 or 3 values")
     if std is True:
         std = _nd.array([58.395, 57.12, 57.375])
     elif std is not None:
         if not (isinstance(std, (np.ndarray, NDArray)) and std.shape[0] in (1, 3)):
-            raise ValueError(f"{who}: std must be True or an array of 1 or 3 values")
+            raise _Refused(f"{who}: std must be True or an array of 1 or 3 values")
     if mean is not None or std is not None:
         auglist.append(ColorNormalizeAug(mean, std))
     return auglist
@@ -814,9 +819,9 @@ class ImageIter(DataIter):
                  label_name="softmax_label", dtype="float32", last_batch_handle="pad", **kwargs):
         super().__init__(batch_size)
         if not (path_imgrec or path_imglist or isinstance(imglist, list)):
-            raise ValueError("ImageIter: give path_imgrec, path_imglist or imglist")
+            raise _Refused("ImageIter: give path_imgrec, path_imglist or imglist")
         if dtype not in ("int32", "float32", "int64", "float64"):
-            raise ValueError(f"ImageIter: label dtype {dtype} not supported")
+            raise _Refused(f"ImageIter: label dtype {dtype} not supported")
         if last_batch_handle not in ("pad", "discard", "roll_over"):
             raise ValueError(f"ImageIter: last_batch_handle must be pad, discard or roll_over, "
                              f"got {last_batch_handle!r}")
@@ -876,13 +881,13 @@ class ImageIter(DataIter):
             self.seq = imgkeys
         elif shuffle or num_parts > 1 or path_imgidx:
             if self.imgidx is None:
-                raise ValueError("ImageIter: shuffle and num_parts > 1 need path_imgidx")
+                raise _Refused("ImageIter: shuffle and num_parts > 1 need path_imgidx")
             self.seq = self.imgidx
         else:
             self.seq = None
         if num_parts > 1:
             if not 0 <= part_index < num_parts:
-                raise ValueError(f"ImageIter: part_index {part_index} not in [0, {num_parts})")
+                raise _Refused(f"ImageIter: part_index {part_index} not in [0, {num_parts})")
             n = len(self.seq) // num_parts
             self.seq = self.seq[part_index * n:(part_index + 1) * n]
         self.auglist = CreateAugmenter(data_shape, **kwargs) if aug_list is None else aug_list

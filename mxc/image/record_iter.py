@@ -17,10 +17,11 @@ Semantics follow ``src/io/iter_image_recordio_2.cc`` and ``image_aug_default.cc`
   the padding samples are zeros (MXNet leaves stale memory and reports pad 0 there; mxc reports
   the true pad);
 - ``shuffle`` reshuffles every epoch; ``num_parts``/``part_index`` give every worker a
-  contiguous shard of the records (every record in exactly one part).  Orders and random
-  augmentation derive from ``seed`` (and ``seed_aug``), per sample rather than per thread, so
-  they do not depend on thread scheduling: the same seed gives the same batches.  They are not
-  MXNet's random streams.
+  contiguous shard of the records (every record in exactly one part), the shards MXNet's
+  InputSplit makes (by byte range of the file, or by record count with ``path_imgidx``).
+  Orders and random augmentation derive from ``seed`` (and ``seed_aug``), per sample rather
+  than per thread, so they do not depend on thread scheduling: the same seed gives the same
+  batches.  They are not MXNet's random streams.
 
 Random geometric augmentation (``max_rotate_angle``, ``max_shear_ratio``, random scale and
 aspect ratio) warps with Pillow's affine transform; OpenCV's warpAffine may differ by a grey
@@ -38,7 +39,7 @@ import weakref
 import numpy as np
 
 from .. import recordio
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError as _ParamError  # bad parameter: both
 from ..io.io import DataBatch, DataDesc, DataIter
 from ..ndarray import ndarray as _nd
 from ..ops.cpu import _pixel
@@ -188,13 +189,13 @@ class ImageRecordIter(DataIter):
         name = type(self).__name__
         unknown = set(kwargs) - _IGNORED - _UNSUPPORTED
         if unknown:
-            raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}")
+            raise _ParamError(f"{name}: unknown parameter(s) {sorted(unknown)}")
         unsupported = {k for k in set(kwargs) & _UNSUPPORTED if kwargs[k] not in (None, "", 0)}
         if unsupported:
-            raise ValueError(f"{name}: parameter(s) {sorted(unsupported)} are not supported by "
+            raise _ParamError(f"{name}: parameter(s) {sorted(unsupported)} are not supported by "
                              f"mxc")
         if not path_imgrec:
-            raise ValueError(f"{name}: path_imgrec is required")
+            raise _ParamError(f"{name}: path_imgrec is required")
         if not os.path.isfile(path_imgrec):
             raise MXNetError(f"{name}: path_imgrec {path_imgrec} does not exist")
         if path_imgidx and not os.path.isfile(path_imgidx):
@@ -202,38 +203,38 @@ class ImageRecordIter(DataIter):
         try:
             data_shape = tuple(int(d) for d in data_shape)
         except TypeError:
-            raise ValueError(f"{name}: data_shape must be (channels, height, width), got "
+            raise _ParamError(f"{name}: data_shape must be (channels, height, width), got "
                              f"{data_shape!r}") from None
         if len(data_shape) != 3:
-            raise ValueError(f"{name}: data_shape must have 3 dimensions (channels, height, "
+            raise _ParamError(f"{name}: data_shape must have 3 dimensions (channels, height, "
                              f"width), got {data_shape}")
         if data_shape[0] not in (1, 3, 4) or data_shape[1] <= 0 or data_shape[2] <= 0:
-            raise ValueError(f"{name}: data_shape {data_shape} needs 1, 3 or 4 channels and a "
+            raise _ParamError(f"{name}: data_shape {data_shape} needs 1, 3 or 4 channels and a "
                              f"positive height and width")
         if batch_size is None or int(batch_size) <= 0:
-            raise ValueError(f"{name}: batch_size must be a positive int, got {batch_size!r}")
+            raise _ParamError(f"{name}: batch_size must be a positive int, got {batch_size!r}")
         if int(label_width) < 1:
-            raise ValueError(f"{name}: label_width must be >= 1, got {label_width}")
+            raise _ParamError(f"{name}: label_width must be >= 1, got {label_width}")
         if int(preprocess_threads) < 1:
-            raise ValueError(f"{name}: preprocess_threads must be >= 1, got "
+            raise _ParamError(f"{name}: preprocess_threads must be >= 1, got "
                              f"{preprocess_threads}")
         if int(prefetch_buffer) < 1:
-            raise ValueError(f"{name}: prefetch_buffer must be >= 1, got {prefetch_buffer}")
+            raise _ParamError(f"{name}: prefetch_buffer must be >= 1, got {prefetch_buffer}")
         if not 0 <= int(part_index) < int(num_parts):
-            raise ValueError(f"{name}: part_index {part_index} must be in [0, num_parts="
+            raise _ParamError(f"{name}: part_index {part_index} must be in [0, num_parts="
                              f"{num_parts})")
         if inter_method not in (0, 1, 2, 3, 4, 9, 10):
-            raise ValueError(f"{name}: invalid inter_method {inter_method}: valid values are "
+            raise _ParamError(f"{name}: invalid inter_method {inter_method}: valid values are "
                              f"0, 1, 2, 3, 4, 9, 10")
         dtype = dtype or self._default_dtype
         if dtype not in ("float32", "uint8", "int8"):
-            raise ValueError(f"{name}: dtype must be 'float32', 'uint8' or 'int8', got {dtype!r}")
+            raise _ParamError(f"{name}: dtype must be 'float32', 'uint8' or 'int8', got {dtype!r}")
         if random_resized_crop and (min_random_scale != 1.0 or max_random_scale != 1.0 or
                                     min_crop_size != -1 or max_crop_size != -1 or rand_crop):
-            raise ValueError(f"{name}: random_resized_crop conflicts with min_random_scale, "
+            raise _ParamError(f"{name}: random_resized_crop conflicts with min_random_scale, "
                              f"max_random_scale, min_crop_size, max_crop_size and rand_crop")
         if (max_crop_size != -1 or min_crop_size != -1) and max_crop_size < min_crop_size:
-            raise ValueError(f"{name}: max_crop_size {max_crop_size} < min_crop_size "
+            raise _ParamError(f"{name}: max_crop_size {max_crop_size} < min_crop_size "
                              f"{min_crop_size}")
         if min_aspect_ratio is not None:
             self._ar = (float(min_aspect_ratio), float(max_aspect_ratio))
@@ -241,7 +242,7 @@ class ImageRecordIter(DataIter):
             self._ar = (1.0 - float(max_aspect_ratio), 1.0 + float(max_aspect_ratio))
         if random_resized_crop and (self._ar[0] <= 0 or self._ar[0] > self._ar[1]
                                     or min_random_area > max_random_area):
-            raise ValueError(f"{name}: need 0 < min_aspect_ratio <= max_aspect_ratio and "
+            raise _ParamError(f"{name}: need 0 < min_aspect_ratio <= max_aspect_ratio and "
                              f"min_random_area <= max_random_area")
         self.path_imgrec = str(path_imgrec)
         self.data_shape = data_shape
@@ -271,7 +272,7 @@ class ImageRecordIter(DataIter):
         means = np.array([mean_r, mean_g, mean_b, mean_a][:c] if c > 1 else [mean_r], np.float32)
         stds = np.array([std_r, std_g, std_b, std_a][:c] if c > 1 else [std_r], np.float32)
         if np.any(stds == 0):
-            raise ValueError(f"{name}: std_r/g/b/a must be non-zero")
+            raise _ParamError(f"{name}: std_r/g/b/a must be non-zero")
         self._mean = means
         # int8 batches: pixel - mean rounded half away from zero (std::round), saturated
         self._mean_int = (np.sign(means) * np.floor(np.abs(means) + 0.5)).astype(np.int16)
@@ -280,6 +281,15 @@ class ImageRecordIter(DataIter):
         self._cmap = np.arange(c, dtype=np.int32)
         self._decode_flag = {1: 0, 3: 1, 4: -1}[c]
 
+        label_shape = (self.batch_size,) if self.label_width == 1 else \
+            (self.batch_size, self.label_width)
+        self._open_records(path_imgidx, num_parts, part_index, label_shape, data_name,
+                           label_name)
+
+    def _open_records(self, path_imgidx, num_parts, part_index, label_shape, data_name,
+                      label_name):
+        """Locate this part's records, declare the batch shapes, start the first epoch."""
+        name = type(self).__name__
         # record table: byte offsets of this part's records, in file / index order
         self._rec = recordio.MXRecordIO(self.path_imgrec, "r")
         if path_imgidx:
@@ -288,9 +298,7 @@ class ImageRecordIter(DataIter):
             idx.close()
         else:
             offsets = np.asarray(recordio.scan_offsets(self.path_imgrec), np.int64)
-        n = len(offsets)
-        lo, hi = int(part_index) * n // int(num_parts), (int(part_index) + 1) * n // int(num_parts)
-        self._offsets = offsets[lo:hi]
+        self._offsets = self._part(offsets, int(num_parts), int(part_index), bool(path_imgidx))
         self.num_image = len(self._offsets)
         if self.num_image == 0:
             raise MXNetError(f"{name}: no records in {self.path_imgrec} for part {part_index} of "
@@ -299,9 +307,7 @@ class ImageRecordIter(DataIter):
             raise MXNetError(f"{name}: number of input images ({self.num_image}) must be bigger "
                              f"than the batch size ({self.batch_size}) with round_batch")
 
-        label_shape = (self.batch_size,) if self.label_width == 1 else \
-            (self.batch_size, self.label_width)
-        self.provide_data = [DataDesc(data_name, (self.batch_size,) + data_shape,
+        self.provide_data = [DataDesc(data_name, (self.batch_size,) + self.data_shape,
                                       self.dtype.type)]
         self.provide_label = [DataDesc(label_name, label_shape, np.float32)]
         self._label_shape = label_shape
@@ -319,6 +325,18 @@ class ImageRecordIter(DataIter):
         self._finalizer = weakref.finalize(self, ImageRecordIter._shutdown_resources, self._pool,
                                            self._rec, self._stop_box)
         self._start_epoch()
+
+    def _part(self, offsets, num_parts, part_index, indexed):
+        """This part's records, as dmlc's InputSplit gives them to MXNet: with an index, parts
+        of ceil(n / num_parts) records; without, the records that start in the part's byte
+        range (the file cut in num_parts equal ranges, rounded up to 4 bytes)."""
+        if indexed:
+            step = (len(offsets) + num_parts - 1) // num_parts
+            return offsets[step * part_index:step * (part_index + 1)]
+        size = os.path.getsize(self.path_imgrec)
+        step = ((size + num_parts - 1) // num_parts + 3) // 4 * 4
+        lo, hi = min(step * part_index, size), min(step * (part_index + 1), size)
+        return offsets[(offsets >= lo) & (offsets < hi)]
 
     # ---- lifecycle -------------------------------------------------------------------------
     @staticmethod

@@ -17,7 +17,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, OperatorInputError
 from ..ndarray import ndarray as _nd, sparse
 from ..ndarray.ndarray import NDArray
 
@@ -400,7 +400,8 @@ class NDArrayIter(DataIter):
             raise ValueError(f"NDArrayIter: last_batch_handle must be 'pad', 'discard' or "
                              f"'roll_over', got {last_batch_handle!r}")
         if batch_size <= 0:
-            raise ValueError(f"NDArrayIter: batch_size must be positive, got {batch_size}")
+            # MXNet fails slicing the first batch with MXNetError; this is that and a ValueError
+            raise OperatorInputError(f"NDArrayIter: batch_size must be positive, got {batch_size}")
         self.layout = layout
         self._axis = max(layout.find("N"), 0) if layout else 0
         self.data = _init_data(data, allow_empty=False, default_name=data_name)

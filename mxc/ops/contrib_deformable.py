@@ -188,3 +188,152 @@ register(OpDef("_backward_contrib_DeformableConvolution",
                infer=_binfer, num_outputs=lambda a: 3 if a["no_bias"] else 4,
                forward=host_forward("_backward_contrib_DeformableConvolution", _bwd),
                doc="Gradients of DeformableConvolution's data, offset, weight (and bias)."))
+
+
+# ---- modulated deformable convolution (DCNv2) ------------------------------------------------
+# ``_contrib_ModulatedDeformableConvolution``: the same taps, each also scaled by ``mask`` (N,
+# num_deformable_group * kh * kw, Ho, Wo). Its sampling is DCNv2's, not v1's: a tap with
+# -1 < y < H and -1 < x < W is interpolated from those of its four neighbours inside the image
+# (the others read 0), any other tap reads 0 (modulated_deformable_im2col.h).
+_MNAME = "_contrib_ModulatedDeformableConvolution"
+_MPARAMS = _PARAMS + (Param("im2col_step", int, 64),)
+
+
+def _minputs(a):
+    names = ("data", "offset", "mask", "weight")
+    return names if a["no_bias"] else names + ("bias",)
+
+
+def _minfer_inputs(a, shapes):
+    shapes = list(shapes)
+    d = shapes[0]
+    if d is not None and len(d) == 4:
+        (kh, kw), _, _, _ = _geom(a)
+        ho, wo = _out_hw(a, d[2], d[3])
+        dg = a["num_deformable_group"]
+        fill = [None, (d[0], dg * 2 * kh * kw, ho, wo), (d[0], dg * kh * kw, ho, wo),
+                (a["num_filter"], d[1] // a["num_group"], kh, kw), (a["num_filter"],)]
+        for i in range(1, len(shapes)):
+            if shapes[i] is None:
+                shapes[i] = fill[i]
+    return shapes
+
+
+def _minfer(a, shapes, dtypes):
+    (kh, kw), _, _, _ = _geom(a)
+    d = tuple(shapes[0])
+    # the unmodulated checks on data, offset, weight (and bias), then the mask's shape
+    try:
+        out, odt = _infer(a, [shapes[0], shapes[1]] + list(shapes[3:]), dtypes)
+    except ValueError as e:
+        raise ValueError(str(e).replace(_NAME, _MNAME)) from None
+    want = (d[0], a["num_deformable_group"] * kh * kw) + out[0][2:]
+    if tuple(shapes[2]) != want:
+        raise ValueError(f"{_MNAME}: input mask has shape {tuple(shapes[2])}, expected {want}")
+    return out, odt
+
+
+def _msample(a, x, off, mask):
+    """Masked columns (C, kh, kw, Ho, Wo) of one image, and what the backward needs."""
+    C, H, W = x.shape
+    (kh, kw), (sh, sw), (dh, dw), (ph, pw) = _geom(a)
+    G = a["num_deformable_group"]
+    ho, wo = off.shape[1:]
+    off = off.reshape(G, kh, kw, 2, ho, wo)
+    mask = mask.reshape(G, kh, kw, ho, wo)
+    by = (np.arange(ho) * sh - ph)[None, :] + (np.arange(kh) * dh)[:, None]
+    bx = (np.arange(wo) * sw - pw)[None, :] + (np.arange(kw) * dw)[:, None]
+    y = by[None, :, None, :, None] + off[:, :, :, 0]                            # (G,kh,kw,Ho,Wo)
+    xx = bx[None, None, :, None, :] + off[:, :, :, 1]
+    inside = (y > -1) & (xx > -1) & (y < H) & (xx < W)
+    y, xx = np.where(inside, y, 0), np.where(inside, xx, 0)
+    yl, xl = np.floor(y).astype(np.int64), np.floor(xx).astype(np.int64)
+    ly, lx = y - yl, xx - xl
+    corners = [(yl, xl), (yl, xl + 1), (yl + 1, xl), (yl + 1, xl + 1)]
+    ok = np.stack([inside & (cy >= 0) & (cx >= 0) & (cy < H) & (cx < W) for cy, cx in corners])
+    pos = np.stack([np.clip(cy, 0, H - 1) * W + np.clip(cx, 0, W - 1) for cy, cx in corners])
+    w = np.stack([(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx])
+    cpg = C // G
+    flat = x.reshape(G, cpg, H * W)
+    v = np.stack([flat[g][:, pos[:, g]] for g in range(G)]) * ok.transpose(1, 0, 2, 3, 4, 5)[
+        :, None]                                                                  # (G,cpg,4,...)
+    val = np.einsum("gcqijhw,qgijhw->gcijhw", v, w)
+    cols = val * mask[:, None]
+    return cols.reshape(C, kh, kw, ho, wo), (pos, w * ok, v, val, ly, lx, inside, mask)
+
+
+def _mfwd(a, data, offset, mask, weight, *bias):
+    N = data.shape[0]
+    nf, g = a["num_filter"], a["num_group"]
+    ho, wo = offset.shape[2:]
+    out = np.zeros((N, nf, ho, wo), np.float64)
+    wg = weight.astype(np.float64).reshape(g, nf // g, -1)
+    for n in range(N):
+        cols, _ = _msample(a, data[n].astype(np.float64), offset[n].astype(np.float64),
+                           mask[n].astype(np.float64))
+        out[n] = np.matmul(wg, cols.reshape(g, -1, ho * wo)).reshape(nf, ho, wo)
+    if bias:
+        out += bias[0].astype(np.float64)[None, :, None, None]
+    return out.astype(data.dtype)
+
+
+def _mgrad(F, a, inputs, outputs, out_grads):
+    return list(F._backward_contrib_ModulatedDeformableConvolution(out_grads[0], *inputs, **a))
+
+
+register(OpDef(_MNAME, inputs=("data", "offset", "mask", "weight", "bias"),
+               input_names=_minputs, params=_MPARAMS, infer=_minfer,
+               infer_inputs=_minfer_inputs, forward=host_forward(_MNAME, _mfwd), grad=_mgrad,
+               doc="Modulated deformable convolution (DCNv2; 2-D, NCHW): kernel taps displaced "
+                   "by `offset`, sampled bilinearly and scaled by `mask`."))
+
+
+def _mbwd(a, og, data, offset, mask, weight, *bias):
+    N, C, H, W = data.shape
+    nf, g = a["num_filter"], a["num_group"]
+    G = a["num_deformable_group"]
+    (kh, kw), _, _, _ = _geom(a)
+    ho, wo = offset.shape[2:]
+    cpg = C // G
+    wg = weight.astype(np.float64).reshape(g, nf // g, -1)
+    gdata = np.zeros((N, C, H * W))
+    goff = np.zeros((N, G, kh, kw, 2, ho, wo))
+    gmask = np.zeros((N, G, kh, kw, ho, wo))
+    gw = np.zeros_like(wg)
+    for n in range(N):
+        cols, (pos, w, v, val, ly, lx, inside, m) = _msample(
+            a, data[n].astype(np.float64), offset[n].astype(np.float64),
+            mask[n].astype(np.float64))
+        o = og[n].astype(np.float64).reshape(g, nf // g, ho * wo)
+        gw += np.matmul(o, cols.reshape(g, -1, ho * wo).transpose(0, 2, 1))
+        dcol = np.matmul(wg.transpose(0, 2, 1), o).reshape(G, cpg, kh, kw, ho, wo)
+        for gi in range(G):
+            dval = dcol[gi] * m[gi][None]                                         # (cpg, ...)
+            for q in range(4):
+                contrib = (dval * w[q, gi][None]).reshape(cpg, -1)
+                where = np.broadcast_to(pos[q, gi][None], dval.shape).reshape(cpg, -1)
+                for c in range(cpg):
+                    gdata[n, gi * cpg + c] += np.bincount(where[c], contrib[c],
+                                                          minlength=H * W)
+            v1, v2, v3, v4 = (v[gi][:, q] for q in range(4))
+            dy = (1 - lx[gi]) * (v3 - v1) + lx[gi] * (v4 - v2)
+            dx = (1 - ly[gi]) * (v2 - v1) + ly[gi] * (v4 - v3)
+            goff[n, gi, :, :, 0] = np.where(inside[gi], (dval * dy).sum(axis=0), 0)
+            goff[n, gi, :, :, 1] = np.where(inside[gi], (dval * dx).sum(axis=0), 0)
+            gmask[n, gi] = (dcol[gi] * val[gi]).sum(axis=0)
+    res = [gdata.reshape(data.shape).astype(data.dtype),
+           goff.reshape(offset.shape).astype(offset.dtype),
+           gmask.reshape(mask.shape).astype(mask.dtype),
+           gw.reshape(weight.shape).astype(weight.dtype)]
+    if bias:
+        res.append(og.astype(np.float64).sum(axis=(0, 2, 3)).astype(bias[0].dtype))
+    return tuple(res)
+
+
+register(OpDef("_backward_contrib_ModulatedDeformableConvolution",
+               inputs=("out_grad", "data", "offset", "mask", "weight", "bias"),
+               input_names=lambda a: ("out_grad",) + _minputs(a), params=_MPARAMS,
+               infer=_binfer, num_outputs=lambda a: 4 if a["no_bias"] else 5,
+               forward=host_forward("_backward_contrib_ModulatedDeformableConvolution", _mbwd),
+               doc="Gradients of ModulatedDeformableConvolution's data, offset, mask, weight "
+                   "(and bias)."))

@@ -5,13 +5,20 @@ creates the prop from the call's keyword arguments (strings, as MXNet passes the
 output shapes and dtypes through it, creates the operator and runs its ``forward`` on NDArrays
 right away in the calling thread (its NDArray operations are queued on the engine as usual).
 Under autograd the call is one node whose gradient runs the operator's ``backward``.
+
+An exception in the user's ``forward`` or ``backward`` does not leave the call: as in MXNet,
+where the operator runs on an engine worker, the outputs (input gradients) carry it and the
+next wait on them raises it as MXNetError (mxc/ops/held_error.py).
 """
+import traceback
+
 import numpy as np
 
 from .._core import engine as _engine
 from ..base import MXNetError
 from .params import Param
 from .registry import OpDef, register, is_training
+from .held_error import hold_error
 
 PROPS = {}          # op_type -> CustomOpProp subclass
 
@@ -41,6 +48,14 @@ def _shapes_dtypes(prop, inputs):
     return [tuple(s) for s in out_shapes], [np.dtype(t) for t in out_types], n_args
 
 
+def _hold(attrs, stage, exc, inputs, outputs):
+    """Leave `exc` (raised by the user's `stage`) on `outputs`, with its innermost frame."""
+    where = traceback.format_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    hold_error(f"Custom({attrs.get('op_type')})",
+               MXNetError(f"{stage} raised {type(exc).__name__}: {exc}\n{''.join(where)}"),
+               inputs, outputs)
+
+
 def _forward(F, attrs, *inputs):
     prop = _prop(attrs)
     out_shapes, out_types, n_args = _shapes_dtypes(prop, inputs)
@@ -53,11 +68,8 @@ def _forward(F, attrs, *inputs):
         with _engine.ProfileScope(attrs["op_type"], span=True):
             op.forward(is_train=is_training(), req=["write"] * len(outs),
                        in_data=list(inputs[:n_args]), out_data=outs, aux=list(inputs[n_args:]))
-    except MXNetError:
-        raise
-    except Exception as e:      # as MXNet: an error in the user's Python code is an MXNetError
-        raise MXNetError(f"Custom({attrs['op_type']}): forward raised {type(e).__name__}: "
-                         f"{e}") from e
+    except Exception as e:      # noqa: BLE001  (any error of the user's code, as MXNet)
+        _hold(attrs, "forward", e, inputs, outs)
     attrs["_mxc_op"] = (prop, op)       # the instance backward runs (this call's attrs only)
     return outs[0] if len(outs) == 1 else outs
 
@@ -71,11 +83,8 @@ def _grad(F, attrs, inputs, outputs, out_grads):
             op.backward(req=["write"] * n_args, out_grad=list(out_grads),
                         in_data=list(inputs[:n_args]), out_data=list(outputs), in_grad=in_grads,
                         aux=list(inputs[n_args:]))
-    except MXNetError:
-        raise
-    except Exception as e:
-        raise MXNetError(f"Custom({attrs.get('op_type')}): backward raised {type(e).__name__}: "
-                         f"{e}") from e
+    except Exception as e:      # noqa: BLE001
+        _hold(attrs, "backward", e, list(inputs) + list(outputs) + list(out_grads), in_grads)
     return in_grads + [None] * (len(inputs) - n_args)
 
 

@@ -13,16 +13,18 @@ reserves its blocks when it is pushed, so results follow push order and the seed
 thread count. Kernels: mxc/ops/cpu/random.pyx (csrc/kernels/random.h).
 
 Deliberate differences from MXNet: the streams are mxc's own (MXNet's differ per build anyway);
-bad parameters raise ValueError when the operator is called (MXNet fails in the kernel);
+bad parameter values fail when the operator runs, as MXNet's kernels do: the call returns and
+the next wait on the outputs raises MXNetError (mxc/ops/held_error.py);
 ``randint`` with low == high gives low (MXNet divides by zero); a multinomial draw past a row's
 cumulative sum (probabilities summing to less than 1) gives the row's last category with a
 non-zero probability (MXNet reads past the row).
 """
 import numpy as np
 
-from .._core import resource
+from .._core import engine as _engine, resource
 from .params import Param
 from .registry import OpDef, register, kernel_forward, declared_kernel
+from .held_error import hold_error
 
 _FLOATS = ("float16", "float32", "float64")
 _FLOAT_DT = frozenset(np.dtype(d) for d in _FLOATS)
@@ -142,6 +144,41 @@ def _shape_of(op, a):
     return shape
 
 
+# MXNet's samplers all write their device's random resource, an engine var: a sampler that
+# fails leaves its error there, and every later sampler on the device is skipped and carries
+# that same error until a wait delivers it (or waitall clears it). mxc's generator has no var
+# (blocks are reserved at push), so a failed sampler's error sits on a var of its own per
+# device, and later samplers first relay it to their outputs while it is undelivered.
+_FAILED_RNG = {}        # Context -> engine Var holding a sampler's undelivered error
+
+
+def _relay():
+    pass
+
+
+def _checked_forward(name, check, pnames, forward):
+    """`forward` after the parameter check, which (as MXNet's kernel check) fails the operation
+    when it runs rather than the call."""
+    def checked(a, inputs, outputs):
+        ctx = outputs[0].context
+        failed = _FAILED_RNG.get(ctx)
+        if failed is not None and not _engine.error_pending(failed):
+            del _FAILED_RNG[ctx]
+            failed = None
+        try:
+            check(name, [a[n] for n in pnames])
+        except ValueError as e:
+            if failed is None:
+                failed = _FAILED_RNG[ctx] = _engine.Var()
+            # writing a var that holds an earlier sampler's error, it is skipped and carries
+            # that one instead, as MXNet's sampler would (it never ran)
+            return hold_error(name, e, inputs, outputs, also_writes=[failed])
+        if failed is not None:
+            _engine.push(_relay, [failed], [o._chunk for o in outputs], name=name)
+        return forward(a, inputs, outputs)
+    return checked
+
+
 def _random_op(dist, kname, pdefs, check, rejection):
     name = f"_random_{dist}"
     pnames = [p[0] for p in pdefs]
@@ -150,7 +187,6 @@ def _random_op(dist, kname, pdefs, check, rejection):
         Param("dtype", "dtype", None, choices=_FLOATS))
 
     def infer(a, shapes, dtypes):
-        check(name, [a[n] for n in pnames])
         return [_shape_of(name, a)], [_out_dtype(name, a["dtype"])]
 
     # the distribution's parameters are the kernel's float slots (as float32, as MXNet keeps them)
@@ -158,14 +194,14 @@ def _random_op(dist, kname, pdefs, check, rejection):
                        floats=pnames, fill={n: _rounded(n) for n in pnames})
     register(OpDef(name, aliases=(f"random_{dist}",) + (("uniform",) if dist == "uniform" else ())
                    + (("normal",) if dist == "normal" else ()),
-                   inputs=(), params=params, infer=infer, forward=fwd,
+                   inputs=(), params=params, infer=infer,
+                   forward=_checked_forward(name, check, pnames, fwd),
                    grad=lambda F, a, i, o, g: [], resources=("random",),
                    doc=f"Samples from {_DOC[dist]}; float32 unless dtype says otherwise."))
 
     lname = f"_random_{dist}_like"
 
     def infer_like(a, shapes, dtypes):
-        check(lname, [a[n] for n in pnames])
         if np.dtype(dtypes[0]) not in _FLOAT_DT:
             raise ValueError(f"{lname}: data must be float16, float32 or float64, got {dtypes[0]}")
         return [tuple(shapes[0])], [dtypes[0]]
@@ -174,7 +210,8 @@ def _random_op(dist, kname, pdefs, check, rejection):
                         fill={n: _rounded(n) for n in pnames})
     register(OpDef(lname, inputs=("data",),
                    params=tuple(Param(n, kind, d) for n, d, kind in pdefs),
-                   infer=infer_like, forward=lambda a, i, o: lfwd(a, [], o),
+                   infer=infer_like,
+                   forward=_checked_forward(lname, check, pnames, lambda a, i, o: lfwd(a, [], o)),
                    grad=lambda F, a, i, o, g: [F.zeros_like(i[0])], resources=("random",),
                    doc=f"Samples from {_DOC[dist]} with the shape and dtype of data."))
 
@@ -223,11 +260,14 @@ for _d in _DISTS:
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
 
+def _check_randint(op, v):
+    if not v[1] >= v[0]:
+        raise ValueError(f"{op}: low must be less or equal to high in uniform "
+                         f"distribution (low={v[0]}, high={v[1]})")
+
+
 def _randint_infer(a, shapes, dtypes):
     lo, hi = a["low"], a["high"]
-    if not hi >= lo:
-        raise ValueError(f"_random_randint: low must be less or equal to high in uniform "
-                         f"distribution (low={lo}, high={hi})")
     dt = _out_dtype("_random_randint", a["dtype"], "int32")
     if dt == np.int32 and not (_I32[0] <= lo and hi <= _I32[1] + 1):
         raise ValueError(f"_random_randint: [low, high) = [{lo}, {hi}) does not fit int32; "
@@ -240,8 +280,9 @@ register(OpDef("_random_randint", aliases=("random_randint", "_npi_random_randin
                        Param("shape", "shape", ()), Param("ctx", str, ""),
                        Param("dtype", "dtype", None, choices=("int32", "int64"))),
                infer=_randint_infer,
-               forward=_rng_forward("randint", "_random_randint", _fixed_blocks,
-                                    ints=("low", "high")),
+               forward=_checked_forward("_random_randint", _check_randint, ("low", "high"),
+                                        _rng_forward("randint", "_random_randint",
+                                                     _fixed_blocks, ints=("low", "high"))),
                grad=lambda F, a, i, o, g: [], resources=("random",),
                doc="Integers drawn uniformly from [low, high); int32 unless dtype says otherwise."))
 

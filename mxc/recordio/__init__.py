@@ -251,11 +251,11 @@ class MXIndexedRecordIO(MXRecordIO):
         try:
             with open(self.idx_path, "rb") as f:
                 data = f.read()
-        except OSError as exc:
+        except OSError as exc:          # MXNet's open() error: FileNotFoundError, ...
             self.handle.close()
             self.is_open = False
-            raise MXNetError(f"cannot open index file {self.idx_path} for {self.uri}: "
-                             f"{exc.strerror}") from exc
+            raise type(exc)(exc.errno, f"cannot open index file for {self.uri}: {exc.strerror}",
+                            self.idx_path) from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -153,6 +153,10 @@ def extra_cases():
         "_contrib_MultiBoxPrior": ({"sizes": (0.5, 0.2), "ratios": (1.0, 2.0)},
                                    [u((1, 2, 3, 4))]),
         "_contrib_gradientmultiplier": ({"scalar": 0.5}, [u((3, 4))]),
+        "_contrib_ModulatedDeformableConvolution": (
+            {"kernel": (2, 2), "pad": (1, 1), "num_filter": 2},
+            [u((1, 2, 3, 3)), u((1, 8, 4, 4), lo=-1.5, hi=1.5), u((1, 4, 4, 4), lo=0.0),
+             u((2, 2, 2, 2)), u((2,))]),
         "_random_pdf_uniform": ({}, [u((2, 3)), u((2,), lo=-3, hi=-2), u((2,), lo=2, hi=3)]),
         "_random_pdf_normal": ({"is_log": True}, [u((2, 3)), u((2,)), u((2,), lo=0.5, hi=2)]),
         "_random_pdf_gamma": ({}, [u((2, 3), lo=0.2, hi=2), u((2,), lo=0.5, hi=2),

@@ -258,3 +258,19 @@ def test_int8_iter_equals_mxnet(case, kw):
     d, _, _, _ = run(ImageRecordInt8Iter, epochs=1, **kw)
     assert d.dtype == np.int8
     np.testing.assert_array_equal(d, want)
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+@pytest.mark.parametrize("num_parts", [2, 3])
+def test_parts_are_mxnets_input_splits(indexed, num_parts):
+    # records made and read by MXNet 1.9.1 (tests/data/make_image_det_rec_golden.py): byte
+    # ranges of the file without an index, ceil(n / num_parts) records with one
+    here = os.path.join(os.path.dirname(__file__), "..", "data", "image_det_rec")
+    gold = np.load(os.path.join(here, "golden.npz"))
+    for part in range(num_parts):
+        it = ImageRecordIter(
+            path_imgrec=os.path.join(here, "parts.rec"), data_shape=(3, 8, 8), batch_size=1,
+            path_imgidx=os.path.join(here, "parts.idx") if indexed else "",
+            num_parts=num_parts, part_index=part, round_batch=False, preprocess_threads=1)
+        got = [float(b.label[0].asnumpy()[0]) for b in it]
+        assert got == gold["parts/%d/%d/%d" % (indexed, num_parts, part)].tolist()

@@ -299,6 +299,17 @@ def test_gradients_are_zero_or_absent():
     (lambda: mx.nd.random.generalized_negative_binomial(1, -1, shape=(2,)),
      "_random_generalized_negative_binomial.*alpha"),
     (lambda: mx.nd.random.randint(5, 1, shape=(2,)), "_random_randint.*low"),
+    (lambda: mx.nd.random.normal_like(mx.nd.ones(2), 0, -1), "_random_normal_like.*scale"),
+])
+def test_bad_parameter_values_fail_at_the_wait(call, match):
+    # as MXNet 1.9.1 (the kernel checks them): the call returns, the wait raises once
+    out = call()
+    with pytest.raises(mx.base.MXNetError, match=match):
+        out.wait_to_read()
+    out.wait_to_read()
+
+
+@pytest.mark.parametrize("call,match", [
     (lambda: mx.nd.random.randint(0, 1 << 40, shape=(2,)), "_random_randint.*int64"),
     (lambda: mx.nd.random.uniform(shape=(2,), dtype="int32"), "_random_uniform.*dtype"),
     (lambda: mx.nd._random_uniform(), "_random_uniform.*shape"),

@@ -1,15 +1,16 @@
 """Concurrent/HybridConcurrent (every child sees the same input, outputs concatenated),
-Identity, and PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
+Identity, SparseEmbedding (row_sparse weight and gradient, for very large vocabularies),
+PixelShuffle1D/2D/3D (channels folded into space: (N, C*f, W) -> (N, C, W*f)),
 and SyncBatchNorm (batch statistics over the whole batch split across ``num_devices`` devices),
 as MXNet 1.9.1's gluon.contrib.nn has them."""
 import warnings
 
 from .... import context, ndarray as nd
 from ... import nn
-from ...block import HybridBlock
+from ...block import Block, HybridBlock
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D", "SyncBatchNorm"]
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "PixelShuffle1D",
+           "PixelShuffle2D", "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(nn.Sequential):
@@ -39,6 +40,37 @@ class Identity(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return x
+
+
+class SparseEmbedding(Block):
+    """Embedding whose weight and weight gradient are RowSparseNDArrays: each forward pulls only
+    the rows that `x` names (``Parameter.row_sparse_data``), so a trainer with a sparse
+    optimizer (SGD, AdaGrad, Adam: lazy updates) touches only those rows.
+
+    Parameters
+    ----------
+    input_dim : int
+        Vocabulary size (largest index + 1).
+    output_dim : int
+    dtype : str or numpy dtype, default 'float32'
+    weight_initializer : Initializer, optional
+    """
+
+    def __init__(self, input_dim, output_dim, dtype='float32', weight_initializer=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {'input_dim': input_dim, 'output_dim': output_dim, 'dtype': dtype,
+                        'sparse_grad': True}
+        self.weight = self.params.get('weight', shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      grad_stype='row_sparse', stype='row_sparse')
+
+    def forward(self, x):
+        return nd.Embedding(x, self.weight.row_sparse_data(x), name='fwd', **self._kwargs)
+
+    def __repr__(self):
+        return '{}({} -> {}, {})'.format(self.__class__.__name__, self._kwargs['input_dim'],
+                                         self._kwargs['output_dim'], self._kwargs['dtype'])
 
 
 def _factors(value, n, name):

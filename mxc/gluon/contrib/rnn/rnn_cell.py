@@ -1,10 +1,12 @@
 """Contrib cells of MXNet 1.9.1: VariationalDropoutCell (Gal & Ghahramani 2016: one dropout
-mask per sequence, reused at every step) and LSTMPCell (an LSTM whose output is projected)."""
+mask per sequence, reused at every step), LSTMPCell (an LSTM whose output is projected) and
+dynamic_unroll (a cell run over time with ``contrib.foreach``: one graph node, any length)."""
+from ....base import _as_list
 from ...rnn.rnn_cell import (BidirectionalCell, HybridRecurrentCell, ModifierCell,
                              SequentialRNNCell, _format_sequence, _get_begin_state, _is_tensor,
                              _mask_sequence_variable_length)
 
-__all__ = ["VariationalDropoutCell", "LSTMPCell"]
+__all__ = ["VariationalDropoutCell", "LSTMPCell"]     # dynamic_unroll: by module, as MXNet
 
 
 class VariationalDropoutCell(ModifierCell):
@@ -164,3 +166,59 @@ class LSTMPCell(HybridRecurrentCell):
                                   weight=h2r_weight, no_bias=True, name=prefix + "out")
         return next_r, [next_r, next_c]
 
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC",
+                   valid_length=None):
+    """Runs `cell` over the time axis of `inputs` with ``F.contrib.foreach``.
+
+    Parameters
+    ----------
+    cell : RecurrentCell
+    inputs : NDArray or Symbol, (T, N, ...) for layout 'TNC' or (N, T, ...) for 'NTC'
+    begin_state : list of NDArray or Symbol
+    drop_inputs, drop_outputs : float, default 0
+        Dropout rates, one mask over the whole time axis.
+    layout : str, default 'TNC'
+    valid_length : NDArray or Symbol of shape (N,), optional
+        Per-sequence lengths: the states stop changing after a sequence's last step and
+        the outputs past it are zero.
+
+    Returns
+    -------
+    outputs : NDArray or Symbol (same layout as `inputs`)
+    states : list of NDArray or Symbol
+    """
+    inputs, axis, F, _ = _format_sequence(0, inputs, layout, True)
+    axes = None
+    if axis != 0:          # foreach iterates over axis 0
+        axes = list(range(len(layout)))
+        axes[0], axes[axis] = axes[axis], axes[0]
+        inputs = F.transpose(inputs, axes=axes)
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(0,))
+    states = list(_as_list(begin_state))
+    if valid_length is None:
+        def loop_body(step_in, step_states):
+            return cell(step_in, step_states)
+    else:
+        # the step number rides along as an extra state; a finished sequence keeps its state
+        states.append(F.zeros((1,)))
+
+        def loop_body(step_in, step_states):
+            cell_states, step = step_states[:-1], step_states[-1]
+            out, new_states = cell(step_in, cell_states)
+            running = F.broadcast_greater(valid_length, step)
+            new_states = [F.where(running, new, old)
+                          for new, old in zip(_as_list(new_states), cell_states)]
+            return out, new_states + [step + 1]
+    outputs, states = F.contrib.foreach(loop_body, inputs, states)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(0,))
+    if axes is not None:
+        outputs = F.transpose(outputs, axes=axes)
+    if valid_length is None:
+        return outputs, states
+    outputs = F.SequenceMask(outputs, sequence_length=valid_length, use_sequence_length=True,
+                             axis=axis)
+    return outputs, states[:-1]

@@ -84,3 +84,25 @@ def test_sync_batchnorm_on_one_device_is_batchnorm(rng):
                                0.1 * xn.mean(axis=(0, 2)), rtol=1e-5, atol=1e-6)
     assert sbn.collect_params().keys() == {sbn.prefix + n for n in
                                            ("gamma", "beta", "running_mean", "running_var")}
+
+
+def test_sparse_embedding_row_sparse_weight_and_grad():
+    from mxc.gluon.contrib.nn import SparseEmbedding
+    layer = SparseEmbedding(10, 4, weight_initializer=mx.init.Uniform(1.0))
+    layer.initialize()
+    trainer = mx.gluon.Trainer(layer.collect_params(), "sgd", {"learning_rate": 1.0})
+    x = mx.nd.array([3, 4, 3, 0])
+    before = layer.weight.row_sparse_data(mx.nd.arange(10)).asnumpy()
+    with mx.autograd.record():
+        y = layer(x)
+        (y * 2).backward()
+    np.testing.assert_allclose(y.asnumpy(), before[[3, 4, 3, 0]], rtol=1e-6)
+    grad = layer.weight.grad()
+    assert grad.stype == "row_sparse"
+    expect = np.zeros((10, 4), np.float32)
+    np.add.at(expect, [3, 4, 3, 0], 2.0)
+    np.testing.assert_allclose(grad.asnumpy(), expect)
+    trainer.step(1)
+    after = layer.weight.row_sparse_data(mx.nd.arange(10)).asnumpy()
+    np.testing.assert_allclose(after, before - expect, rtol=1e-5, atol=1e-6)
+    assert repr(layer) == "SparseEmbedding(10 -> 4, float32)"
