@@ -10,6 +10,7 @@ under load, and the target is mxc's <= MXNet's. The machine's other load comes a
 compare the factors of one run only.
 
     python tools/bench/bench_load.py [--busy 4] [--repeat 2] [--peer-python /path/to/mxnet/python]
+        [--impls mxc-hybrid,mxc-hybrid+static,torch-eager]   # +static: MXC_FOLLOW_LOAD=0
 """
 import argparse
 import json
@@ -38,12 +39,15 @@ def stop_busy(procs):
 def run(impl, args, peer):
     """samples/s of one run of `impl` in a fresh interpreter, or None when it failed."""
     common = ["--rounds", str(args.rounds), "--scale", str(args.scale)]
+    env = dict(os.environ)
+    if impl.endswith("+static"):      # mxc with its thread counts fixed (MXC_FOLLOW_LOAD=0)
+        env["MXC_FOLLOW_LOAD"] = "0"
     if impl == "mxnet-hybrid":
         cmd = [peer, TRAINING, "--as-peer", "--models", "resnet18"] + common
     else:
-        cmd = [sys.executable, TRAINING, "--only", f"resnet18:{impl}"] + common
+        cmd = [sys.executable, TRAINING, "--only", f"resnet18:{impl.split('+')[0]}"] + common
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
     except subprocess.TimeoutExpired:
         print(json.dumps({"impl": impl, "error": f"no result in {args.timeout} s"}), flush=True)
         return None
