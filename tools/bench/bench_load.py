@@ -7,7 +7,8 @@ implementations take turns, --repeat times. The busy processes are plain Python 
 before a loaded run and stopped after it (each by its pid). Per implementation the figure is the
 slowdown factor quiet / loaded (samples/s), one per repeat and their median; above 1 is slower
 under load, and the target is mxc's <= MXNet's. The machine's other load comes and goes, so
-compare the factors of one run only.
+compare the factors of one run only; the loaded throughputs are compared too (mxc / MXNet,
+mxc / PyTorch), which that other load moves less.
 
     python tools/bench/bench_load.py [--busy 4] [--repeat 2] [--peer-python /path/to/mxnet/python]
         [--impls mxc-hybrid,mxc-hybrid+static,torch-eager]   # +static: MXC_FOLLOW_LOAD=0
@@ -72,6 +73,7 @@ def main():
     if args.peer_python:
         impls.append("mxnet-hybrid")
     factors = {k: [] for k in impls}
+    loaded = {k: [] for k in impls}
     for r in range(args.repeat):
         for impl in (impls if r % 2 == 0 else impls[::-1]):
             vals = {}
@@ -89,11 +91,22 @@ def main():
                                       "value": vals[cond], "unit": "samples/s"}), flush=True)
             if vals.get("quiet") and vals.get("loaded"):
                 factors[impl].append(vals["quiet"] / vals["loaded"])
+            if vals.get("loaded"):
+                loaded[impl].append(vals["loaded"])
     for impl, f in factors.items():
         if f:
             print(json.dumps({"figure": f"slowdown quiet/loaded, {args.busy} busy processes",
                               "impl": impl, "repeats": [round(x, 2) for x in f],
                               "value": round(statistics.median(f), 2), "unit": "x"}), flush=True)
+    # the loaded throughputs side by side: the other load on a shared machine moves the quiet
+    # runs most, so this ratio is the steadier one
+    for ref in ("mxnet-hybrid", "torch-eager"):
+        for impl in impls:
+            if impl.startswith("mxc") and loaded[impl] and loaded.get(ref):
+                print(json.dumps({"figure": f"loaded samples/s, {impl} / {ref}",
+                                  "value": round(statistics.median(loaded[impl])
+                                                 / statistics.median(loaded[ref]), 2),
+                                  "unit": "ratio"}), flush=True)
 
 
 if __name__ == "__main__":
