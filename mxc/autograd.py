@@ -152,10 +152,10 @@ def get_symbol(x):
 # gradient, training flag) with the tracer's graph-building F (mxc/ndarray/trace.py), steps no
 # needed gradient reads are dropped (the data gradient of a first layer: a whole GEMM), reshapes
 # of intermediates become views, and later calls push the remaining steps' kernels directly: no
-# attribute parsing or shape inference per backward operator. Results equal the eager walk's bit
+# attribute parsing or shape inference per backward operator; elementwise steps go through the
+# C fast path (one call makes the output and pushes). Results equal the eager walk's bit
 # for bit (same kernels, same attributes, same order). A gradient that cannot be traced (reads
 # values on the host, runs Python, draws random numbers, writes state) takes the eager walk.
-_GRAD_PLANS = {}
 _GRAD_PLANS_MAX = 4096
 _VIEW = None           # marks a step that is a reshape view instead of a kernel
 
@@ -167,17 +167,9 @@ class _GradPlan:
         self.nvals = nvals        # value slots of one replay
         self.ext = ext            # slot of each (input view, output view, out-grad), in that order
         self.consts = consts      # (slot, NDArray) made while tracing, only read
-        self.steps = steps        # (op or _VIEW, attrs, input slots, output slots, shapes, dtypes)
+        self.steps = steps        # (op or _VIEW, attrs, input slots, output slots, shapes, dtypes,
+                                  #  fast path or None: see _fast_step)
         self.results = results    # slot of each input's gradient, or None
-
-
-def _hashable_attrs(attrs):
-    try:
-        key = tuple(attrs.items())
-        hash(key)
-        return key
-    except TypeError:
-        return None
 
 
 def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
@@ -230,67 +222,35 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
             is_result = o in results
             if not is_result or (t.kinds[r] == G.INT and r not in results
                                  and res_count.get(r, 0) == 1):
-                steps.append((_VIEW, None, sins, souts, shapes, dtypes))
+                steps.append((_VIEW, None, sins, souts, shapes, dtypes, None))
                 continue
-        steps.append((op_, sattrs, sins, souts, shapes, dtypes))
+        steps.append((op_, sattrs, sins, souts, shapes, dtypes, _fast_step(op_, sattrs, t, sins,
+                                                                            souts)))
     consts = tuple((v, a) for v, a in t.const.items())
     return _GradPlan(len(t.shapes), tuple(range(len(ext))), consts, tuple(steps), tuple(results))
 
 
-def _prepared_grad(node, ins, outs, ogs):
-    """Gradients of `node`'s inputs (None where no gradient is needed), or None: take the
-    eager walk."""
-    op = node.op
-    if type(op) is not _registry_OpDef() or op.grad is None:
+def _fast_step(op, attrs, t, sins, souts):
+    """(kind, FastKernel, scalar) when this step is an elementwise kernel the C fast path runs
+    (as mxc.ndarray's invoke would: same kernel, same attributes), all its values of one shape
+    and dtype; else None. The fast path makes the output and pushes in one C call."""
+    kind = op.fast_kind
+    if not kind or op.mutate or len(souts) != 1 or len(sins) != (2 if kind == 2 else 1):
         return None
-    attrs = node.attrs
-    akey = _hashable_attrs(attrs) if attrs is not None else ()
-    if akey is None:
+    shape, dtype = t.shapes[souts[0]], t.dtypes[souts[0]]
+    if any(t.shapes[v] != shape or t.dtypes[v] != dtype for v in sins):
         return None
-    arrs = ins + outs + ogs
-    ctx = arrs[0]._ctx
-    sig = []
-    for a in arrs:
-        if a._sparse or (a._ctx is not ctx and a._ctx != ctx):
+    if kind == 3:
+        scalar = attrs.get("scalar") if attrs else None
+        if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
             return None
-        sig.append(a._shape)
-        sig.append(a._dtype)
-    needs = tuple(info is not None for info in node.in_info)
-    key = (op, akey, tuple(sig), needs, _M.training)
-    plan = _GRAD_PLANS.get(key)
-    if plan is None:
-        if len(_GRAD_PLANS) >= _GRAD_PLANS_MAX:
-            _GRAD_PLANS.clear()
-        plan = _trace_grad(op, attrs, list(ins), list(outs), list(ogs), needs, ctx)
-        _GRAD_PLANS[key] = plan
-    if plan is False:
-        return None
-    vals = [None] * plan.nvals
-    for k, a in enumerate(arrs):
-        vals[k] = a
-    for v, a in plan.consts:
-        vals[v] = a
-    empty, make_array = _handle.empty, _handle.make_array
-    for sop, sattrs, sins, souts, shapes, dtypes in plan.steps:
-        if sop is _VIEW:
-            src = vals[sins[0]]
-            vals[souts[0]] = make_array(NDArray, src._chunk, src._offset, shapes[0], dtypes[0], ctx)
-            continue
-        res = [empty(NDArray, s, d, ctx) for s, d in zip(shapes, dtypes)]
-        sop.forward(sattrs, [vals[i] for i in sins], res)
-        for v, a in zip(souts, res):
-            vals[v] = a
-    return [None if v is None else vals[v] for v in plan.results]
+        return (3, op._fast_kernel or op.fast_kernel(), float(scalar))
+    return (kind, op._fast_kernel or op.fast_kernel(), 0.0)
 
 
-_OPDEF = None
-
-
-def _registry_OpDef():
-    global _OPDEF
-    if _OPDEF is None:
-        _OPDEF = OpDef
-    return _OPDEF
+# the replay runs in C (tape.GradPlans): the lookup and pushes are a backward's per-node cost
+_prepared_grad = _tape.GradPlans(_trace_grad, OpDef, NDArray, _GRAD_PLANS_MAX)
+_GRAD_PLANS = _prepared_grad.plans
 
 
 if os.environ.get("MXC_PREPARED_GRAD", "1") != "0":     # 0: every node through OpDef.grad

@@ -20,7 +20,7 @@ import ctypes
 import os
 
 from ..base import MXNetError
-from .threads import omp_threads
+from .threads import omp_threads, follow_load
 
 __all__ = ["ADDRESSES", "GATE", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
 
@@ -70,9 +70,15 @@ _GATE = _Gate()
 GATE = ctypes.addressof(_GATE)
 
 
+_asked = 1          # set_num_threads's n; a lone caller gets it capped at the free cores
+_free = 1 << 30     # the cores other processes leave free (mxc/_core/threads.py follows them)
+
+
 def set_num_threads(n):
     """The threads a lone BLAS caller gets (a caller beside another one always gets 1)."""
-    n = max(1, int(n))
+    global _asked
+    _asked = max(1, int(n))
+    n = min(_asked, _free)
     _GATE.max = n
     if _GATE.inside == 0:
         _LIB.scipy_openblas_set_num_threads(n)
@@ -80,10 +86,18 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    return _GATE.max
+    return _asked
+
+
+def _on_free_cores(n):
+    # the gate hands the new count to OpenBLAS at the next lone call (under its lock)
+    global _free
+    _free = n
+    _GATE.max = max(1, min(_asked, n))
 
 
 set_num_threads(omp_threads())
+follow_load(_on_free_cores)
 def _after_fork_in_child():
     # a forked child computes on one thread, as the kernels do (mxc/_core/opcall.pyx); the
     # callers that were inside BLAS (and the gate's lock) stayed behind in the parent

@@ -88,6 +88,11 @@ cdef int push_native_dev(exec_fn fn, void *arg, free_fn free_arg,
 cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
                             VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                             const char *opname, int dev) except -1
+# A short CPU op (a kernel on a few KiB): the pusher runs it itself when it is ready at once and
+# no op runs or waits to run (a worker wake-up costs more than the kernel)
+cdef int push_native_small(exec_fn fn, void *arg, free_fn free_arg,
+                           VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                           const char *opname) except -1
 # Host-side synchronisation with a device, called without the GIL: after wait_var on a var with
 # gpu = k + 1 (dev k), and by wait_for_all for every device (dev -1). Returns 0, or -1 with the
 # CUDA error (naming the operator) in err.

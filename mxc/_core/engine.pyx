@@ -742,6 +742,9 @@ cdef inline void _make_ready(OpBlock *op) noexcept nogil:
             return
         _dq_push(op)            # GPU op: its device's worker, in order (stream order)
         return
+    if op == g_inline_try and g_running == 0 and g_heap_n == 0:
+        g_inline_go = True      # a small CPU op, the engine idle: its pusher runs it
+        return
     _heap_push(op)
     if g_nidle > g_nsignaled:
         g_nsignaled += 1
@@ -1180,7 +1183,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     # The device comes from push_native_dev through g_next_dev, read and reset here before
     # anything could release the GIL (pushes hold it), so the CPU hot path stays one call.
     cdef int dev = g_next_dev
-    cdef bint may_inline = g_next_launch and dev >= 0 and not g_inline
+    cdef bint may_inline = g_next_launch and not g_inline and (dev >= 0 or g_inline_small)
     _set_next_dev(-1)
     cdef int i, n, nm = 0
     if g_refuse_push:
@@ -1289,12 +1292,19 @@ cdef inline void _set_next_dev(int d, bint launch=False) noexcept nogil:
     g_next_launch = launch
 
 
+# MXC_ENGINE_INLINE_SMALL=0: every CPU op goes to a worker (push_native_small = push_native)
+cdef bint g_inline_small = env_int("MXC_ENGINE_INLINE_SMALL", 1) != 0
+
+
 cdef void _register_maybe_inline(OpBlock *op, bint may_inline) noexcept nogil:
     """Lock held: _register(op). A kernel launch pushed by a thread outside any op, ready at
     once, with its device idle and nothing queued before it, is launched here by its pusher
     instead of the device's worker: a launch only enqueues on the stream (a few us), and handing
     it to the worker thread and back cost two thread wake-ups per op (on the fake driver, most
-    of an op + wait). Its device is busy meanwhile, so push order on the stream holds."""
+    of an op + wait). Its device is busy meanwhile, so push order on the stream holds.
+    A small CPU op (push_native_small) ready at once while no op runs or waits to run is run
+    here too: waking the sleeping worker for it costs more than the kernel (a 64-float add is
+    ~0.1 us, a wake-up several us, and on a loaded machine the worker may wait for a core)."""
     global g_inline_try, g_inline_go
     cdef int d = op.dev
     if not (may_inline and mxc_engine_cur_op() == NULL and not mxc_engine_is_worker()):
@@ -1306,6 +1316,9 @@ cdef void _register_maybe_inline(OpBlock *op, bint may_inline) noexcept nogil:
     if not g_inline_go:
         return
     g_inline_go = False
+    if d < 0:
+        _run_taken(_claim(op))
+        return
     g_dbusy[d] = 1
     _run_taken(_claim(op))
     g_dbusy[d] = 0
@@ -1333,6 +1346,15 @@ cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
     if dev < 0 or dev >= ENGINE_MAX_DEVICES:
         raise ValueError(f"mxc engine: device {dev} out of range [0, {ENGINE_MAX_DEVICES})")
     _set_next_dev(dev, True)
+    return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, 0, opname)
+
+
+cdef int push_native_small(exec_fn fn, void *arg, free_fn free_arg,
+                           VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                           const char *opname) except -1:
+    """push_native for a short CPU op (a kernel on a few KiB): when it is ready at once and the
+    engine is idle, the pushing thread runs it (_register_maybe_inline)."""
+    _set_next_dev(-1, True)
     return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, 0, opname)
 
 

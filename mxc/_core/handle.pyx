@@ -9,8 +9,9 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
-from mxc._core.engine cimport (Var, VarC, push_native, wait_var, free_fn, profile_mask,
-                               profile_record, profile_now_ns, PROF_SYMBOLIC, profile_api_on)
+from mxc._core.engine cimport (Var, VarC, push_native, push_native_small, wait_var, free_fn,
+                               profile_mask, profile_record, profile_now_ns, PROF_SYMBOLIC,
+                               profile_api_on)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
 from mxc._core.opcall cimport new_call, free_call, run_call, fill_attrs, capped_threads
 from mxc._core.opcall import DTYPE_CODE, CODE_DTYPE
@@ -358,6 +359,19 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
     return 0
 
 
+# A kernel call on at most this many bytes (inputs and outputs together) is short enough for
+# its pusher to run it when the engine is idle (engine.push_native_small)
+cdef enum:
+    SMALL_CALL_BYTES = 16384
+
+
+cdef inline int _push_call(Pushed *p, VarC **vars, int nin, int nout, const char *name,
+                           size_t nbytes) except -1:
+    if nbytes <= SMALL_CALL_BYTES:
+        return push_native_small(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, name)
+    return push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
+
+
 cdef inline int _cpu_only(NDArrayBase a, bytes name) except -1:
     """A CPU kernel must never get device memory."""
     if a._chunk.dev_type == 2:
@@ -376,6 +390,7 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
     cdef VarC *stack_vars[MAX_STACK_VARS]
     cdef VarC **vars = stack_vars
     cdef NDArrayBase a
+    cdef size_t nbytes = 0
     try:
         if nin + nout > MAX_STACK_VARS:
             vars = <VarC**>malloc(sizeof(VarC*) * (nin + nout))
@@ -386,11 +401,13 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
             _cpu_only(a, name)
             _set_tensor(p, i, a)
             vars[i] = a._chunk.c
+            nbytes += <size_t>a._size * a._itemsize
         for i in range(nout):
             a = <NDArrayBase?>outputs[i]
             _cpu_only(a, name)
             _set_tensor(p, nin + i, a)
             vars[nin + i] = a._chunk.c
+            nbytes += <size_t>a._size * a._itemsize
         if iattr or fattr:
             fill_attrs(p.call, iattr, fattr)
         p.call.req = req
@@ -398,7 +415,7 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
         if g_capture is not None:          # recorded for a bulk operation (KernelSeq), not run
             g_capture.append((<uintptr_t>p, inputs, outputs, name))
             return
-        push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
+        _push_call(p, vars, nin, nout, name, nbytes)
     except BaseException:
         _free_pushed(p)          # push_native raising means nothing was queued
         raise
@@ -787,7 +804,7 @@ cdef int _push_ew(FastKernel k, uintptr_t addr, NDArrayBase x, NDArrayBase y, ND
             p.call.fattr[0] = scalar
             p.call.nfattr = 1
         p.call.nthreads = k.nthreads
-        push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, 1, 0, k.name)
+        _push_call(p, vars, nin, 1, k.name, <size_t>(nin + 1) * out._size * out._itemsize)
     except BaseException:
         _free_pushed(p)
         raise

@@ -51,11 +51,21 @@ cdef void free_call(void *call) noexcept nogil:
 # thread pool does not survive fork, and a parallel region in the child waits for the parent's
 # threads forever (MXNet #15690). Every kernel run passes here, whoever built its call.
 cdef int g_thread_cap = 0
+cdef bint g_forked = False
 
 
 def _after_fork_child():
-    global g_thread_cap
+    global g_thread_cap, g_forked
     g_thread_cap = 1
+    g_forked = True
+
+
+def set_load_cap(int n):
+    """Cap every kernel's OpenMP threads at n (0: no cap): the cores other processes leave free
+    (mxc/_core/threads.py follows them). A forked child keeps its cap of 1."""
+    global g_thread_cap
+    if not g_forked:
+        g_thread_cap = n if n > 0 else 0
 
 
 os.register_at_fork(after_in_child=_after_fork_child)
@@ -67,10 +77,12 @@ cdef int capped_threads(int n) noexcept nogil:
 
 cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef mxc_opcall *call = <mxc_opcall*>arg
-    cdef int rc
-    if g_thread_cap > 0 and call.nthreads > g_thread_cap:
-        call.nthreads = g_thread_cap
+    cdef int rc, asked = call.nthreads
+    # the cap follows the load, and a bulk operation's calls run again and again: cap this run
+    # only
+    call.nthreads = capped_threads(asked)
     rc = call.kernel(call)
+    call.nthreads = asked
     if rc != 0:
         call.err[MXC_ERR_LEN - 1] = 0
         if call.err[0] == 0:

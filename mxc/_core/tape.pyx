@@ -11,6 +11,9 @@ from mxc._core.engine cimport profile_recording
 from mxc._core.engine import ProfileScope
 from mxc.base import MXNetError
 from mxc._core import modes as _modes_mod
+from mxc._core.handle import (make_array as _make_array, empty as _empty,
+                              fast_unary as _fast_unary, fast_binary as _fast_binary,
+                              fast_scalar as _fast_scalar)
 
 cdef object _M = _modes_mod._M
 # called as hook(node, grads) after each node's gradient is computed (the executor's monitor
@@ -21,6 +24,101 @@ cdef object _grad_hook = None
 # called as runner(node, in_views, out_views, out_grads) -> gradients or None, for every node of
 # a backward that does not record (mxc.autograd's prepared gradients); None: take OpDef.grad
 cdef object _grad_runner = None
+
+
+cdef class GradPlans:
+    """A grad runner that replays prepared gradients (mxc.autograd builds them): per node, a
+    plan is looked up by (operator, attributes, context, shapes, dtype codes, which inputs need
+    a gradient, training flag), made by ``trace(op, attrs, ins, outs, ogs, needs, ctx)`` (a
+    plan, or False: take OpDef.grad) on a miss, and its steps pushed. The per-node work of a
+    backward is this lookup and a push per kernel, so it is here in C.
+
+    A plan has ``nvals``, ``consts`` ((slot, array) pairs), ``steps`` and ``results``; slots
+    0.. hold the inputs, outputs and output gradients. A step is (op or None for a reshape
+    view, attrs, input slots, output slots, shapes, dtypes, fast), where fast is None or
+    (kind, FastKernel, scalar) for a kernel handle's elementwise fast path runs (1 unary,
+    2 binary, 3 array-scalar)."""
+    cdef public dict plans
+    cdef public object trace
+    cdef public type op_type        # only nodes of this operator class are prepared
+    cdef public type array_type     # the class of the gradients made
+    cdef public Py_ssize_t max_plans
+
+    def __init__(self, trace, type op_type, type array_type, Py_ssize_t max_plans=4096):
+        self.plans = {}
+        self.trace = trace
+        self.op_type = op_type
+        self.array_type = array_type
+        self.max_plans = max_plans
+
+    def __call__(self, node, list ins, list outs, list ogs):
+        return self.run(<Node?>node, ins, outs, ogs)
+
+    cdef object run(self, Node node, list ins, list outs, list ogs):
+        cdef object op = node.op
+        cdef NDArrayBase a, src
+        cdef list arrs, vals, res
+        cdef tuple step, fast
+        cdef object sins, souts
+        cdef Py_ssize_t i, n
+        cdef int kind
+        if type(op) is not self.op_type or op.grad is None:
+            return None
+        attrs = node.attrs
+        arrs = ins + outs + ogs
+        n = len(arrs)
+        ctx = (<NDArrayBase?>arrs[0])._ctx
+        shapes = [None] * n
+        codes = [None] * n
+        for i in range(n):
+            a = <NDArrayBase?>arrs[i]
+            if (<object>a)._sparse or (a._ctx is not ctx and a._ctx != ctx):
+                return None
+            shapes[i] = a._shape
+            codes[i] = a._dcode
+        needs = tuple([info is not None for info in node.in_info])
+        key = (op, () if attrs is None else tuple(attrs.items()), ctx, tuple(shapes),
+               tuple(codes), needs, _M.training)
+        try:
+            plan = self.plans.get(key)
+        except TypeError:            # an unhashable attribute value (a list)
+            return None
+        if plan is None:
+            if len(self.plans) >= self.max_plans:
+                self.plans.clear()
+            plan = self.trace(op, attrs, list(ins), list(outs), list(ogs), needs, ctx)
+            self.plans[key] = plan
+        if plan is False:
+            return None
+        vals = arrs + [None] * (<Py_ssize_t>plan.nvals - n)    # external values come first
+        for v, c in plan.consts:
+            vals[v] = c
+        cls = self.array_type
+        for step in plan.steps:
+            sins = step[2]
+            souts = step[3]
+            if step[0] is None:          # a reshape view
+                src = <NDArrayBase>vals[sins[0]]
+                vals[souts[0]] = _make_array(cls, src._chunk, src._offset, step[4][0],
+                                             step[5][0], ctx)
+                continue
+            if step[6] is not None and type(vals[sins[0]]) is cls:
+                fast = <tuple>step[6]
+                kind = fast[0]
+                if kind == 2:
+                    r = _fast_binary(fast[1], vals[sins[0]], vals[sins[1]])
+                elif kind == 1:
+                    r = _fast_unary(fast[1], vals[sins[0]])
+                else:
+                    r = _fast_scalar(fast[1], vals[sins[0]], fast[2])
+                if r is not None:        # None: nothing was pushed (no kernel for the dtype)
+                    vals[souts[0]] = r
+                    continue
+            res = [_empty(cls, s, d, ctx) for s, d in zip(step[4], step[5])]
+            step[0].forward(step[1], [vals[k] for k in sins], res)
+            for k in range(len(souts)):
+                vals[souts[k]] = res[k]
+        return [None if v is None else vals[v] for v in plan.results]
 
 
 def set_grad_runner(runner):
@@ -268,7 +366,10 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
             try:
                 grads = None
                 if not create_graph and _grad_runner is not None and _grad_hook is None:
-                    grads = _grad_runner(node, ins, outs, ogs)
+                    if type(_grad_runner) is GradPlans:
+                        grads = (<GradPlans>_grad_runner).run(node, ins, outs, ogs)
+                    else:
+                        grads = _grad_runner(node, ins, outs, ogs)
                 if grads is None:
                     grads = list(gfn(F, node.attrs, ins, outs, ogs))
             finally:

@@ -1,9 +1,12 @@
-"""How many OpenMP threads one kernel uses (the CPU kernels and OpenBLAS share the answer)."""
+"""How many OpenMP threads one kernel uses (the CPU kernels and OpenBLAS share the answer), and
+how that number follows the cores other processes leave free."""
 import os
+import threading
+import time
 
-from . import engine
+from . import engine, opcall
 
-__all__ = ["omp_threads"]
+__all__ = ["omp_threads", "follow_load"]
 
 
 def omp_threads():
@@ -14,8 +17,96 @@ def omp_threads():
     n = os.environ.get("OMP_NUM_THREADS", "")
     if n.strip().isdigit():
         return max(1, int(n))
+    return max(1, len(_cpus()) // max(1, engine.num_workers()))
+
+
+def _cpus():
     try:
-        cores = len(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):     # no affinity on macOS / Windows
-        cores = os.cpu_count() or 1
-    return max(1, cores // max(1, engine.num_workers()))
+        return list(range(os.cpu_count() or 1))
+
+
+# ---- following the free cores ----------------------------------------------------------------
+# A kernel's threads meet at barriers: when another process keeps one of the cores busy, the
+# thread that shares it arrives late at every barrier and the whole team waits for it (a
+# 2-thread kernel beside busy processes on 2 cores ran slower than a 1-thread one). So while
+# other processes compete for the cores, kernels and BLAS get only the cores left: a watcher
+# samples every SAMPLE s how many threads of other processes are runnable (the kernel's
+# procs_running less this process's own runnable threads) and, every DECIDE samples, caps the
+# threads at the cores minus their mean (at least 1, at most the count above). Runnable
+# threads, not CPU time: under group scheduling (a container, a systemd slice) and nice levels
+# CPU time says who got the cores, not who waited for them. Off when OMP_NUM_THREADS is set
+# (the user chose), with MXC_FOLLOW_LOAD=0, where /proc is missing, and in a forked child
+# (which computes on one thread).
+SAMPLE = 0.1
+DECIDE = 5
+_callbacks = []
+_lock = threading.Lock()
+_watcher = None
+
+
+def follow_load(callback):
+    """Call callback(n) whenever the threads a kernel should use change (n: 1 up to
+    omp_threads()); starts the watcher on first use."""
+    global _watcher
+    with _lock:
+        _callbacks.append(callback)
+        if _watcher is None and _wanted():
+            _watcher = threading.Thread(target=_watch, name="mxc-load-watch", daemon=True)
+            _watcher.start()
+
+
+def _wanted():
+    return (omp_threads() > 1 and not os.environ.get("OMP_NUM_THREADS", "").strip()
+            and os.environ.get("MXC_FOLLOW_LOAD", "1") != "0"
+            and os.path.exists("/proc/stat") and os.path.isdir("/proc/self/task"))
+
+
+def _running_total():
+    with open("/proc/stat", "rb") as f:
+        for line in f:
+            if line.startswith(b"procs_running"):
+                return int(line.split()[1])
+    raise ValueError("no procs_running in /proc/stat")
+
+
+def _running_own():
+    n = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                st = f.read()
+        except OSError:          # the thread ended meanwhile
+            continue
+        if st[st.rfind(b")") + 2:st.rfind(b")") + 3] == b"R":
+            n += 1
+    return n
+
+
+def others_running():
+    """Runnable threads of other processes now (the watcher's own sample)."""
+    return max(0, _running_total() - _running_own())
+
+
+def _watch():
+    ncpu, top = len(_cpus()), omp_threads()
+    cur = top
+    pid = os.getpid()
+    samples = []
+    while os.getpid() == pid:
+        try:
+            samples.append(others_running())
+        except (OSError, ValueError):
+            return
+        if len(samples) >= DECIDE:
+            others = sum(samples) / len(samples)
+            samples.clear()
+            n = max(1, min(top, int(ncpu - others + 0.5)))
+            if n != cur:
+                cur = n
+                opcall.set_load_cap(0 if n == top else n)
+                with _lock:
+                    for cb in _callbacks:
+                        cb(n)
+        time.sleep(SAMPLE)

@@ -461,12 +461,18 @@ class ImageRecordIter(DataIter):
             data[n_real:] = 0
             label[n_real:] = 0
             index[n_real:] = 0
-        batch = _Batch(n_real, data, label, index, npad, stop)
-        handle = self._rec.handle
-        for slot in range(n_real):
-            sample = int(take[slot])
-            raw = handle.read_at(int(self._offsets[sample]))
-            self._pool.submit(_Job(self, batch, slot, sample, epochs[slot], raw))
+        # a job is a run of consecutive slots (two per worker thread, so that a slow image
+        # does not hold up the batch): a queue hand-off, a lock round and a thread wake-up per
+        # run instead of per image. Records are read here, by the producer: the workers never
+        # touch the file, which close() may then close as soon as the producer stopped
+        njobs = min(n_real, 2 * self.preprocess_threads)
+        batch = _Batch(njobs, data, label, index, npad, stop)
+        read_at, offsets = self._rec.handle.read_at, self._offsets
+        for j in range(njobs):
+            lo, hi = j * n_real // njobs, (j + 1) * n_real // njobs
+            samples = [int(k) for k in take[lo:hi]]
+            raws = [read_at(int(offsets[k])) for k in samples]
+            self._pool.submit(_Job(self, batch, lo, samples, raws, epochs[lo:hi]))
         return batch
 
     def _buffers(self):
@@ -715,27 +721,32 @@ class ImageRecordIter(DataIter):
 
 
 class _Job:
-    """One image of a batch, run on a worker thread."""
+    """A run of consecutive images of a batch (slots first, first + 1, ...) with their records,
+    processed on a worker thread."""
 
-    __slots__ = ("it", "batch", "slot", "sample", "epoch", "raw")
+    __slots__ = ("it", "batch", "first", "samples", "raws", "epochs")
 
-    def __init__(self, it, batch, slot, sample, epoch, raw):
-        self.it, self.batch, self.slot, self.sample, self.epoch, self.raw = \
-            it, batch, slot, sample, epoch, raw
+    def __init__(self, it, batch, first, samples, raws, epochs):
+        self.it, self.batch, self.first = it, batch, first
+        self.samples, self.raws, self.epochs = samples, raws, epochs
 
     def __call__(self):
-        if self.batch.stop.is_set():
-            self.batch.finish_one()
-            return
-        try:
-            self.it._process(self.batch, self.slot, self.sample, self.epoch, self.raw)
-        except MXNetError as exc:
-            self.batch.finish_one(exc)
-        except Exception as exc:  # keep the worker alive; the consumer sees the error
-            self.batch.finish_one(MXNetError(f"{type(self.it).__name__}: record {self.sample} "
-                                             f"of {self.it.path_imgrec}: {exc!r}"))
-        else:
-            self.batch.finish_one()
+        it, batch = self.it, self.batch
+        error = None
+        for k, sample in enumerate(self.samples):
+            if batch.stop.is_set():
+                break
+            try:
+                it._process(batch, self.first + k, sample, self.epochs[k], self.raws[k])
+            except MXNetError as exc:
+                error = exc
+            except Exception as exc:  # keep the worker alive; the consumer sees the error
+                error = MXNetError(f"{type(it).__name__}: record {sample} of {it.path_imgrec}: "
+                                   f"{exc!r}")
+            if error is not None:
+                break
+        self.raws = None
+        batch.finish_one(error)
 
 
 class ImageRecordUInt8Iter(ImageRecordIter):

@@ -5,6 +5,16 @@ Prints one JSON line per figure: {"bench": ..., "impl": ..., "value": ..., "unit
     python tools/bench/bench_recordio.py                  # mxc + plain Python (+ MXNet if importable)
     /path/to/mxnet-python tools/bench/bench_recordio.py   # MXNet's figures (mxc skipped if absent)
     python tools/bench/bench_recordio.py --mxnet-im2rec /path/to/mxnet/tools/im2rec.py
+    python tools/bench/bench_recordio.py --peer-python /path/to/mxnet-python   # + MXNet, same files
+
+Every reader figure is followed by a same-run ratio line ({"bench": ..., "ratio": "mxc/plain_python"})
+for each implementation against the plain-Python reader timed beside it, in rotation, in the
+same process; with --peer-python MXNet's readers run in that interpreter on the same files, with
+their own plain-Python reader beside them, so the ratios compare across the two processes even
+when the machine's load changes between them. The per-record cost (ns/record) of sequential
+1 KiB reads is printed too, against one ``bytes`` copy of 1 KiB (the memcpy floor). The
+ImageRecordIter figure decodes 32x32 JPEGs (CIFAR-sized: decoding is cheap, so the iterator's
+own per-record batching cost shows) in batches of 128 with 2 threads.
 
 Figures: sequential reads of 1 KiB and 1 MiB records (MB/s of payload; for ``readinto``, the time
 to read the whole file divided into the same payload bytes), random reads through the
@@ -140,6 +150,20 @@ def seq_read(mod, path):
     return n
 
 
+def copy_bytes(src, count):
+    for _ in range(count):
+        bytes(src)
+
+
+def emit_ratios(bench, values):
+    """Same-run ratios of each implementation to the plain-Python reader timed beside it."""
+    base = values.get("plain_python")
+    for k, v in values.items():
+        if base and k not in ("plain_python", "readinto"):
+            print(json.dumps({"bench": bench, "ratio": f"{k}/plain_python",
+                              "value": round(v / base, 2)}), flush=True)
+
+
 def bench_sequential(tmp, impls, rec_size, total):
     count = max(1, total // rec_size)
     rng = np.random.default_rng(0)
@@ -155,8 +179,16 @@ def bench_sequential(tmp, impls, rec_size, total):
         fns[impl] = lambda mod=mod: seq_read(mod, path)
     for k, fn in fns.items():   # readinto delivers the whole file, the readers the payloads
         assert fn() == (os.path.getsize(path) if k == "readinto" else count * rec_size), k
+    if rec_size == 1024:      # the floor: one bytes object of 1 KiB per record
+        fns["bytes_copy"] = lambda: copy_bytes(memoryview(bytes(rec_size)), count)
+    values = {}
     for k, t in best_of_each(fns).items():
         emit(name, k, mb / t, "MB/s")
+        values[k] = mb / t
+        if rec_size == 1024 and k != "readinto":
+            emit("seq_read_1KiB_per_record", k, t / count * 1e9, "ns/record")
+    values.pop("bytes_copy", None)
+    emit_ratios(name, values)
 
 
 def bench_random(tmp, impls, rec_size=1024, count=40000, reads=100000):
@@ -188,8 +220,11 @@ def bench_random(tmp, impls, rec_size=1024, count=40000, reads=100000):
             for k in keys:
                 read_idx(k)
         fns[impl] = run
+    values = {}
     for k, t in best_of_each(fns, 3).items():
         emit("random_read_1KiB", k, reads / t, "records/s")
+        values[k] = reads / t
+    emit_ratios("random_read_1KiB", values)
     for r in readers:
         r.close()
 
@@ -250,18 +285,89 @@ def bench_im2rec(tmp, impls, mxnet_script, n_images=120):
             emit("im2rec_pack_256px_jpeg", "mxnet", 3 * n_images / (times[1] - times[0]), "images/s")
 
 
+def make_small_images(tmp, impls, n=2048):
+    """n 32x32 JPEG records (CIFAR-sized) as small.rec/.idx; returns the .rec path."""
+    rec = os.path.join(tmp, "small.rec")
+    if os.path.exists(rec):
+        return rec
+    mod = next(iter(impls.values()))
+    rng = np.random.default_rng(3)
+    y, x = np.mgrid[0:32, 0:32]
+    w = mod.MXIndexedRecordIO(os.path.join(tmp, "small.idx"), rec, "w")
+    from PIL import Image
+    for i in range(n):
+        f = rng.uniform(0.05, 0.4, size=3)
+        arr = np.stack([(np.sin(x * f[c] + y * f[(c + 1) % 3]) * 100 + 128) for c in range(3)], 2)
+        arr = (arr + rng.integers(0, 30, size=arr.shape)).clip(0, 255).astype(np.uint8)
+        out = io.BytesIO()
+        Image.fromarray(arr).save(out, "JPEG", quality=90)
+        w.write_idx(i, mod.pack(mod.IRHeader(0, float(i % 10), i, 0), out.getvalue()))
+    w.close()
+    return rec
+
+
+def bench_image_iter_small(tmp, impls, epochs=3):
+    """ImageRecordIter on 32x32 JPEGs, batch 128, 2 threads: images/s."""
+    rec = make_small_images(tmp, impls)
+    for impl, mod in impls.items():
+        io_mod = sys.modules[mod.__name__.rsplit(".", 1)[0] + ".io"]
+        it = io_mod.ImageRecordIter(path_imgrec=rec, path_imgidx=rec[:-4] + ".idx",
+                                    data_shape=(3, 32, 32), batch_size=128, rand_mirror=True,
+                                    preprocess_threads=2, shuffle=False)
+        best = 0.0
+        for _ in range(epochs):
+            it.reset()
+            n = 0
+            t = time.perf_counter()
+            for b in it:
+                b.data[0].wait_to_read()
+                n += b.data[0].shape[0] - b.pad
+            best = max(best, n / (time.perf_counter() - t))
+        if hasattr(it, "close"):
+            it.close()
+        emit("image_record_iter_32px_jpeg_b128_t2", impl, best, "images/s")
+
+
+def run_peer(python, tmp, args):
+    """This script's reader figures under `python` (an MXNet install), on the files in tmp."""
+    cmd = [python, os.path.abspath(__file__), "--only-mxnet", "--dir", tmp]
+    if args.quick:
+        cmd.append("--quick")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr[-3000:])
+        raise SystemExit("the peer run failed")
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            rec = json.loads(line)
+            if rec.get("impl") == "plain_python":
+                rec["impl"] = "plain_python(peer)"
+            print(json.dumps(rec), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mxnet-im2rec", help="path to MXNet's tools/im2rec.py (run when mxnet imports)")
     ap.add_argument("--quick", action="store_true", help="smaller files (smoke test)")
+    ap.add_argument("--peer-python", help="python of an MXNet install: its readers on the same files")
+    ap.add_argument("--only-mxnet", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--dir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     impls = load_impls()
+    if args.only_mxnet:
+        impls = {k: v for k, v in impls.items() if k == "mxnet"}
     scale = 8 if args.quick else 1
     with tempfile.TemporaryDirectory() as tmp:
+        tmp = args.dir or tmp
         bench_sequential(tmp, impls, 1024, (96 << 20) // scale)
-        bench_sequential(tmp, impls, 1 << 20, (256 << 20) // scale)
+        if not args.only_mxnet:
+            bench_sequential(tmp, impls, 1 << 20, (256 << 20) // scale)
         bench_random(tmp, impls, reads=100000 // scale)
-        bench_im2rec(tmp, impls, args.mxnet_im2rec, n_images=120 // scale)
+        bench_image_iter_small(tmp, impls)
+        if args.peer_python:
+            run_peer(args.peer_python, tmp, args)
+        if not args.only_mxnet:
+            bench_im2rec(tmp, impls, args.mxnet_im2rec, n_images=120 // scale)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""The watcher that narrows kernel and BLAS threads while other processes compete for the
+cores (mxc/_core/threads.py)."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mxc._core import threads
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux /proc")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_busy_processes_count_as_runnable_threads_of_others():
+    before = min(threads.others_running() for _ in range(5))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        during = max(threads.others_running() for _ in range(5))
+    finally:
+        for p in busy:
+            p.kill()
+        for p in busy:
+            p.wait()
+    # all three are runnable beside whatever else the machine runs (one of slack for the rest
+    # coming and going); this process's own thread is not counted although it runs to sample
+    assert during >= before + 2, (before, during)
+
+
+def test_own_runnable_threads_are_not_others():
+    assert threads._running_own() >= 1           # the sampling thread itself
+    assert threads.others_running() <= threads._running_total() - 1
+
+
+def test_kernels_and_blas_are_capped_at_the_free_cores():
+    # a fresh interpreter with the watcher on, its cores taken by busy processes, then freed
+    code = (
+        "import os, time, subprocess, sys\n"
+        "os.environ['MXC_FOLLOW_LOAD'] = '1'\n"
+        "os.environ.pop('OMP_NUM_THREADS', None)\n"
+        "from mxc._core import threads, blas\n"
+        "import mxc as mx\n"
+        "seen = []\n"
+        "threads.follow_load(seen.append)\n"
+        "top = threads.omp_threads()\n"
+        "busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+        "        for _ in range(3 * len(threads._cpus()))]\n"
+        "try:\n"
+        "    t0 = time.time()\n"
+        "    while not (seen and seen[-1] == 1) and time.time() - t0 < 10:\n"
+        "        time.sleep(0.1)\n"
+        "    capped = blas._GATE.max\n"
+        "    x = mx.nd.ones((64, 64))\n"
+        "    ok = float(mx.nd.dot(x, x).asnumpy()[0, 0]) == 64.0\n"
+        "finally:\n"
+        "    for p in busy: p.kill()\n"
+        "    for p in busy: p.wait()\n"
+        "print('top', top, 'seen', seen[-1] if seen else None, 'capped', capped, 'ok', ok)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    words = out.stdout.split()
+    top = int(words[1])
+    if top == 1:
+        pytest.skip("one core: nothing to narrow")
+    assert words[3] == "1" and words[5] == "1" and words[7] == "True", out.stdout

@@ -1,0 +1,113 @@
+"""Slowdown under CPU oversubscription: CIFAR ResNet-18 training (batch 32, SGD with momentum;
+tools/bench/bench_training.py's step) quiet and beside 4 busy processes, for mxc, PyTorch eager
+and, with --peer-python, MXNet 1.9.1.
+
+Each (implementation, condition) runs in a fresh interpreter; the conditions alternate, and the
+implementations take turns, --repeat times. The busy processes are plain Python loops started
+before a loaded run and stopped after it (each by its pid). Per implementation the figure is the
+slowdown factor quiet / loaded (samples/s), one per repeat and their median; above 1 is slower
+under load, and the target is mxc's <= MXNet's. The machine's other load comes and goes, so
+compare the factors of one run only; the loaded throughputs are compared too (mxc / MXNet,
+mxc / PyTorch), which that other load moves less.
+
+    python tools/bench/bench_load.py [--busy 4] [--repeat 2] [--peer-python /path/to/mxnet/python]
+        [--impls mxc-hybrid,mxc-hybrid+static,torch-eager]   # +static: MXC_FOLLOW_LOAD=0
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINING = os.path.join(HERE, "bench_training.py")
+BUSY = "while True:\n    pass\n"
+
+
+def start_busy(n):
+    return [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(n)]
+
+
+def stop_busy(procs):
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def run(impl, args, peer):
+    """samples/s of one run of `impl` in a fresh interpreter, or None when it failed."""
+    common = ["--rounds", str(args.rounds), "--scale", str(args.scale)]
+    env = dict(os.environ)
+    if impl.endswith("+static"):      # mxc with its thread counts fixed (MXC_FOLLOW_LOAD=0)
+        env["MXC_FOLLOW_LOAD"] = "0"
+    if impl == "mxnet-hybrid":
+        cmd = [peer, TRAINING, "--as-peer", "--models", "resnet18"] + common
+    else:
+        cmd = [sys.executable, TRAINING, "--only", f"resnet18:{impl.split('+')[0]}"] + common
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+    except subprocess.TimeoutExpired:
+        print(json.dumps({"impl": impl, "error": f"no result in {args.timeout} s"}), flush=True)
+        return None
+    for line in proc.stdout.splitlines():
+        if line.startswith("{") and '"value"' in line:
+            return json.loads(line)["value"]
+    print(json.dumps({"impl": impl, "error": proc.stderr[-400:]}), flush=True)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--impls", default="mxc-hybrid,mxc-imperative,torch-eager")
+    ap.add_argument("--busy", type=int, default=4, help="competing busy processes")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2, help="timed rounds per run (best is kept)")
+    ap.add_argument("--scale", type=float, default=0.5, help="bench_training's steps per round")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
+    ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
+    args = ap.parse_args()
+    impls = args.impls.split(",")
+    if args.peer_python:
+        impls.append("mxnet-hybrid")
+    factors = {k: [] for k in impls}
+    loaded = {k: [] for k in impls}
+    for r in range(args.repeat):
+        for impl in (impls if r % 2 == 0 else impls[::-1]):
+            vals = {}
+            for cond in (("quiet", "loaded") if r % 2 == 0 else ("loaded", "quiet")):
+                busy = start_busy(args.busy) if cond == "loaded" else []
+                try:
+                    if busy:
+                        time.sleep(0.5)        # let the busy loops take the cores
+                    vals[cond] = run(impl, args, args.peer_python)
+                finally:
+                    stop_busy(busy)
+                if vals[cond] is not None:
+                    print(json.dumps({"figure": "train resnet18 b32", "impl": impl,
+                                      "condition": cond, "busy": args.busy if busy else 0,
+                                      "value": vals[cond], "unit": "samples/s"}), flush=True)
+            if vals.get("quiet") and vals.get("loaded"):
+                factors[impl].append(vals["quiet"] / vals["loaded"])
+            if vals.get("loaded"):
+                loaded[impl].append(vals["loaded"])
+    for impl, f in factors.items():
+        if f:
+            print(json.dumps({"figure": f"slowdown quiet/loaded, {args.busy} busy processes",
+                              "impl": impl, "repeats": [round(x, 2) for x in f],
+                              "value": round(statistics.median(f), 2), "unit": "x"}), flush=True)
+    # the loaded throughputs side by side: the other load on a shared machine moves the quiet
+    # runs most, so this ratio is the steadier one
+    for ref in ("mxnet-hybrid", "torch-eager"):
+        for impl in impls:
+            if impl.startswith("mxc") and loaded[impl] and loaded.get(ref):
+                print(json.dumps({"figure": f"loaded samples/s, {impl} / {ref}",
+                                  "value": round(statistics.median(loaded[impl])
+                                                 / statistics.median(loaded[ref]), 2),
+                                  "unit": "ratio"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
