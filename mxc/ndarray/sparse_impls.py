@@ -35,7 +35,8 @@ _FLOATS = ("float16", "float32", "float64")
 
 PRESERVING = ("abs sign round rint ceil floor trunc fix square sqrt expm1 log1p sin tan arcsin "
               "arctan sinh tanh arcsinh arctanh degrees radians relu negative _copy "
-              "_mul_scalar _div_scalar Cast cast amp_cast").split()
+              "_mul_scalar _div_scalar Cast cast amp_cast _contrib_round_ste "
+              "_contrib_sign_ste").split()
 
 
 def _unary_preserving(op, attrs, inputs, out):
