@@ -190,6 +190,9 @@ def extra_cases():
                                                  np.float32)]),
         "_contrib_round_ste": ({}, [u((3, 4), lo=-3, hi=3)]),
         "_contrib_sign_ste": ({}, [u((3, 4))]),
+        "_scatter_elemwise_div": ({}, [u((3, 4)), u((3, 4), lo=0.5, hi=2)]),
+        "_scatter_plus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
+        "_scatter_minus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
     }
 
 
