@@ -33,7 +33,7 @@ from .register import run
 IMPLS = sp.IMPLS
 _FLOATS = ("float16", "float32", "float64")
 
-PRESERVING = ("abs sign round rint ceil floor trunc fix square sqrt expm1 log1p sin tan arcsin "
+PRESERVING = ("abs sign round rint ceil floor trunc fix square sqrt cbrt expm1 log1p sin tan arcsin "
               "arctan sinh tanh arcsinh arctanh degrees radians relu negative _copy "
               "_mul_scalar _div_scalar Cast cast amp_cast _contrib_round_ste "
               "_contrib_sign_ste").split()

@@ -168,6 +168,7 @@ def test_sum_rsp_3d(rng):
 @pytest.mark.parametrize("name,f", [("square", np.square), ("abs", np.abs), ("sign", np.sign),
                                     ("relu", lambda v: np.maximum(v, 0)),
                                     ("negative", np.negative), ("expm1", np.expm1),
+                                    ("cbrt", np.cbrt),
                                     ("log1p", lambda v: np.log1p(np.abs(v)))])
 @pytest.mark.parametrize("stype", ["row_sparse", "csr"])
 def test_unary_keeps_storage(rng, name, f, stype):
@@ -403,3 +404,19 @@ def test_sparse_namespace_sgd_update_is_lazy(rng):
     want = w - 0.1 * (g + 0.1 * w)
     want[[1, 3]] = w[[1, 3]]              # rows absent from the gradient are not touched
     np.testing.assert_allclose(weight.asnumpy(), want, rtol=1e-6)
+
+
+def test_reshape_backward_with_a_sparse_head_gradient(rng):
+    # w -> reshape -> dot(csr x, .): the reshape's head gradient is row_sparse (MXNet's
+    # test_reshape_backward_fallback); it falls back to dense, into a row_sparse args_grad
+    x = mx.nd.array(_rand(rng, (4, 1), 0.6)).tostype("csr")
+    w = rng.standard_normal((12, 4)).astype(np.float32)
+    out = mx.sym.sparse.dot(mx.sym.var("x", stype="csr"),
+                            mx.sym.reshape(mx.sym.var("w"), shape=(1, 48)))
+    head = rng.standard_normal((4, 48)).astype(np.float32)
+    gw = mx.nd.zeros((12, 4)).tostype("row_sparse")
+    ex = out.bind(mx.cpu(), args={"x": x, "w": mx.nd.array(w)}, args_grad={"w": gw})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head))
+    want = (x.asnumpy().T @ head).reshape(12, 4)
+    np.testing.assert_allclose(gw.asnumpy(), want, rtol=1e-5, atol=1e-6)
