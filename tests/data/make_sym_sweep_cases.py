@@ -193,6 +193,10 @@ def extra_cases():
         "_scatter_elemwise_div": ({}, [u((3, 4)), u((3, 4), lo=0.5, hi=2)]),
         "_scatter_plus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
         "_scatter_minus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
+        "_contrib_ModulatedDeformableConvolution": (
+            {"kernel": (2, 2), "num_filter": 2, "pad": (1, 1)},
+            [u((1, 2, 3, 3)), u((1, 8, 4, 4), lo=-1.3, hi=1.3), u((1, 4, 4, 4), lo=0, hi=1),
+             u((2, 2, 2, 2)), u((2,))]),
     }
 
 
