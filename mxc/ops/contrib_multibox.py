@@ -2,9 +2,10 @@
 ``_contrib_MultiBoxTarget`` (training targets) and ``_contrib_MultiBoxDetection`` (decoded,
 suppressed detections), with their ``_npx_multibox_*`` aliases.
 
-They run numpy on the host (``_host``): target assignment and suppression are greedy, data
+They run on the host (``_host``): target assignment and suppression are greedy, data
 dependent loops over one image's boxes, and the operators sit at the two ends of a detection
-network. Semantics follow MXNet's CPU code, step for step where the order decides the result:
+network. numpy does the vectorisable parts; the suppression loop, O(kept * detections) per
+image, is C without the GIL (``ops/cpu/_multibox.pyx``, one image per OpenMP thread). Semantics follow MXNet's CPU code, step for step where the order decides the result:
 - boxes are corner boxes (xmin, ymin, xmax, ymax) in relative coordinates; anchors are shared
   by the batch (shape (1, N, 4)); labels are rows (class, xmin, ymin, xmax, ymax, ...) padded
   with rows of -1 (the first row whose class is -1 ends an image's labels).
@@ -28,6 +29,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ._host import host_forward
+from .cpu import _multibox
 from .params import Param
 from .registry import OpDef, register
 
@@ -284,24 +286,14 @@ def _decode(anchors, pred, var, clip):
     return np.clip(box, 0, 1) if clip else box
 
 
-def _iou_with(box, others):
-    """IoU of one corner box with each row of `others` (0 where the union is not positive)."""
-    iw = np.maximum(0, np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0]))
-    ih = np.maximum(0, np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1]))
-    inter = iw * ih
-    union = ((box[2] - box[0]) * (box[3] - box[1])
-             + (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1]) - inter)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union <= 0, 0, inter / union)
-
-
 def _detect_fwd(a, cls_prob, loc_pred, anchor):
     calc = _calc(cls_prob.dtype)
     var = [calc(v) for v in _variances("MultiBoxDetection", a)]
     batch, ncls, n = cls_prob.shape
     anchors = anchor.reshape(-1, 4).astype(calc)
     out = np.full((batch, n, 6), -1, calc)
-    nms, topk = calc(_F32(a["nms_threshold"])), a["nms_topk"]
+    nms, topk = _F32(a["nms_threshold"]), a["nms_topk"]
+    keep = np.zeros(batch, np.int64)          # rows of each image that take part in the NMS
     with np.errstate(over="ignore", invalid="ignore"):
         for b in range(batch):
             prob = cls_prob[b].astype(calc)
@@ -325,19 +317,14 @@ def _detect_fwd(a, cls_prob, loc_pred, anchor):
             if not 0 < nms <= 1:
                 continue
             order = np.argsort(-rows[:nv, 1], kind="stable")
-            keep = nv if not 0 < topk < nv else topk
+            k = nv if not 0 < topk < nv else topk
+            ranked = rows[order[:k]]
             # rows past topk keep their unsorted values with class -1, as MXNet leaves them
-            ranked = rows[order[:keep]]
-            rows[keep:nv, 0] = -1
-            rows[:keep] = ranked
-            for i in range(keep):
-                if rows[i, 0] < 0:
-                    continue
-                rest = rows[i + 1:keep]
-                hit = (rest[:, 0] >= 0) & (_iou_with(rows[i, 2:], rest[:, 2:]) >= nms)
-                if not a["force_suppress"]:
-                    hit &= rest[:, 0] == rows[i, 0]
-                rest[hit, 0] = -1
+            rows[k:nv, 0] = -1
+            rows[:k] = ranked
+            keep[b] = k
+    # the greedy suppression, in C (ops/cpu/_multibox.pyx)
+    _multibox.suppress(out, keep, float(nms), bool(a["force_suppress"]))
     return out.astype(cls_prob.dtype)
 
 
