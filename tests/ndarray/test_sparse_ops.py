@@ -420,3 +420,22 @@ def test_reshape_backward_with_a_sparse_head_gradient(rng):
     ex.backward(mx.nd.array(head))
     want = (x.asnumpy().T @ head).reshape(12, 4)
     np.testing.assert_allclose(gw.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_retain_in_a_graph_with_a_dense_head_gradient(rng):
+    # shape inference is storage-blind; the gradient of retain under a dense consumer keeps
+    # the retained rows of the dense head gradient (MXNet's check_numeric_gradient case)
+    a = _rand(rng, (5, 3), 0.6, empty_rows=(2,))
+    sym = mx.sym.sparse.retain(data=mx.sym.var("data"), indices=mx.sym.var("indices"))
+    assert sym.infer_shape(data=(5, 3), indices=(2,))[1] == [(5, 3)]
+    x = mx.nd.array(a).tostype("row_sparse")
+    x.attach_grad()
+    idx = mx.nd.array([1, 3], dtype="int64")
+    with mx.autograd.record():
+        y = mx.nd.sparse.retain(x, idx) * 2          # a dense consumer: dense head gradient
+    y.backward(mx.nd.ones((5, 3)))
+    want = np.zeros((5, 3), np.float32)
+    want[[1, 3]] = 2
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    with pytest.raises(mx.base.MXNetError, match="row_sparse"):
+        mx.nd.sparse.retain(mx.nd.array(a), idx)
