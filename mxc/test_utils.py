@@ -627,7 +627,7 @@ def _sym_check_forward(sym, location, expected, rtol, atol, aux_states, ctx, equ
 
 
 def _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_states, grad_req,
-                        ctx, equal_nan, dtype):
+                        ctx, equal_nan, dtype, grad_stypes=None):
     location = _parse_location(sym, location, ctx, dtype)
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
     if isinstance(expected, (list, tuple)):
@@ -637,6 +637,11 @@ def _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_stat
     args_grad = {k: _nd.array(v, ctx=ctx, dtype=np.asarray(expected[k]).dtype
                               if dtype == "asnumpy" else dtype)
                  for k, v in args_grad_npy.items()}
+    # gradients bound in a sparse storage type (MXNet's grad_stypes): empty arrays of it
+    for k, stype in (grad_stypes or {}).items():
+        if k in args_grad and stype not in (None, "default"):
+            args_grad[k] = _sp.zeros(stype, args_grad[k].shape, ctx, args_grad[k].dtype)
+            args_grad_npy[k] = np.zeros(args_grad[k].shape)
     if isinstance(grad_req, str):
         grad_req = {k: grad_req for k in sym.list_arguments()}
     elif isinstance(grad_req, (list, tuple)):
@@ -760,7 +765,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     ctx = default_context() if ctx is None else ctx
     if _is_symbol(sym):
         return _sym_check_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
-                                   grad_req, ctx, equal_nan, dtype)
+                                   grad_req, ctx, equal_nan, dtype, grad_stypes)
     f, names = _as_function(sym)
     arrays, names = _location(location, names, ctx, dtype)
     reqs = grad_req if isinstance(grad_req, (list, dict)) else [grad_req] * len(arrays)

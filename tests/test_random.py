@@ -15,7 +15,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_mx_random_reexports_nd_random():
+    # as MXNet's: the generated *_like samplers are in mx.nd.random.__all__, not in mx.random
     for name in mx.nd.random.__all__:
+        if name.endswith("_like"):
+            assert not hasattr(mx.random, name)
+            continue
         assert getattr(mx.random, name) is getattr(mx.nd.random, name)
     assert callable(mx.random.seed)
 
@@ -107,3 +111,47 @@ def test_fresh_seed_per_process():
                            timeout=60) for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
     assert runs[0].stdout != runs[1].stdout
+
+
+# ---- the *_like samplers: data's shape and dtype, the distribution's moments ------------------
+# (sampler, parameters, mean, variance, integer-valued)
+LIKE = [
+    ("uniform_like", {"low": 2.0, "high": 5.0}, 3.5, 0.75, False),
+    ("normal_like", {"loc": 1.0, "scale": 2.0}, 1.0, 4.0, False),
+    ("gamma_like", {"alpha": 3.0, "beta": 2.0}, 6.0, 12.0, False),
+    ("exponential_like", {"lam": 4.0}, 0.25, 1 / 16, False),            # lam is the rate
+    ("poisson_like", {"lam": 3.0}, 3.0, 3.0, True),
+    ("negative_binomial_like", {"k": 3, "p": 0.4}, 4.5, 11.25, True),
+    ("generalized_negative_binomial_like", {"mu": 2.0, "alpha": 0.5}, 2.0, 4.0, True),
+]
+
+
+@pytest.mark.parametrize("name,params,mean,var,integer", LIKE)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_like_samplers_shape_dtype_and_moments(name, params, mean, var, integer, dtype):
+    mx.random.seed(31)
+    data = mx.nd.zeros((100, 300), dtype=dtype)
+    out = getattr(mx.nd.random, name)(data, **params)
+    assert out.shape == (100, 300) and out.dtype == np.dtype(dtype)
+    x = out.asnumpy().astype(np.float64)
+    n = x.size
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / n), (x.mean(), mean)
+    assert abs(x.var() / var - 1) < 0.06, (x.var(), var)
+    if integer:
+        np.testing.assert_array_equal(x, np.round(x))
+        assert x.min() >= 0
+    # out= and the positional parameters of MXNet's generated functions
+    dst = mx.nd.zeros((2, 3), dtype=dtype)
+    r = getattr(mx.nd.random, name)(mx.nd.ones((2, 3), dtype=dtype), *params.values(), out=dst)
+    assert r is dst and dst.asnumpy().shape == (2, 3)
+
+
+@pytest.mark.parametrize("name,params,mean,var,integer", LIKE)
+def test_sym_like_samplers(name, params, mean, var, integer):
+    mx.random.seed(32)
+    s = getattr(mx.sym.random, name)(mx.sym.var("d"), **params)
+    assert s.name.startswith(name)                         # MXNet's automatic node name
+    x = s.bind(mx.cpu(), args={"d": mx.nd.zeros((200, 150), dtype="float16")}).forward()[0]
+    assert x.shape == (200, 150) and x.dtype == np.float16
+    x = x.asnumpy().astype(np.float64)
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / x.size) + 2e-3 * abs(mean)

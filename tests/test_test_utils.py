@@ -204,3 +204,20 @@ def test_download_and_bz2_from_a_file_url(tmp_path):
     assert not list(out.glob("*.part*"))
     with pytest.raises(mx.base.MXNetError, match="never unpickles"):
         tu.get_mnist_pkl()
+
+
+def test_check_symbolic_backward_binds_grad_stypes():
+    # MXNet's grad_stypes: the gradient array is bound in that storage type and keeps it
+    a = np.zeros((4, 3), np.float32)
+    a[1] = [1, -2, 3]
+    x = mx.nd.array(a).tostype("row_sparse")
+    sym = mx.sym.relu(mx.sym.var("data"))
+    head = mx.nd.array(np.arange(12, dtype=np.float32).reshape(4, 3)).tostype("row_sparse")
+    want = np.where(a > 0, head.asnumpy(), 0)
+    grads = mx.test_utils.check_symbolic_backward(sym, [x], [head], [want],
+                                                  grad_stypes={"data": "row_sparse"})
+    assert grads["data"].stype == "row_sparse"
+    np.testing.assert_allclose(grads["data"].asnumpy(), want)
+    with pytest.raises(AssertionError):
+        mx.test_utils.check_symbolic_backward(sym, [x], [head], [want + 1],
+                                              grad_stypes={"data": "row_sparse"})

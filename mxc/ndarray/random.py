@@ -9,8 +9,7 @@ from numbers import Number
 
 from ..ops import registry as _registry
 from .ndarray import NDArray
-from .register import invoke
-from .. import ndarray as _nd
+from .register import invoke, make_function
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial",
            "negative_binomial", "generalized_negative_binomial", "shuffle", "randint"]
@@ -139,10 +138,22 @@ def randint(low, high, shape=_Null, dtype=_Null, ctx=None, out=None, **kwargs):
     return _random_helper("_random_randint", None, [low, high], shape, dtype, ctx, out, kwargs)
 
 
-def __getattr__(name):
-    """The generated operators MXNet places in this namespace: ``_random_<dist>_like`` as
-    ``<dist>_like`` and the densities ``_random_pdf_<dist>`` as ``pdf_<dist>``."""
-    opname = f"_random_{name}"
-    if (name.endswith("_like") or name.startswith("pdf_")) and opname in _registry.names():
-        return getattr(_nd, opname)
-    raise AttributeError(f"module 'mxc.ndarray.random' has no attribute {name!r}")
+def _expose_generated():
+    """The generated operators MXNet places in this namespace, under their short names:
+    ``_random_<dist>_like`` (samples with the shape and dtype of ``data``: uniform_like,
+    normal_like, gamma_like, exponential_like, poisson_like, negative_binomial_like,
+    generalized_negative_binomial_like) and the densities ``_random_pdf_<dist>``."""
+    ns = globals()
+    for opname, op in _registry.names().items():
+        if opname.startswith("_random_") and (opname.endswith("_like")
+                                              or opname.startswith("_random_pdf_")):
+            short = opname[len("_random_"):]
+            fn = make_function(op, short)
+            fn.__module__ = __name__
+            ns[short] = fn
+            if short.endswith("_like"):
+                __all__.append(short)
+
+
+_expose_generated()
+del _expose_generated

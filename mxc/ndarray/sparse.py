@@ -17,8 +17,11 @@ Index bookkeeping that decides output sizes (the union of two row sets, the colu
 a CSR) runs on the host after waiting for the indices, as MXNet's does when it allocates the
 output; the arithmetic on values is pushed to the engine.
 """
+import ctypes  # noqa: F401  (MXNet's module has these names)
+import operator
 import sys
 import warnings
+from array import array as native_array  # noqa: F401
 
 import numpy as np
 
@@ -27,6 +30,8 @@ from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from .._core.modes import _M
 from ..base import MXNetError
+from ..base import (NotSupportedForSparseNDArray, NDArrayHandle, _LIB, c_array_buf,  # noqa: F401
+                    check_call, integer_types, mx_real_t, numeric_types)
 from ..context import Context, current_context
 from .ndarray import NDArray, _nd, _shape, _dtype as _norm_dtype, mark_variables
 
@@ -782,7 +787,6 @@ def divide(lhs, rhs):
 
 
 def _arith(lhs, rhs, name):
-    import operator
     f = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
          "div": operator.truediv}[name]
     if not isinstance(lhs, NDArray) and not isinstance(rhs, NDArray):
@@ -866,13 +870,55 @@ def _finish(res, out):
     return out
 
 
+# The operators MXNet 1.9.1 registers for sparse storage (a sparse implementation, or the
+# storage fallback that runs the dense kernel), by the short names of its mx.nd.sparse and
+# mx.sym.sparse. Each is the "_sparse_" operator where there is one (retain, the lazy optimizer
+# updates), else the operator of that name; those the registry lacks are left out.
+OP_NAMES = (
+    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
+    "LogisticRegressionOutput", "MAERegressionOutput", "_contrib_round_ste", "_contrib_sign_ste",
+    "abs", "adagrad_update", "adam_update", "add_n", "arccos", "arccosh", "arcsin", "arcsinh",
+    "arctan", "arctanh", "broadcast_add", "broadcast_div", "broadcast_minus", "broadcast_mul",
+    "broadcast_plus", "broadcast_sub", "cast_storage", "cbrt", "ceil", "clip", "concat", "cos",
+    "cosh", "degrees", "dot", "elemwise_add", "elemwise_div", "elemwise_mul", "elemwise_sub",
+    "exp", "expm1", "fix", "floor", "ftrl_update", "gamma", "gammaln", "log", "log10", "log1p",
+    "log2", "make_loss", "mean", "negative", "norm", "radians", "relu", "retain", "rint", "round",
+    "rsqrt", "sgd_mom_update", "sgd_update", "sigmoid", "sign", "sin", "sinh", "slice", "sqrt",
+    "square", "stop_gradient", "sum", "tan", "tanh", "trunc", "where", "zeros_like",
+)
+py_slice, py_sum = slice, sum       # MXNet keeps the builtins its operator names shadow
+
+
+def op_name(short):
+    """The registry operator behind mx.nd.sparse.<short> / mx.sym.sparse.<short> (None when
+    mxc lacks it)."""
+    from ..ops import registry
+    known = registry.names()
+    for name in ("_sparse_" + short, short):
+        if name in known:
+            return name
+    return None
+
+
 def __getattr__(name):
-    # mx.nd.sparse.<op> for every operator (MXNet generates the sparse namespace from the
-    # same registry)
-    nd = _nd()
-    if hasattr(nd, name) and not name.startswith("__"):
-        return getattr(nd, name)
+    # the operators are mx.nd's functions, which exist only once mx.nd is populated (after
+    # this module is imported): looked up on first use
+    if name in OP_NAMES and op_name(name) is not None:
+        return getattr(_nd(), op_name(name))
+    if name == "gs_retain":
+        return retain
+    if name == "spsp":          # scipy.sparse, or None without scipy (as MXNet)
+        try:
+            import scipy.sparse as spsp
+        except ImportError:
+            spsp = None
+        return spsp
     raise AttributeError(f"module 'mxc.ndarray.sparse' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {n for n in OP_NAMES if op_name(n) is not None}
+                  | {"gs_retain", "spsp"})
 
 
 def adagrad_update(*args, **kwargs):

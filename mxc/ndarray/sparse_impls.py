@@ -33,9 +33,10 @@ from .register import run
 IMPLS = sp.IMPLS
 _FLOATS = ("float16", "float32", "float64")
 
-PRESERVING = ("abs sign round rint ceil floor trunc fix square sqrt expm1 log1p sin tan arcsin "
+PRESERVING = ("abs sign round rint ceil floor trunc fix square sqrt cbrt expm1 log1p sin tan arcsin "
               "arctan sinh tanh arcsinh arctanh degrees radians relu negative _copy "
-              "_mul_scalar _div_scalar Cast cast amp_cast").split()
+              "_mul_scalar _div_scalar Cast cast amp_cast _contrib_round_ste "
+              "_contrib_sign_ste").split()
 
 
 def _unary_preserving(op, attrs, inputs, out):
@@ -473,3 +474,55 @@ IMPLS["sgd_mom_update"] = _lazy("sp:lazy_msgd", 1)
 IMPLS["adam_update"] = _lazy("sp:lazy_adam", 2)
 IMPLS["ftrl_update"] = _lazy("sp:lazy_ftrl", 2, needs_lazy_flag=False, all_rsp=True)
 IMPLS["_sparse_adagrad_update"] = _lazy("sp:lazy_adagrad", 1, needs_lazy_flag=False)
+
+
+# ---- scatter operators and storage-preserving special cases ----------------------------------
+def _scatter(op, attrs, inputs, out):
+    """The dense result taken at sparse lhs's stored rows (row_sparse) or entries (CSR, scalar
+    operators only); the positions lhs does not store stay unstored."""
+    lhs = inputs[0]
+    if not sp.is_sparse(lhs) or (lhs.stype == "csr" and len(inputs) > 1):
+        return NotImplemented
+    dense = run(op, [x.tostype("default") if sp.is_sparse(x) else x for x in inputs], attrs)
+    if lhs.stype == "row_sparse":
+        rows = lhs.indices
+        vals = nd.take(dense, rows, axis=0)
+        res = sp._make("row_sparse", lhs.shape, [vals, rows], lhs.context, dense._dtype)
+    else:
+        data, idx, ptr = lhs._parts
+        counts = np.diff(ptr.asnumpy())
+        row_of = np.repeat(np.arange(lhs.shape[0], dtype=np.int64), counts)
+        where = nd.stack(sp._wrap_np(row_of, lhs.context), idx, axis=0)
+        vals = nd.gather_nd(dense, where)
+        res = sp._make("csr", lhs.shape, [vals, idx, ptr], lhs.context, dense._dtype)
+    return sp._finish(res, out)
+
+
+for _n in ("_scatter_elemwise_div", "_scatter_plus_scalar", "_scatter_minus_scalar"):
+    IMPLS[_n] = _scatter
+
+
+def _quadratic(op, attrs, inputs, out):
+    # a*x^2 + b*x + c keeps zeros (and so sparse storage) only when c is 0
+    if attrs["c"] != 0:
+        return NotImplemented
+    return _unary_preserving(op, attrs, inputs, out)
+
+
+IMPLS["_contrib_quadratic"] = _quadratic
+
+
+def _square_sum(op, attrs, inputs, out):
+    # the per-row sum of squares of a row_sparse array, keeping its dims, is row_sparse over
+    # the same rows (MXNet's sparse kernel); the other reductions give dense arrays
+    x = inputs[0]
+    axis = attrs["axis"]
+    if (x.stype != "row_sparse" or x.ndim != 2 or not attrs["keepdims"] or attrs["exclude"]
+            or axis is None or tuple(axis) not in ((1,), (-1,))):
+        return NotImplemented
+    vals = run(op, [x.data], attrs)
+    res = sp._make("row_sparse", (x.shape[0], 1), [vals, x.indices], x.context, vals._dtype)
+    return sp._finish(res, out)
+
+
+IMPLS["_square_sum"] = _square_sum

@@ -17,7 +17,8 @@ from .. import ndarray, autograd
 __all__ = ["activation", "arange_like", "batch_dot", "batch_flatten", "batch_norm", "cast",
            "constraint_check", "convolution", "deconvolution", "dropout", "embedding", "erf",
            "erfinv", "fully_connected", "gamma", "gammaln", "gather_nd", "layer_norm",
-           "leaky_relu", "log_softmax", "masked_softmax", "nonzero", "one_hot", "pick", "pooling", "relu",
+           "leaky_relu", "log_softmax", "masked_softmax", "multibox_detection", "multibox_prior",
+           "multibox_target", "nonzero", "one_hot", "pick", "pooling", "relu",
            "reshape", "reshape_like", "rnn", "roi_pooling", "sequence_mask", "shape_array",
            "sigmoid", "slice", "smooth_l1", "softmax", "topk"]
 
@@ -107,6 +108,9 @@ gather_nd = _wrap_op("gather_nd", "gather_nd")
 layer_norm = _wrap_op("layer_norm", "LayerNorm")
 leaky_relu = _wrap_op("leaky_relu", "LeakyReLU")
 log_softmax = _wrap_op("log_softmax", "log_softmax")
+multibox_detection = _wrap_op("multibox_detection", "_contrib_MultiBoxDetection")
+multibox_prior = _wrap_op("multibox_prior", "_contrib_MultiBoxPrior")
+multibox_target = _wrap_op("multibox_target", "_contrib_MultiBoxTarget")
 one_hot = _wrap_op("one_hot", "one_hot")
 pick = _wrap_op("pick", "pick")
 pooling = _wrap_op("pooling", "Pooling")

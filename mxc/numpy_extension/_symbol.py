@@ -51,6 +51,8 @@ _NPX = {"activation": "Activation", "batch_dot": "batch_dot", "batch_flatten": "
         "erf": "erf", "fully_connected": "FullyConnected", "gamma": "gamma",
         "gammaln": "gammaln", "gather_nd": "gather_nd", "layer_norm": "LayerNorm",
         "leaky_relu": "LeakyReLU", "log_softmax": "log_softmax", "one_hot": "one_hot",
+        "multibox_detection": "_contrib_MultiBoxDetection",
+        "multibox_prior": "_contrib_MultiBoxPrior", "multibox_target": "_contrib_MultiBoxTarget",
         "pick": "pick", "pooling": "Pooling", "relu": "relu", "reshape_like": "reshape_like",
         "rnn": "RNN", "roi_pooling": "ROIPooling", "sequence_mask": "SequenceMask",
         "shape_array": "shape_array", "sigmoid": "sigmoid", "slice": "slice",

@@ -119,7 +119,8 @@ def check_stype(op, attrs):
 
 
 def _dot_infer(attrs, shapes, dtypes):
-    check_stype("dot", attrs)
+    # dot's forward_stype is honoured by its sparse implementations (ndarray/sparse_impls.py);
+    # the dense kernel computes the same values in dense storage
     d = check_float("dot", dtypes)
     _, _, _, oshape = _dot_geometry("dot", shapes[0], shapes[1], attrs["transpose_a"],
                                     attrs["transpose_b"])
@@ -180,7 +181,7 @@ register(OpDef("dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, infer=_dot_infe
                forward=_dot_forward, grad=_dot_grad,
                doc="Dot product of two arrays (MXNet's N-d rules: the last axis of lhs, or its "
                    "first with transpose_a, against the first axis of rhs, or its last with "
-                   "transpose_b). Dense storage only (forward_stype None or 'default')."))
+                   "transpose_b). forward_stype: the output storage of a sparse operand's product."))
 
 
 # ---- batch_dot ---------------------------------------------------------------------------------

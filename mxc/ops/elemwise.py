@@ -89,7 +89,11 @@ def digamma(F, x):
     refl = x < 0.5
     xr = F.where(refl, 1.0 - x, x)
     p = positive(xr)
-    return F.where(refl, p - math.pi / F.tan(math.pi * x), p)
+    psi = F.where(refl, p - math.pi / F.tan(math.pi * x), p)
+    # the poles 0, -1, -2, ... give +inf, as MXNet's psi (its float maximum), so gamma's
+    # gradient there is gamma(x) * inf
+    pole = (x <= 0) * (x == F.floor(x))
+    return F.where(pole, F.ones_like(x) * math.inf, psi)
 
 
 _UNARY = {

@@ -92,6 +92,10 @@ def _copy_forward(name):
 def _reshape_grad(F, a, i, o, g):
     if 0 in i[0].shape:     # an empty input: nothing to carry (and reshape would read 0 as
         return [F.zeros_like(i[0])]     # MXNet's "copy this dimension" code)
+    if getattr(g[0], "_sparse", False):
+        # a sparse head gradient (from a sparse dot) has no reshape view: the operator, which
+        # falls back to dense storage as MXNet's
+        return [F.reshape_like(g[0], i[0])]
     return [g[0].reshape(i[0].shape)]
 
 

@@ -7,6 +7,7 @@ Kernels: csrc/kernels/sparse_ops.h (mxc/ops/cpu/sparse_ops.pyx).
 """
 
 from . import services
+from ..base import OperatorInputError
 from .params import Param
 from .registry import OpDef, register, kernel_forward, kernel, declared_kernel
 
@@ -52,16 +53,26 @@ register(OpDef("cast_storage", inputs=("data",),
 
 
 def _retain_infer(attrs, shapes, dtypes):
-    raise ValueError("_sparse_retain: data must be a row_sparse array (got dense storage)")
+    # shapes are storage-blind (a graph's shape inference sees the variables' shapes only);
+    # the storage is checked when it runs: only the sparse implementation takes it
+    if len(shapes[1]) != 1:
+        raise ValueError(f"_sparse_retain: indices must be 1-D, got shape {tuple(shapes[1])}")
+    return [tuple(shapes[0])], [dtypes[0]]
 
 
-def _retain_forward(attrs, inputs, outputs):   # pragma: no cover  (infer refuses dense input)
-    raise ValueError("_sparse_retain: data must be a row_sparse array")
+def _retain_forward(attrs, inputs, outputs):
+    raise OperatorInputError("_sparse_retain: data must be a row_sparse array (got dense "
+                             "storage)")
 
 
 def _retain_grad(F, attrs, inputs, outputs, out_grads):
     data, idx = inputs
-    return [F._sparse_retain(out_grads[0], idx), None]
+    g = out_grads[0]
+    if getattr(g, "stype", "row_sparse") == "default":
+        # a dense head gradient (a dense consumer downstream): its retained rows, as MXNet's
+        # _backward_sparse_retain
+        g = F.cast_storage(g, stype="row_sparse")
+    return [F._sparse_retain(g, idx), None]
 
 
 register(OpDef("_sparse_retain", aliases=("sparse_retain",), inputs=("data", "indices"),

@@ -103,5 +103,7 @@ random.randn = _randn
 for _opname in _registry.names():       # MXNet's generated random.<dist>_like and pdf_<dist>
     if _opname.startswith("_random_") and (_opname.endswith("_like")
                                            or _opname.startswith("_random_pdf_")):
-        setattr(random, _opname[len("_random_"):], globals()[_opname])
+        # under the short name, which automatic node names use (uniform_like0), as MXNet's
+        setattr(random, _opname[len("_random_"):],
+                _register.make_function(_registry.get(_opname), _opname[len("_random_"):]))
 del _n, _dist, _p, _opname

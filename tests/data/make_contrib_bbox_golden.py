@@ -47,14 +47,6 @@ DECODE_CASES = {
     "decode_center": {"std0": 0.1, "std1": 0.1, "std2": 0.2, "std3": 0.2},
     "decode_corner_clip": {"format": "corner", "clip": 0.5, "std2": 2.0},
 }
-PRIOR_CASES = {
-    "prior_default": {},
-    "prior_sizes_ratios": {"sizes": (0.6, 0.3), "ratios": (1.0, 2.0, 0.5)},
-    "prior_steps_clip": {"sizes": (0.9,), "ratios": (3.0, 1.0), "steps": (0.2, 0.25),
-                         "offsets": (0.3, 0.6), "clip": True},
-}
-
-
 def main():
     import mxnet as mx
     rs = np.random.RandomState(11)
@@ -95,10 +87,6 @@ def main():
         anchors = a[:1]
         out = mx.nd.contrib.box_decode(mx.nd.array(data), mx.nd.array(anchors), **params)
         G[f"{name}/in0"], G[f"{name}/in1"], G[f"{name}/out0"] = data, anchors, out.asnumpy()
-    for name, params in PRIOR_CASES.items():
-        data = np.zeros((1, 2, 5, 7), np.float32)
-        out = mx.nd.contrib.MultiBoxPrior(mx.nd.array(data), **params)
-        G[f"{name}/in0"], G[f"{name}/out0"] = data, out.asnumpy()
     np.savez_compressed(os.path.join(HERE, "contrib_bbox_golden.npz"), **G)
     print(f"{len(G)} arrays written")
 

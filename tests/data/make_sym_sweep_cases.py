@@ -178,6 +178,29 @@ def extra_cases():
                                    u((3, 4))]),
         # added after the last full recording (a full rerun records it from test_elemwise.py)
         "erfinv": ({}, [u((3, 4), lo=-0.9, hi=0.9)]),
+        "_contrib_MultiBoxTarget": ({"negative_mining_ratio": 2.0},
+                                    [np.array([[[0.1, 0.1, 0.4, 0.4], [0.3, 0.2, 0.7, 0.6],
+                                                [0.5, 0.5, 0.9, 0.8], [0.0, 0.6, 0.3, 0.9]]],
+                                              np.float32),
+                                     np.array([[[1, 0.2, 0.1, 0.5, 0.5], [-1] * 5],
+                                               [[0, 0.5, 0.6, 0.9, 0.9], [2, 0, 0.5, 0.3, 1]]],
+                                              np.float32),
+                                     u((2, 3, 4))]),
+        "_contrib_MultiBoxDetection": ({"threshold": 0.2},
+                                       [np.round(u((2, 3, 4), lo=0, hi=1), 1),
+                                        u((2, 16), lo=-0.5, hi=0.5),
+                                        np.array([[[0.1, 0.1, 0.4, 0.4], [0.15, 0.1, 0.45, 0.4],
+                                                   [0.5, 0.5, 0.9, 0.8], [0.0, 0.6, 0.3, 0.9]]],
+                                                 np.float32)]),
+        "_contrib_round_ste": ({}, [u((3, 4), lo=-3, hi=3)]),
+        "_contrib_sign_ste": ({}, [u((3, 4))]),
+        "_scatter_elemwise_div": ({}, [u((3, 4)), u((3, 4), lo=0.5, hi=2)]),
+        "_scatter_plus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
+        "_scatter_minus_scalar": ({"scalar": 1.5}, [u((3, 4))]),
+        "_contrib_ModulatedDeformableConvolution": (
+            {"kernel": (2, 2), "num_filter": 2, "pad": (1, 1)},
+            [u((1, 2, 3, 3)), u((1, 8, 4, 4), lo=-1.3, hi=1.3), u((1, 4, 4, 4), lo=0, hi=1),
+             u((2, 2, 2, 2)), u((2,))]),
     }
 
 

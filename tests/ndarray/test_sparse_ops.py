@@ -168,6 +168,7 @@ def test_sum_rsp_3d(rng):
 @pytest.mark.parametrize("name,f", [("square", np.square), ("abs", np.abs), ("sign", np.sign),
                                     ("relu", lambda v: np.maximum(v, 0)),
                                     ("negative", np.negative), ("expm1", np.expm1),
+                                    ("cbrt", np.cbrt),
                                     ("log1p", lambda v: np.log1p(np.abs(v)))])
 @pytest.mark.parametrize("stype", ["row_sparse", "csr"])
 def test_unary_keeps_storage(rng, name, f, stype):
@@ -339,3 +340,102 @@ def test_non_lazy_adam_updates_every_row(rng):
     w, m, v = mx.nd.array(w0), mx.nd.array(m0), mx.nd.ones((5, 2))
     mx.nd.adam_update(w, g, m, v, out=w, lr=0.1, lazy_update=True)
     np.testing.assert_array_equal(w.asnumpy()[0], w0[0])
+
+
+# ---- the mx.nd.sparse / mx.sym.sparse namespaces ---------------------------------------------
+def test_sparse_namespace_has_mxnet_operator_names():
+    # MXNet 1.9.1's 74 operator names of mx.sym.sparse, also in mx.nd.sparse; nothing more
+    assert len(sp.OP_NAMES) == 74
+    for name in sp.OP_NAMES:
+        assert name in dir(mx.nd.sparse), name
+        assert callable(getattr(mx.nd.sparse, name)), name
+        assert name in mx.sym.sparse.__all__, name
+    assert mx.nd.sparse.sgd_update is mx.nd._sparse_sgd_update
+    assert mx.nd.sparse.gs_retain is mx.nd.sparse.retain
+    with pytest.raises(AttributeError, match="Convolution"):
+        mx.nd.sparse.Convolution          # not a sparse operator in MXNet either
+    assert mx.sym.sparse.sqrt(mx.sym.var("x")).name.startswith("sqrt")
+
+
+@pytest.mark.filterwarnings("ignore:Storage type fallback")
+@pytest.mark.parametrize("stype", ["csr", "row_sparse"])
+def test_sparse_namespace_operators_against_numpy(rng, stype):
+    a = _rand(rng, (5, 4), 0.5)
+    b = _rand(rng, (5, 4), 0.5)
+    x, y = mx.nd.array(a).tostype(stype), mx.nd.array(b).tostype(stype)
+    n = mx.nd.sparse
+    # storage-preserving unaries (MXNet's sparse kernels)
+    for name, f in (("abs", np.abs), ("sign", np.sign), ("trunc", np.trunc),
+                    ("arctan", np.arctan), ("degrees", np.degrees),
+                    ("_contrib_round_ste", lambda v: np.sign(v) * np.floor(np.abs(3 * v) + 0.5)),
+                    ("_contrib_sign_ste", np.sign)):
+        src = x * 3 if name == "_contrib_round_ste" else x
+        r = getattr(n, name)(src)
+        assert r.stype == stype, name
+        np.testing.assert_allclose(r.asnumpy(), f(a), rtol=1e-6, atol=1e-7, err_msg=name)
+    # operators with a dense fallback, as MXNet's storage fallback
+    checks = [
+        (n.exp(x), np.exp(a)), (n.cos(x), np.cos(a)),
+        (n.rsqrt(n.abs(x) + 1), 1 / np.sqrt(np.abs(a) + 1)),
+        (n.elemwise_add(x, y), a + b), (n.elemwise_mul(x, y), a * b),
+        (n.broadcast_mul(x, mx.nd.array(b[:1])), a * b[:1]),
+        (n.broadcast_sub(x, mx.nd.array(b[:, :1])), a - b[:, :1]),
+        (n.clip(x, a_min=-0.5, a_max=0.5), np.clip(a, -0.5, 0.5)),
+        (n.concat(x, y, dim=0), np.concatenate([a, b], 0)),
+        (n.slice(x, begin=(1, 0), end=(4, 3)), a[1:4, 0:3]),
+        (n.where(mx.nd.array(a > 0), x, y), np.where(a > 0, a, b)),
+        (n.sum(x, axis=1), a.sum(1)), (n.mean(x, axis=0), a.mean(0)),
+        (n.norm(x), np.linalg.norm(a)), (n.zeros_like(x), np.zeros_like(a)),
+        (n.add_n(x, y, x), 2 * a + b), (n.ElementWiseSum(x, y), a + b),
+        (n.stop_gradient(x), a), (n.make_loss(x), a),
+        (n.dot(x, mx.nd.array(b.T)), a @ b.T),
+        (n.FullyConnected(x, mx.nd.array(b), num_hidden=5, no_bias=True), a @ b.T),
+    ]
+    for i, (got, want) in enumerate(checks):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6, err_msg=str(i))
+
+
+def test_sparse_namespace_sgd_update_is_lazy(rng):
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    g = _rand(rng, (5, 3), 1.0, empty_rows=(1, 3))
+    weight = mx.nd.array(w)
+    mx.nd.sparse.sgd_update(weight, mx.nd.array(g).tostype("row_sparse"), lr=0.1, wd=0.1,
+                            out=weight)
+    want = w - 0.1 * (g + 0.1 * w)
+    want[[1, 3]] = w[[1, 3]]              # rows absent from the gradient are not touched
+    np.testing.assert_allclose(weight.asnumpy(), want, rtol=1e-6)
+
+
+def test_reshape_backward_with_a_sparse_head_gradient(rng):
+    # w -> reshape -> dot(csr x, .): the reshape's head gradient is row_sparse (MXNet's
+    # test_reshape_backward_fallback); it falls back to dense, into a row_sparse args_grad
+    x = mx.nd.array(_rand(rng, (4, 1), 0.6)).tostype("csr")
+    w = rng.standard_normal((12, 4)).astype(np.float32)
+    out = mx.sym.sparse.dot(mx.sym.var("x", stype="csr"),
+                            mx.sym.reshape(mx.sym.var("w"), shape=(1, 48)))
+    head = rng.standard_normal((4, 48)).astype(np.float32)
+    gw = mx.nd.zeros((12, 4)).tostype("row_sparse")
+    ex = out.bind(mx.cpu(), args={"x": x, "w": mx.nd.array(w)}, args_grad={"w": gw})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head))
+    want = (x.asnumpy().T @ head).reshape(12, 4)
+    np.testing.assert_allclose(gw.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_retain_in_a_graph_with_a_dense_head_gradient(rng):
+    # shape inference is storage-blind; the gradient of retain under a dense consumer keeps
+    # the retained rows of the dense head gradient (MXNet's check_numeric_gradient case)
+    a = _rand(rng, (5, 3), 0.6, empty_rows=(2,))
+    sym = mx.sym.sparse.retain(data=mx.sym.var("data"), indices=mx.sym.var("indices"))
+    assert sym.infer_shape(data=(5, 3), indices=(2,))[1] == [(5, 3)]
+    x = mx.nd.array(a).tostype("row_sparse")
+    x.attach_grad()
+    idx = mx.nd.array([1, 3], dtype="int64")
+    with mx.autograd.record():
+        y = mx.nd.sparse.retain(x, idx) * 2          # a dense consumer: dense head gradient
+    y.backward(mx.nd.ones((5, 3)))
+    want = np.zeros((5, 3), np.float32)
+    want[[1, 3]] = 2
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+    with pytest.raises(mx.base.MXNetError, match="row_sparse"):
+        mx.nd.sparse.retain(mx.nd.array(a), idx)

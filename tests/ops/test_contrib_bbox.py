@@ -1,5 +1,5 @@
-"""Bounding-box contrib operators: box_nms, box_iou, bipartite_matching, box_encode, box_decode,
-MultiBoxPrior against what MXNet 1.9.1 computed (tests/data/make_contrib_bbox_golden.py) and
+"""Bounding-box contrib operators: box_nms, box_iou, bipartite_matching, box_encode, box_decode
+against what MXNet 1.9.1 computed (tests/data/make_contrib_bbox_golden.py) and
 against numpy references; gradientmultiplier against the analytic gradient."""
 import os
 import sys
@@ -11,7 +11,7 @@ import mxc as mx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "data"))
-from make_contrib_bbox_golden import DECODE_CASES, MATCH_CASES, NMS_CASES, PRIOR_CASES  # noqa: E402
+from make_contrib_bbox_golden import DECODE_CASES, MATCH_CASES, NMS_CASES  # noqa: E402
 
 G = np.load(os.path.join(HERE, "..", "data", "contrib_bbox_golden.npz"))
 
@@ -106,12 +106,6 @@ def test_box_decode_matches_mxnet(name):
     out = mx.nd.contrib.box_decode(mx.nd.array(G[f"{name}/in0"]), mx.nd.array(G[f"{name}/in1"]),
                                    **DECODE_CASES[name])
     np.testing.assert_allclose(out.asnumpy(), G[f"{name}/out0"], rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.parametrize("name", sorted(PRIOR_CASES))
-def test_multibox_prior_matches_mxnet(name):
-    out = mx.nd.contrib.MultiBoxPrior(mx.nd.array(G[f"{name}/in0"]), **PRIOR_CASES[name])
-    np.testing.assert_allclose(out.asnumpy(), G[f"{name}/out0"], rtol=1e-6, atol=1e-6)
 
 
 def test_gradientmultiplier_scales_only_the_gradient():

@@ -102,7 +102,19 @@ def test_dot_rejects_int_and_mixed():
     with pytest.raises(ValueError, match="dot"):
         mx.nd.dot(mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2), dtype=np.float64))
     with pytest.raises(ValueError, match="forward_stype"):
-        mx.nd.dot(mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2)), forward_stype="csr")
+        mx.nd.batch_dot(mx.nd.zeros((1, 2, 2)), mx.nd.zeros((1, 2, 2)), forward_stype="csr")
+    with pytest.raises(ValueError, match="forward_stype"):
+        mx.nd.dot(mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2)), forward_stype="coo")
+
+
+def test_dot_forward_stype_keeps_values():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    for fs in ("default", "csr", "row_sparse"):
+        out = mx.nd.dot(mx.nd.array(a), mx.nd.array(b), forward_stype=fs)
+        np.testing.assert_allclose(out.tostype("default").asnumpy(), a @ b, rtol=1e-6)
+        out = mx.nd.dot(mx.nd.array(a).tostype("csr"), mx.nd.array(b), forward_stype=fs)
+        np.testing.assert_allclose(out.tostype("default").asnumpy(), a @ b, rtol=1e-6)
 
 
 def _ref_batch(a, b, ta, tb):

@@ -333,3 +333,22 @@ def test_erfinv_matches_mxnet():
     np.testing.assert_allclose(a.grad.asnumpy(), [1.3739059e+05, 1.5163633e+00, 9.5452040e-01,
                                                   9.1512942e-01, 1.1125849e+00, 3.4280424e+00,
                                                   1.5269785e+04], rtol=2e-3)
+
+
+def test_gamma_gradient_at_the_poles_is_mxnets():
+    # MXNet's psi returns its float maximum at 0, -1, -2, ...: gamma's gradient there is
+    # gamma(x) * inf (+inf at 0, nan where gamma is nan), gammaln's +inf (MXNet 1.9.1's values)
+    x = mx.nd.array([0, -1, -2, 0.5, -0.5])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gamma(x)
+    y.backward()
+    g = x.grad.asnumpy()
+    assert g[0] == np.inf and np.isnan(g[1]) and np.isnan(g[2])
+    np.testing.assert_allclose(g[3:], [-3.480232, -0.12935339], rtol=1e-5)
+    x = mx.nd.array([0, -1, 2])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gammaln(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [np.inf, np.inf, 0.42278433], rtol=1e-5)
