@@ -62,6 +62,7 @@ typedef struct {
   int flat;                      /* no depth (1-D and 2-D problems): output row t is oh */
   int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
   int dense;                     /* inputs smaller than the kernel: convolution_dense.h */
+  int grouped;                   /* few channels per group: convolution_grouped.h */
   const int32_t *src;            /* NULL, or blocks of samples: see mxc_conv_col_sources */
 } mxc_conv_geom;
 
@@ -98,6 +99,8 @@ static void mxc_conv_col_sources(int32_t *src, const mxc_conv_geom *g) {
     }
   }
 }
+
+#include "kernels/convolution_grouped.h" /* needs mxc_conv_geom and mxc_conv_span */
 
 /* x: the convolution-sense input tensor, y: the convolution-sense output tensor */
 static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_tensor *y,
@@ -160,6 +163,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
   g->tt = g->nb > 1 && g->cog <= MXC_CONV_TT_MAX_CO && g->rows >= MXC_CONV_TT_MIN_ROWS;
   g->dense = g->g == 1 && g->isz < g->ksz && g->n >= MXC_CONV_DENSE_MIN_N &&
              g->co * g->osz * g->ci * g->isz <= MXC_CONV_DENSE_LIMIT;
+  g->grouped = !g->dense && mxc_conv_grouped_usable(g);
   return 0;
 }
 
@@ -624,6 +628,10 @@ static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
     mxc_conv_dense_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                      \
     return;                                                                                        \
   }                                                                                                \
+  if (g->grouped) {                                                                                \
+    mxc_convg_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                             \
+    return;                                                                                        \
+  }                                                                                                \
   switch (mode) {                                                                                  \
   case MXC_CONV_FWD: /* a = X, o0 = Y */                                                           \
     mxc_conv_forward_##SUF(a, w, o0, g, col, b, nt, n0, n1);                                       \
@@ -653,6 +661,8 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
   if (mode == MXC_DECONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->ci, g->isz, nt);      \
 }
 
+MXC_CONV_GROUPED_DEFINE(float, double, f32)
+MXC_CONV_GROUPED_DEFINE(double, double, f64)
 MXC_CONV_DENSE_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DENSE_DEFINE(double, f64, mxc_dgemm)
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)
@@ -776,7 +786,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
     return 0;
   }
-  if (g.dense) /* Wd, then the tap table as int32 (elements of at least 4 bytes) */
+  if (g.grouped) /* direct loops: a padded plane and wide rows per thread */
+    colsz = mxc_convg_scratch(&g, nt);
+  else if (g.dense) /* Wd, then the tap table as int32 (elements of at least 4 bytes) */
     colsz = g.co * g.osz * g.ci * g.isz + g.osz * g.isz;
   else if (g.nb > 1) /* the column matrix, Y's block, tt's dW^T, then the source table */
     colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0) + g.ksz * g.osz;
@@ -791,7 +803,7 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
       return -1;
     }
   }
-  if (!g.dense && g.nb > 1 && g.isz <= INT32_MAX) { /* int32s in the last ksz * osz elements */
+  if (!g.dense && !g.grouped && g.nb > 1 && g.isz <= INT32_MAX) { /* int32s in the last ksz * osz elements */
     int32_t *src = (int32_t *)((char *)col + esz * (size_t)(colsz - g.ksz * g.osz));
     mxc_conv_col_sources(src, &g);
     g.src = src;
