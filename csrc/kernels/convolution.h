@@ -661,8 +661,8 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
   if (mode == MXC_DECONV_BWD && o2) mxc_conv_bias_grad_##SUF(a, o2, g->n, g->ci, g->isz, nt);      \
 }
 
-MXC_CONV_GROUPED_DEFINE(float, double, f32)
-MXC_CONV_GROUPED_DEFINE(double, double, f64)
+MXC_CONV_GROUPED_DEFINE(float, mxc_convg_v8f, f32)
+MXC_CONV_GROUPED_DEFINE(double, mxc_convg_v4d, f64)
 MXC_CONV_DENSE_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DENSE_DEFINE(double, f64, mxc_dgemm)
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)

@@ -1,110 +1,233 @@
 /* Direct convolution of 1-D and 2-D problems with few input channels per group (depthwise:
- * one), without a column matrix. Included by convolution.h after mxc_conv_geom and
- * mxc_conv_span, which it uses.
+ * one), without a column matrix. Included by convolution.h after mxc_conv_geom, which it uses.
  *
  * im2col + GEMM per group is a product of cog x (cig * ksz) by (cig * ksz) x osz: for a
- * depthwise 3x3 layer a 1 x 9 by 9 x osz GEMM per channel and sample, and an im2col that
+ * depthwise 3x3 layer a 1 x 9 by 9 x osz GEMM per channel and sample, after an im2col that
  * copies every input 9 times (MobileNetV2 at batch 8 ran at 0.78x MXNet's oneDNN inference and
- * 0.65x its training). Here each output plane (n, oc) is accumulated row by row from the cig
- * input planes of its group:
+ * 0.65x its training). Here each input plane is copied once into a zero-padded plane split into
+ * its stride phases: with strides (sh, sw), phase (a, b) holds the padded rows a, a + sh, ... and
+ * columns b, b + sw, ..., as a plane of rp rows of ww columns. The tap (kh, kw) of output (oh, ow)
+ * then reads phase ((kh dh) % sh, (kw dw) % sw) at row oh + (kh dh) / sh and column
+ * ow + (kw dw) / sw: for every tap, the whole output plane laid out in rows of ww ("wide" rows:
+ * ww >= ow, the extra columns are computed and dropped) is ONE contiguous run over one phase at
+ * one offset, whatever the strides, dilation and padding:
  *
- *   forward         Y[n, oc, oh, :]  += W[oc, c, kh, kw] * X[n, ic, ih, w0 + s * (:)]
- *   backward data   dX[n, ic, ih, w0 + s * (:)] += W[oc, c, kh, kw] * dY[n, oc, oh, :]
- *   backward weight dW[oc, c, kh, kw] += dot(dY[n, oc, oh, :], X[n, ic, ih, w0 + s * (:)])
+ *   forward         wide[i] += W[oc, c, tap] * phase_tap[i + offset_tap]      (X padded)
+ *   backward data   phase_tap[i + offset_tap] += W[oc, c, tap] * wide[i]      (wide = dY, zero
+ *                                                                              in the extras)
+ *   backward weight dW[oc, c, tap] += sum_i wide[i] * phase_tap[i + offset_tap]
  *
- * with ih = oh * sh - ph + kh * dh and w0 = kw * dw - pw; columns whose tap reads padding are
- * left out of each row (mxc_conv_span). A kernel row of three taps (3x3 layers) is applied in one
- * pass over the output row where all three read inside the input, the edges tap by tap. Threads
- * own output planes (forward), input planes (backward data: every output channel of the group
- * adds into the same dX plane from one thread) and weight rows (backward weight: sums over all
- * samples in one thread, so the result does not depend on the thread count).
+ * for i < od[1] * ww. Small planes (7x7) thus cost a few vector loops instead of one short loop
+ * per row and tap. Threads own output planes (forward), input planes (backward data: every output
+ * channel of the group adds into the same dX plane from one thread) and weight rows (backward
+ * weight: sums over all samples in one thread, so the result does not depend on the thread
+ * count). Each thread's phases and wide rows live in the caller's scratch (mxc_convg_scratch).
  */
 #ifndef MXC_KERNELS_CONVOLUTION_GROUPED_H
 #define MXC_KERNELS_CONVOLUTION_GROUPED_H
 
 /* Groups of at most this many input channels take the direct loops. Measured per shape, batch 8,
- * 2 threads (tools/bench/bench_conv_grouped.py): depthwise (cig 1) is 3-10x faster direct than
- * through im2col + GEMM on every MobileNetV2 layer; cig 8 at 28x28 with 64 channels per group,
- * the direct loops were already 1.3x slower than the GEMM. */
+ * 2 threads (tools/bench/bench_conv_grouped.py): see the commit that set it. */
 #ifndef MXC_CONV_GROUPED_MAX_CIG
 #define MXC_CONV_GROUPED_MAX_CIG 4
 #endif
 
 /* the direct loops apply: a 1-D/2-D problem of more than one group with few channels each */
 static int mxc_conv_grouped_usable(const mxc_conv_geom *g) {
-  return g->flat && g->g > 1 && g->cig <= MXC_CONV_GROUPED_MAX_CIG && g->k[2] <= 64;
+  return g->flat && g->g > 1 && g->cig <= MXC_CONV_GROUPED_MAX_CIG;
 }
 
-/* The padded plane and the wide output rows of one problem (see the header's comment) */
+/* The phase planes and wide rows of one problem (see the header's comment) */
 typedef struct {
-  int64_t pw, ph;   /* padded plane: width (a multiple of the stride) and rows */
-  int64_t ww;       /* wide output row: pw / stride positions */
-  int64_t nwide;    /* od[1] * ww */
-  /* Runs of wide positions that one loop covers: with stride 1 down the rows, wide row oh + 1
-   * continues wide row oh in the padded plane too, so the whole plane is one run; otherwise each
-   * output row is a run of od[2] positions and the next starts s[1] padded rows further down */
-  int64_t nrun, run, pstep;
-  int64_t per;      /* scratch elements per thread: the plane, the wide rows, ksz doubles */
+  int64_t ww, rp;      /* columns and rows of a phase plane; wide rows have ww positions too */
+  int64_t psz, plen;   /* one phase plane (rp * ww), all sh * sw of them */
+  int64_t nwide;       /* od[1] * ww */
+  int64_t per;         /* scratch elements per thread: phases, wide rows, ksz doubles */
+  int64_t lead;        /* scratch elements before the threads' (the tap table) */
+  int64_t *tap;        /* where tap t reads: phase plane offset + offset in the plane */
 } mxc_convg_plan;
 
 static void mxc_convg_plan_make(mxc_convg_plan *q, const mxc_conv_geom *g) {
-  const int64_t s = g->s[2];
-  int64_t need = (g->od[2] - 1) * s + (g->k[2] - 1) * g->d[2] + 1, pw = g->id[2] + 2 * g->p[2];
-  if (need > pw) pw = need;
-  q->pw = (pw + s - 1) / s * s;
-  q->ww = q->pw / s;
-  /* rows the taps read, plus one: the last wide row's extra columns read into it */
-  q->ph = (g->od[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 2;
+  const int64_t sh = g->s[1], sw = g->s[2];
+  /* wide rows cover every output column and the columns its taps read; the extra row below
+   * the last one taps read holds what the extra columns of the last wide row read */
+  q->ww = g->od[2] + (g->k[2] - 1) * g->d[2] / sw;
+  q->rp = g->od[1] + (g->k[1] - 1) * g->d[1] / sh + 1;
+  q->psz = q->rp * q->ww;
+  q->plen = q->psz * sh * sw;
   q->nwide = g->od[1] * q->ww;
-  q->nrun = g->s[1] == 1 ? 1 : g->od[1];
-  q->run = g->s[1] == 1 ? q->nwide : g->od[2];
-  q->pstep = g->s[1] * q->pw;
-  q->per = ((q->ph * q->pw + q->nwide + 7) / 8 + (g->ksz + 3) / 4 + 1) * 8; /* whole 32 bytes */
+  q->per = ((q->plen + q->nwide + 7) / 8 + (g->ksz + 3) / 4 + 1) * 8; /* whole 32 bytes */
+  q->lead = (g->ksz + 3) / 4 * 8;  /* ksz int64s in elements of 4 or 8 bytes, whole 32 bytes */
+  q->tap = NULL;
 }
 
 /* elements of scratch that the direct loops of nt threads need (see mxc_convg_plan) */
 static int64_t mxc_convg_scratch(const mxc_conv_geom *g, int nt) {
   mxc_convg_plan q;
   mxc_convg_plan_make(&q, g);
-  return q.per * (nt > 0 ? nt : 1);
+  return q.lead + q.per * (nt > 0 ? nt : 1);
 }
 
-#define MXC_CONV_GROUPED_DEFINE(T, A, SUF)                                                         \
-/* pp = plane xp (id[1] x id[2]) placed at (p[1], p[2]) in zeros (q->ph x q->pw) */                \
-static void mxc_convg_pad_##SUF(T *pp, const T *xp, const mxc_conv_geom *g,                        \
-                                const mxc_convg_plan *q) {                                         \
-  const int64_t iw = g->id[2], rows = g->id[1] < q->ph - g->p[1] ? g->id[1] : q->ph - g->p[1];     \
-  const int64_t cols = iw < q->pw - g->p[2] ? iw : q->pw - g->p[2];                                \
-  int64_t h;                                                                                       \
-  memset(pp, 0, sizeof(T) * (size_t)(q->ph * q->pw));                                              \
-  for (h = 0; h < rows; h++)                                                                       \
-    memcpy(pp + (h + g->p[1]) * q->pw + g->p[2], xp + h * iw, sizeof(T) * (size_t)cols);           \
+/* the plan with its tap table at the start of buf (the threads' scratch follows it): tap t
+ * reads its phase plane (offset in the phases) at its offset in the plane */
+static void mxc_convg_plan_taps(mxc_convg_plan *q, const mxc_conv_geom *g, void *buf) {
+  const int64_t sh = g->s[1], sw = g->s[2];
+  int64_t t;
+  mxc_convg_plan_make(q, g);
+  q->tap = (int64_t *)buf;
+  for (t = 0; t < g->ksz; t++) {
+    const int64_t kh = (t / g->k[2]) * g->d[1], kw = (t % g->k[2]) * g->d[2];
+    q->tap[t] = ((kh % sh) * sw + kw % sw) * q->psz + (kh / sh) * q->ww + kw / sw;
+  }
+}
+
+/* The three inner loops, compiled once for the baseline instruction set and once (suffix 2) for
+ * AVX2 + FMA where the CPU has them (chosen at run time, as Winograd's kernels: the package is
+ * built without -march). They are written on 32-byte vectors of GCC/Clang's vector extension
+ * (VT, VN elements; unaligned loads and stores through memcpy): the auto-vectoriser left the
+ * forward's loop scalar (it cannot tell that the wide rows and the phases do not overlap), at
+ * a quarter of the speed. VSUF: the variant's suffix; ATTR: its target attribute. */
+#define MXC_CONVG_INNER_DEFINE(T, VT, SUF, VSUF, ATTR)                                             \
+/* wide[i] += sum over taps of w[t] * ph[tap(t) + i], i < nwide */                                 \
+ATTR static void mxc_convg_taps_##SUF##VSUF(T *wide, const T *ph, const T *w,                      \
+                                            const mxc_conv_geom *g, const mxc_convg_plan *q) {     \
+  const int64_t n = q->nwide, vn = (int64_t)(sizeof(VT) / sizeof(T));                              \
+  int64_t t, i;                                                                                    \
+  if (g->k[2] == 3) { /* a kernel row in one pass */                                               \
+    for (t = 0; t < g->ksz; t += 3) {                                                              \
+      const T *r0 = ph + q->tap[t], *r1 = ph + q->tap[t + 1], *r2 = ph + q->tap[t + 2];            \
+      const T k0 = w[t], k1 = w[t + 1], k2 = w[t + 2];                                             \
+      for (i = 0; i + vn <= n; i += vn) {                                                          \
+        VT y, a, b, c;                                                                             \
+        memcpy(&y, wide + i, sizeof(VT));                                                          \
+        memcpy(&a, r0 + i, sizeof(VT));                                                            \
+        memcpy(&b, r1 + i, sizeof(VT));                                                            \
+        memcpy(&c, r2 + i, sizeof(VT));                                                            \
+        y += k0 * a + k1 * b + k2 * c;                                                             \
+        memcpy(wide + i, &y, sizeof(VT));                                                          \
+      }                                                                                            \
+      for (; i < n; i++) wide[i] += k0 * r0[i] + k1 * r1[i] + k2 * r2[i];                          \
+    }                                                                                              \
+    return;                                                                                        \
+  }                                                                                                \
+  for (t = 0; t < g->ksz; t++) {                                                                   \
+    const T *r = ph + q->tap[t];                                                                   \
+    const T kv = w[t];                                                                             \
+    for (i = 0; i + vn <= n; i += vn) {                                                            \
+      VT y, a;                                                                                     \
+      memcpy(&y, wide + i, sizeof(VT));                                                            \
+      memcpy(&a, r + i, sizeof(VT));                                                               \
+      y += kv * a;                                                                                 \
+      memcpy(wide + i, &y, sizeof(VT));                                                            \
+    }                                                                                              \
+    for (; i < n; i++) wide[i] += kv * r[i];                                                       \
+  }                                                                                                \
 }                                                                                                  \
                                                                                                    \
-/* wide[i] += sum over taps of w[tap] * pp[s * i + offset(tap)] over the plan's runs */            \
-static void mxc_convg_taps_##SUF(T *restrict wide, const T *restrict pp, const T *w,               \
-                                 const mxc_conv_geom *g, const mxc_convg_plan *q) {                \
-  const int64_t s = g->s[2], n = q->run;                                                           \
-  int64_t kh, kw, i, u;                                                                            \
-  for (u = 0; u < q->nrun; u++, wide += q->ww, pp += q->pstep)                                     \
-  for (kh = 0; kh < g->k[1]; kh++) {                                                               \
-    const T *row = pp + kh * g->d[1] * q->pw;                                                      \
-    if (g->k[2] == 3 && g->d[2] == 1) { /* a kernel row in one pass */                             \
-      const T k0 = w[kh * 3], k1 = w[kh * 3 + 1], k2 = w[kh * 3 + 2];                              \
-      if (s == 1)                                                                                  \
-        for (i = 0; i < n; i++) wide[i] += k0 * row[i] + k1 * row[i + 1] + k2 * row[i + 2];        \
-      else                                                                                         \
-        for (i = 0; i < n; i++)                                                                    \
-          wide[i] += k0 * row[s * i] + k1 * row[s * i + 1] + k2 * row[s * i + 2];                  \
+/* ph[tap(t) + i] += w[t] * wide[i] over the taps, i < nwide */                                    \
+ATTR static void mxc_convg_adj_##SUF##VSUF(T *ph, const T *wide, const T *w,                       \
+                                           const mxc_conv_geom *g, const mxc_convg_plan *q) {      \
+  const int64_t n = q->nwide, vn = (int64_t)(sizeof(VT) / sizeof(T));                              \
+  int64_t t, i;                                                                                    \
+  for (t = 0; t < g->ksz; t++) {                                                                   \
+    const T kv = w[t];                                                                             \
+    T *r = ph + q->tap[t];                                                                         \
+    for (i = 0; i + vn <= n; i += vn) {                                                            \
+      VT x, a;                                                                                     \
+      memcpy(&x, r + i, sizeof(VT));                                                               \
+      memcpy(&a, wide + i, sizeof(VT));                                                            \
+      x += kv * a;                                                                                 \
+      memcpy(r + i, &x, sizeof(VT));                                                               \
+    }                                                                                              \
+    for (; i < n; i++) r[i] += kv * wide[i];                                                       \
+  }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
+/* acc[t] += sum_i wide[i] * ph[tap(t) + i] over the taps (VN running sums, then in order) */      \
+ATTR static void mxc_convg_dots_##SUF##VSUF(double *acc, const T *wide, const T *ph,               \
+                                            const mxc_conv_geom *g, const mxc_convg_plan *q) {     \
+  const int64_t n = q->nwide, vn = (int64_t)(sizeof(VT) / sizeof(T));                              \
+  int64_t t, i, l;                                                                                 \
+  for (t = 0; t < g->ksz; t++) {                                                                   \
+    const T *r = ph + q->tap[t];                                                                   \
+    VT s;                                                                                          \
+    T part = 0;                                                                                    \
+    memset(&s, 0, sizeof(VT));                                                                     \
+    for (i = 0; i + vn <= n; i += vn) {                                                            \
+      VT a, b;                                                                                     \
+      memcpy(&a, wide + i, sizeof(VT));                                                            \
+      memcpy(&b, r + i, sizeof(VT));                                                               \
+      s += a * b;                                                                                  \
+    }                                                                                              \
+    for (; i < n; i++) part += wide[i] * r[i];                                                     \
+    for (l = 0; l < vn; l++) part += s[l];                                                         \
+    acc[t] += (double)part;                                                                        \
+  }                                                                                                \
+}
+
+typedef float mxc_convg_v8f __attribute__((vector_size(32)));
+typedef double mxc_convg_v4d __attribute__((vector_size(32)));
+
+#ifdef MXC_WINO
+#define MXC_CONVG_FAST() mxc_wino_cpu()
+#define MXC_CONVG_INNER(T, VT, SUF)                                                                \
+  MXC_CONVG_INNER_DEFINE(T, VT, SUF, , )                                                           \
+  MXC_CONVG_INNER_DEFINE(T, VT, SUF, 2, MXC_WT)
+#else
+#define MXC_CONVG_FAST() 0
+#define MXC_CONVG_INNER(T, VT, SUF)                                                                \
+  MXC_CONVG_INNER_DEFINE(T, VT, SUF, , )                                                           \
+  MXC_CONVG_INNER_DEFINE(T, VT, SUF, 2, )
+#endif
+
+#define MXC_CONV_GROUPED_DEFINE(T, VT, SUF)                                                        \
+MXC_CONVG_INNER(T, VT, SUF)                                                                        \
+/* dir 0: ph = the phases of plane xp (zeros where padding); dir 1: xp = the positions of the      \
+ * phases that are inside the plane (the adjoint's gather; positions no tap reads get 0) */        \
+static void mxc_convg_phases_##SUF(T *ph, T *xp, const mxc_conv_geom *g, const mxc_convg_plan *q,  \
+                                   int dir) {                                                      \
+  const int64_t sh = g->s[1], sw = g->s[2], ih = g->id[1], iw = g->id[2];                          \
+  int64_t h, c;                                                                                    \
+  if (dir == 0) memset(ph, 0, sizeof(T) * (size_t)q->plen);                                        \
+  for (h = 0; h < ih; h++) {                                                                       \
+    const int64_t r = h + g->p[1], R = r / sh;                                                     \
+    T *xr = xp + h * iw;                                                                           \
+    T *prow = ph + (r % sh) * sw * q->psz + R * q->ww;                                             \
+    int64_t c1 = (q->ww * sw - g->p[2]) < iw ? q->ww * sw - g->p[2] : iw; /* columns inside */     \
+    if (R >= q->rp) c1 = 0;                                                                        \
+    if (c1 < 0) c1 = 0;                                                                            \
+    if (sw == 1) {                                                                                 \
+      if (dir == 0) memcpy(prow + g->p[2], xr, sizeof(T) * (size_t)c1);                            \
+      else memcpy(xr, prow + g->p[2], sizeof(T) * (size_t)c1);                                     \
+    } else { /* phase b holds the columns c with (c + p) % sw == b, from (c + p) / sw on */        \
+      int64_t b;                                                                                   \
+      for (b = 0; b < sw; b++) {                                                                   \
+        const int64_t c0 = ((b - g->p[2]) % sw + sw) % sw;                                         \
+        T *e = prow + b * q->psz + (c0 + g->p[2]) / sw;                                            \
+        int64_t k;                                                                                 \
+        if (dir == 0)                                                                              \
+          for (c = c0, k = 0; c < c1; c += sw, k++) e[k] = xr[c];                                  \
+        else                                                                                       \
+          for (c = c0, k = 0; c < c1; c += sw, k++) xr[c] = e[k];                                  \
+      }                                                                                            \
+    }                                                                                              \
+    if (dir == 1)                                                                                  \
+      for (c = c1; c < iw; c++) xr[c] = 0;                                                         \
+  }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
+/* wide = the output plane yp in wide rows (dir 0; the extra columns zero) or back (dir 1) */      \
+static void mxc_convg_wide_##SUF(T *wide, T *yp, const mxc_conv_geom *g, const mxc_convg_plan *q,  \
+                                 int dir) {                                                        \
+  const int64_t ow = g->od[2];                                                                     \
+  int64_t o, j;                                                                                    \
+  for (o = 0; o < g->od[1]; o++) {                                                                 \
+    if (dir == 1) {                                                                                \
+      memcpy(yp + o * ow, wide + o * q->ww, sizeof(T) * (size_t)ow);                               \
       continue;                                                                                    \
     }                                                                                              \
-    for (kw = 0; kw < g->k[2]; kw++) {                                                             \
-      const T kv = w[kh * g->k[2] + kw], *r = row + kw * g->d[2];                                  \
-      if (s == 1)                                                                                  \
-        for (i = 0; i < n; i++) wide[i] += kv * r[i];                                              \
-      else                                                                                         \
-        for (i = 0; i < n; i++) wide[i] += kv * r[s * i];                                          \
-    }                                                                                              \
+    memcpy(wide + o * q->ww, yp + o * ow, sizeof(T) * (size_t)ow);                                 \
+    for (j = ow; j < q->ww; j++) wide[o * q->ww + j] = 0;                                          \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
@@ -113,26 +236,26 @@ static void mxc_convg_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv
                                     const T *bias, T *buf, int nt, int64_t n0, int64_t n1) {       \
   const int64_t planes = (n1 - n0) * g->co;                                                        \
   mxc_convg_plan q;                                                                                \
-  mxc_convg_plan_make(&q, g);                                                                      \
+  int64_t pl;                                                                                      \
+  const int fast = MXC_CONVG_FAST();                                                               \
+  mxc_convg_plan_taps(&q, g, buf);                                                                 \
   (void)nt;                                                                                        \
-MXC_PRAGMA(omp parallel num_threads(nt) if (planes * g->osz * g->cig * g->ksz > 32768))            \
-  {                                                                                                \
-    T *pp = buf + MXC_TID() * q.per;                                                               \
-    int64_t pl;                                                                                    \
-MXC_PRAGMA(omp for schedule(static))                                                               \
-    for (pl = 0; pl < planes; pl++) {                                                              \
-      const int64_t n = n0 + pl / g->co, oc = pl % g->co, ic0 = (oc / g->cog) * g->cig;            \
-      T *yp = y + (n * g->co + oc) * g->osz, *wide = pp + q.ph * q.pw;                             \
-      const T b = bias ? bias[oc] : (T)0;                                                          \
-      int64_t c, i, o;                                                                             \
-      for (i = 0; i < q.nwide; i++) wide[i] = b;                                                   \
-      for (c = 0; c < g->cig; c++) {                                                               \
-        mxc_convg_pad_##SUF(pp, x + (n * g->ci + ic0 + c) * g->isz, g, &q);                        \
-        mxc_convg_taps_##SUF(wide, pp, w + (oc * g->cig + c) * g->ksz, g, &q);                     \
-      }                                                                                            \
-      for (o = 0; o < g->od[1]; o++)                                                               \
-        memcpy(yp + o * g->od[2], wide + o * q.ww, sizeof(T) * (size_t)g->od[2]);                  \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
+           if (planes * g->osz * g->cig * g->ksz > 32768))                                         \
+  for (pl = 0; pl < planes; pl++) {                                                                \
+    const int64_t n = n0 + pl / g->co, oc = pl % g->co, ic0 = (oc / g->cog) * g->cig;              \
+    T *ph = buf + q.lead + MXC_TID() * q.per, *wide = ph + q.plen;                                 \
+    const T b = bias ? bias[oc] : (T)0;                                                            \
+    int64_t c, i;                                                                                  \
+    for (i = 0; i < q.nwide; i++) wide[i] = b;                                                     \
+    for (c = 0; c < g->cig; c++) {                                                                 \
+      mxc_convg_phases_##SUF(ph, (T *)(x + (n * g->ci + ic0 + c) * g->isz), g, &q, 0);             \
+      if (fast)                                                                                    \
+        mxc_convg_taps_##SUF##2(wide, ph, w + (oc * g->cig + c) * g->ksz, g, &q);                  \
+      else                                                                                         \
+        mxc_convg_taps_##SUF(wide, ph, w + (oc * g->cig + c) * g->ksz, g, &q);                     \
     }                                                                                              \
+    mxc_convg_wide_##SUF(wide, y + (n * g->co + oc) * g->osz, g, &q, 1);                           \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
@@ -141,46 +264,27 @@ static void mxc_convg_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_c
                                      T *buf, int nt, int64_t n0, int64_t n1) {                     \
   const int64_t planes = (n1 - n0) * g->ci;                                                        \
   mxc_convg_plan q;                                                                                \
-  mxc_convg_plan_make(&q, g);                                                                      \
+  int64_t pl;                                                                                      \
+  const int fast = MXC_CONVG_FAST();                                                               \
+  mxc_convg_plan_taps(&q, g, buf);                                                                 \
   (void)nt;                                                                                        \
-MXC_PRAGMA(omp parallel num_threads(nt) if (planes * g->osz * g->cog * g->ksz > 32768))            \
-  {                                                                                                \
-    T *pp = buf + MXC_TID() * q.per;                                                               \
-    int64_t pl;                                                                                    \
-MXC_PRAGMA(omp for schedule(static))                                                               \
-    for (pl = 0; pl < planes; pl++) {                                                              \
-      const int64_t n = n0 + pl / g->ci, ic = pl % g->ci, gr = ic / g->cig, c = ic % g->cig;       \
-      const int64_t s = g->s[2], nw = q.run;                                                       \
-      T *wide = pp + q.ph * q.pw, *xp = dx + (n * g->ci + ic) * g->isz;                            \
-      int64_t j, kh, kw, i, o, u;                                                                  \
-      memset(pp, 0, sizeof(T) * (size_t)(q.ph * q.pw + q.nwide));                                  \
-      for (j = 0; j < g->cog; j++) {                                                               \
-        const int64_t oc = gr * g->cog + j;                                                        \
-        const T *yp = dy + (n * g->co + oc) * g->osz, *wp = w + (oc * g->cig + c) * g->ksz;        \
-        for (o = 0; o < g->od[1]; o++) /* dY in wide rows, zeros in the extra columns */           \
-          memcpy(wide + o * q.ww, yp + o * g->od[2], sizeof(T) * (size_t)g->od[2]);                \
-        for (u = 0; u < q.nrun; u++)                                                               \
-        for (kh = 0; kh < g->k[1]; kh++)                                                           \
-          for (kw = 0; kw < g->k[2]; kw++) {                                                       \
-            const T kv = wp[kh * g->k[2] + kw];                                                    \
-            const T *restrict wd = wide + u * q.ww;                                                \
-            T *restrict r = pp + u * q.pstep + kh * g->d[1] * q.pw + kw * g->d[2];                 \
-            if (s == 1)                                                                            \
-              for (i = 0; i < nw; i++) r[i] += kv * wd[i];                                         \
-            else                                                                                   \
-              for (i = 0; i < nw; i++) r[s * i] += kv * wd[i];                                     \
-          }                                                                                        \
-      }                                                                                            \
-      {                                                                                            \
-        const int64_t rows = g->id[1] < q.ph - g->p[1] ? g->id[1] : q.ph - g->p[1];                \
-        const int64_t cols = g->id[2] < q.pw - g->p[2] ? g->id[2] : q.pw - g->p[2];                \
-        if (rows < g->id[1] || cols < g->id[2]) /* inputs no tap reads */                          \
-          memset(xp, 0, sizeof(T) * (size_t)g->isz);                                               \
-        for (o = 0; o < rows; o++)                                                                 \
-          memcpy(xp + o * g->id[2], pp + (o + g->p[1]) * q.pw + g->p[2],                           \
-                 sizeof(T) * (size_t)cols);                                                        \
-      }                                                                                            \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
+           if (planes * g->osz * g->cog * g->ksz > 32768))                                         \
+  for (pl = 0; pl < planes; pl++) {                                                                \
+    const int64_t n = n0 + pl / g->ci, ic = pl % g->ci, gr = ic / g->cig, c = ic % g->cig;         \
+    T *ph = buf + q.lead + MXC_TID() * q.per, *wide = ph + q.plen;                                 \
+    int64_t j;                                                                                     \
+    memset(ph, 0, sizeof(T) * (size_t)q.plen);                                                     \
+    for (j = 0; j < g->cog; j++) {                                                                 \
+      const int64_t oc = gr * g->cog + j;                                                          \
+      const T *wp = w + (oc * g->cig + c) * g->ksz;                                                \
+      mxc_convg_wide_##SUF(wide, (T *)(dy + (n * g->co + oc) * g->osz), g, &q, 0);                 \
+      if (fast)                                                                                    \
+        mxc_convg_adj_##SUF##2(ph, wide, wp, g, &q);                                               \
+      else                                                                                         \
+        mxc_convg_adj_##SUF(ph, wide, wp, g, &q);                                                  \
     }                                                                                              \
+    mxc_convg_phases_##SUF(ph, dx + (n * g->ci + ic) * g->isz, g, &q, 1);                          \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
@@ -189,50 +293,28 @@ static void mxc_convg_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc
                                        T *buf, int nt, int64_t n0, int64_t n1) {                   \
   const int64_t rows = g->co * g->cig;                                                             \
   mxc_convg_plan q;                                                                                \
-  mxc_convg_plan_make(&q, g);                                                                      \
+  int64_t r;                                                                                       \
+  const int fast = MXC_CONVG_FAST();                                                               \
+  mxc_convg_plan_taps(&q, g, buf);                                                                 \
   (void)nt;                                                                                        \
-MXC_PRAGMA(omp parallel num_threads(nt) if ((n1 - n0) * rows * g->osz * g->ksz > 32768))           \
-  {                                                                                                \
-    T *pp = buf + MXC_TID() * q.per;                                                               \
-    /* after the plane and the wide rows, aligned for A */                                         \
-    A *acc = (A *)(void *)(pp + ((q.ph * q.pw + q.nwide + 7) / 8 * 8));                            \
-    int64_t r;                                                                                     \
-MXC_PRAGMA(omp for schedule(static))                                                               \
-    for (r = 0; r < rows; r++) {                                                                   \
-      const int64_t oc = r / g->cig, ic = (oc / g->cog) * g->cig + r % g->cig;                     \
-      const int64_t s = g->s[2], nw = q.run;                                                       \
-      T *wide = pp + q.ph * q.pw;                                                                  \
-      int64_t n, t, i, o, u;                                                                       \
-      for (t = 0; t < g->ksz; t++) acc[t] = 0;                                                     \
-      memset(wide, 0, sizeof(T) * (size_t)q.nwide);                                                \
-      for (n = n0; n < n1; n++) {                                                                  \
-        const T *yp = dy + (n * g->co + oc) * g->osz;                                              \
-        mxc_convg_pad_##SUF(pp, x + (n * g->ci + ic) * g->isz, g, &q);                             \
-        for (o = 0; o < g->od[1]; o++) /* zeros stay in the extra columns */                       \
-          memcpy(wide + o * q.ww, yp + o * g->od[2], sizeof(T) * (size_t)g->od[2]);                \
-        for (t = 0; t < g->ksz; t++) {                                                             \
-          /* eight running sums, so that the products vectorise without reassociation */           \
-          T lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                    \
-          int l;                                                                                   \
-          for (u = 0; u < q.nrun; u++) {                                                           \
-          const T *restrict rr =                                                                   \
-              pp + u * q.pstep + (t / g->k[2]) * g->d[1] * q.pw + (t % g->k[2]) * g->d[2];         \
-          const T *restrict wd = wide + u * q.ww;                                                  \
-          if (s == 1) {                                                                            \
-            for (i = 0; i + 8 <= nw; i += 8)                                                       \
-              for (l = 0; l < 8; l++) lane[l] += wd[i + l] * rr[i + l];                            \
-          } else {                                                                                 \
-            for (i = 0; i + 8 <= nw; i += 8)                                                       \
-              for (l = 0; l < 8; l++) lane[l] += wd[i + l] * rr[s * (i + l)];                      \
-          }                                                                                        \
-          for (; i < nw; i++) lane[i & 7] += wd[i] * rr[s * i];                                    \
-          }                                                                                        \
-          acc[t] += (A)(((lane[0] + lane[1]) + (lane[2] + lane[3])) +                              \
-                        ((lane[4] + lane[5]) + (lane[6] + lane[7])));                              \
-        }                                                                                          \
-      }                                                                                            \
-      for (t = 0; t < g->ksz; t++) dw[r * g->ksz + t] = (T)acc[t];                                 \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
+           if ((n1 - n0) * rows * g->osz * g->ksz > 32768))                                        \
+  for (r = 0; r < rows; r++) {                                                                     \
+    const int64_t oc = r / g->cig, ic = (oc / g->cog) * g->cig + r % g->cig;                       \
+    T *ph = buf + q.lead + MXC_TID() * q.per, *wide = ph + q.plen;                                 \
+    /* after the phases and the wide rows, aligned for double */                                   \
+    double *acc = (double *)(void *)(ph + (q.plen + q.nwide + 7) / 8 * 8);                         \
+    int64_t n, t;                                                                                  \
+    for (t = 0; t < g->ksz; t++) acc[t] = 0;                                                       \
+    for (n = n0; n < n1; n++) {                                                                    \
+      mxc_convg_phases_##SUF(ph, (T *)(x + (n * g->ci + ic) * g->isz), g, &q, 0);                  \
+      mxc_convg_wide_##SUF(wide, (T *)(dy + (n * g->co + oc) * g->osz), g, &q, 0);                 \
+      if (fast)                                                                                    \
+        mxc_convg_dots_##SUF##2(acc, wide, ph, g, &q);                                             \
+      else                                                                                         \
+        mxc_convg_dots_##SUF(acc, wide, ph, g, &q);                                                \
     }                                                                                              \
+    for (t = 0; t < g->ksz; t++) dw[r * g->ksz + t] = (T)acc[t];                                   \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
