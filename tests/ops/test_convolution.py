@@ -599,3 +599,22 @@ def test_grouped_direct_deconvolution(dtype, rng):
                         ref_deconv(x, w, b, s, p, d, adj, g, nf), dtype)
     if dtype == np.float64:
         check_grad("Deconvolution", [x, w, b], kw, rng)
+
+
+@pytest.mark.parametrize("shape,nf,g", [((3, 5, 12, 12), 7, 1), ((2, 6, 16, 9), 9, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pointwise_per_sample_products(shape, nf, g, dtype, rng):
+    """1x1 kernels of >= 128 output positions: one GEMM per sample, straight between X and Y."""
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g, 1, 1))
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (1, 1), (1, 1), (0, 0), (1, 1), g)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    ref = ref_conv(x, w, b, (1, 1), (0, 0), (1, 1), g)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(mx.nd.Convolution(*xs, **kw).asnumpy(), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (0, 0), g)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
