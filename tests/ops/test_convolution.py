@@ -533,13 +533,15 @@ def test_small_input_dense_product_deconvolution(shape, nf, k, s, p, adj, rng):
 
 # ---- few channels per group: the direct loops (csrc/kernels/convolution_grouped.h) -------------
 GROUPED_CASES = [
-    # data shape, num_filter, kernel, stride, pad, dilate, groups
-    ((2, 6, 9, 11), 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),      # depthwise 3x3: whole-plane runs
-    ((2, 4, 10, 9), 8, (3, 3), (2, 2), (1, 1), (1, 1), 4),      # multiplier 2, stride 2: row runs
-    ((1, 6, 8, 9), 9, (3, 2), (1, 2), (2, 0), (2, 1), 3),       # cig 2, dilation, stride only across
-    ((2, 8, 7, 7), 4, (5, 5), (2, 1), (2, 2), (1, 1), 2),       # cig 4, 5x5, stride only down
-    ((2, 3, 13), 6, (3,), (2,), (1,), (1,), 3),                 # 1-D depthwise, multiplier 2
+    # data shape, num_filter, kernel, stride, pad, dilate, groups: depthwise (one input channel
+    # per group), the strides split into phases
+    ((2, 6, 9, 11), 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),      # 3x3: kernel rows in one pass
+    ((2, 4, 10, 9), 8, (3, 3), (2, 2), (1, 1), (1, 1), 4),      # multiplier 2, stride 2
+    ((1, 3, 8, 9), 9, (3, 2), (1, 2), (2, 0), (2, 1), 3),       # multiplier 3, dilation, stride across
+    ((2, 4, 7, 7), 4, (5, 5), (2, 1), (2, 2), (1, 1), 4),       # 5x5, stride only down
+    ((2, 3, 13), 6, (3,), (2,), (1,), (1,), 3),                 # 1-D, multiplier 2
     ((1, 4, 6, 6), 4, (2, 2), (3, 3), (0, 0), (1, 1), 4),       # input rows no tap reads
+    ((2, 8, 7, 7), 4, (3, 3), (1, 1), (1, 1), (1, 1), 2),       # 4 per group: the GEMM path
 ]
 
 
