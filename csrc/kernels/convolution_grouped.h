@@ -186,13 +186,26 @@ typedef double mxc_convg_v4d __attribute__((vector_size(32)));
 
 #define MXC_CONV_GROUPED_DEFINE(T, VT, SUF)                                                        \
 MXC_CONVG_INNER(T, VT, SUF)                                                                        \
-/* dir 0: ph = the phases of plane xp (zeros where padding); dir 1: xp = the positions of the      \
- * phases that are inside the plane (the adjoint's gather; positions no tap reads get 0) */        \
+/* d[0:n] = s[0:n] for short rows (7 to 112 elements): 32-byte moves that the compiler inlines,    \
+ * where a memcpy call per row of a 7x7 plane cost as much as its arithmetic */                    \
+static inline void mxc_convg_copy_##SUF(T *d, const T *s, int64_t n) {                             \
+  const int64_t vn = (int64_t)(sizeof(VT) / sizeof(T));                                            \
+  int64_t i;                                                                                       \
+  for (i = 0; i + vn <= n; i += vn) {                                                              \
+    VT v;                                                                                          \
+    memcpy(&v, s + i, sizeof(VT));                                                                 \
+    memcpy(d + i, &v, sizeof(VT));                                                                 \
+  }                                                                                                \
+  for (; i < n; i++) d[i] = s[i];                                                                  \
+}                                                                                                  \
+                                                                                                   \
+/* dir 0: ph = the phases of plane xp where they hold the plane (the rest, padding, is left as it  \
+ * is: zeros, the same positions for every plane); dir 1: xp = the positions of the phases that    \
+ * are inside the plane (the adjoint's gather; positions no tap reads get 0) */                    \
 static void mxc_convg_phases_##SUF(T *ph, T *xp, const mxc_conv_geom *g, const mxc_convg_plan *q,  \
                                    int dir) {                                                      \
   const int64_t sh = g->s[1], sw = g->s[2], ih = g->id[1], iw = g->id[2];                          \
   int64_t h, c;                                                                                    \
-  if (dir == 0) memset(ph, 0, sizeof(T) * (size_t)q->plen);                                        \
   for (h = 0; h < ih; h++) {                                                                       \
     const int64_t r = h + g->p[1], R = r / sh;                                                     \
     T *xr = xp + h * iw;                                                                           \
@@ -201,8 +214,8 @@ static void mxc_convg_phases_##SUF(T *ph, T *xp, const mxc_conv_geom *g, const m
     if (R >= q->rp) c1 = 0;                                                                        \
     if (c1 < 0) c1 = 0;                                                                            \
     if (sw == 1) {                                                                                 \
-      if (dir == 0) memcpy(prow + g->p[2], xr, sizeof(T) * (size_t)c1);                            \
-      else memcpy(xr, prow + g->p[2], sizeof(T) * (size_t)c1);                                     \
+      if (dir == 0) mxc_convg_copy_##SUF(prow + g->p[2], xr, c1);                                  \
+      else mxc_convg_copy_##SUF(xr, prow + g->p[2], c1);                                           \
     } else { /* phase b holds the columns c with (c + p) % sw == b, from (c + p) / sw on */        \
       int64_t b;                                                                                   \
       for (b = 0; b < sw; b++) {                                                                   \
@@ -220,19 +233,25 @@ static void mxc_convg_phases_##SUF(T *ph, T *xp, const mxc_conv_geom *g, const m
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
-/* wide = the output plane yp in wide rows (dir 0; the extra columns zero) or back (dir 1) */      \
+/* wide = the output plane yp in wide rows (dir 0; the extra columns are left as they are: zeros)  \
+ * or back (dir 1) */                                                                              \
 static void mxc_convg_wide_##SUF(T *wide, T *yp, const mxc_conv_geom *g, const mxc_convg_plan *q,  \
                                  int dir) {                                                        \
   const int64_t ow = g->od[2];                                                                     \
-  int64_t o, j;                                                                                    \
+  int64_t o;                                                                                       \
   for (o = 0; o < g->od[1]; o++) {                                                                 \
-    if (dir == 1) {                                                                                \
-      memcpy(yp + o * ow, wide + o * q->ww, sizeof(T) * (size_t)ow);                               \
-      continue;                                                                                    \
-    }                                                                                              \
-    memcpy(wide + o * q->ww, yp + o * ow, sizeof(T) * (size_t)ow);                                 \
-    for (j = ow; j < q->ww; j++) wide[o * q->ww + j] = 0;                                          \
+    if (dir == 1)                                                                                  \
+      mxc_convg_copy_##SUF(yp + o * ow, wide + o * q->ww, ow);                                     \
+    else                                                                                           \
+      mxc_convg_copy_##SUF(wide + o * q->ww, yp + o * ow, ow);                                     \
   }                                                                                                \
+}                                                                                                  \
+                                                                                                   \
+/* every thread's phases and wide rows zero (what mxc_convg_phases and mxc_convg_wide leave) */    \
+static void mxc_convg_zero_##SUF(T *buf, const mxc_convg_plan *q, int nt) {                        \
+  int i;                                                                                           \
+  for (i = 0; i < (nt > 0 ? nt : 1); i++)                                                          \
+    memset(buf + q->lead + i * q->per, 0, sizeof(T) * (size_t)(q->plen + q->nwide));               \
 }                                                                                                  \
                                                                                                    \
 /* Y = direct convolution of X (+ bias) */                                                         \
@@ -243,7 +262,7 @@ static void mxc_convg_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv
   int64_t pl;                                                                                      \
   const int fast = MXC_CONVG_FAST();                                                               \
   mxc_convg_plan_taps(&q, g, buf);                                                                 \
-  (void)nt;                                                                                        \
+  mxc_convg_zero_##SUF(buf, &q, nt);                                                               \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
            if (planes * g->osz * g->cig * g->ksz > 32768))                                         \
   for (pl = 0; pl < planes; pl++) {                                                                \
@@ -271,7 +290,7 @@ static void mxc_convg_bwd_data_##SUF(const T *dy, const T *w, T *dx, const mxc_c
   int64_t pl;                                                                                      \
   const int fast = MXC_CONVG_FAST();                                                               \
   mxc_convg_plan_taps(&q, g, buf);                                                                 \
-  (void)nt;                                                                                        \
+  mxc_convg_zero_##SUF(buf, &q, nt);                                                               \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
            if (planes * g->osz * g->cog * g->ksz > 32768))                                         \
   for (pl = 0; pl < planes; pl++) {                                                                \
@@ -300,7 +319,7 @@ static void mxc_convg_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc
   int64_t r;                                                                                       \
   const int fast = MXC_CONVG_FAST();                                                               \
   mxc_convg_plan_taps(&q, g, buf);                                                                 \
-  (void)nt;                                                                                        \
+  mxc_convg_zero_##SUF(buf, &q, nt);                                                               \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                                       \
            if ((n1 - n0) * rows * g->osz * g->ksz > 32768))                                        \
   for (r = 0; r < rows; r++) {                                                                     \
