@@ -18,6 +18,10 @@ hybridized graph), timed alone in mxc at batch 8, forward and forward + backward
 as a fraction of the float32 GEMM peak (a 1024^3 mx.nd.dot) measured in the same process.
 
 One JSON line per figure. The machine may be shared: quote the same-run ratios, not the rates.
+With --threads N every implementation runs N threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+MKL_NUM_THREADS and MXNet's worker threads set in the children, torch.set_num_threads): on a
+machine loaded by others, one thread each compares the kernels rather than how each library
+copes with oversubscription (issue 28's item 4, measured apart).
 
     python tools/bench/bench_model_zoo.py [--models ...] [--modes infer,train] [--repeat N]
         [--peer-python /path/to/mxnet/bin/python] [--layers]
@@ -202,7 +206,7 @@ def emit(model, mode, impl, ips):
 def run_one(model, mode, impl, steps, rounds):
     if impl == "torch":
         import torch
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", 0)) or os.cpu_count() or 1)
         step = torch_step_fn(model, mode)
     else:
         if impl == "mxnet":
@@ -213,9 +217,14 @@ def run_one(model, mode, impl, steps, rounds):
     emit(model, mode, impl, BATCH / time_steps(step, steps, rounds))
 
 
-def run_child(argv, python, results):
+def run_child(argv, python, results, threads=0):
+    env = dict(os.environ)
+    if threads:
+        for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                  "MXNET_CPU_WORKER_NTHREADS"):
+            env[k] = str(threads)
     proc = subprocess.run([python, os.path.abspath(__file__)] + argv, capture_output=True,
-                          text=True)
+                          text=True, env=env)
     sys.stdout.write(proc.stdout)
     sys.stdout.flush()
     for line in proc.stdout.splitlines():
@@ -256,7 +265,7 @@ def conv_layers(mx, model):
     shape_of = dict(zip(internals.list_outputs(), out_shapes))
     graph = json.loads(sym.tojson())
     nodes = graph["nodes"]
-    seen, layers = set(), []
+    counts, layers = {}, []
     for nd in nodes:
         if nd["op"] != "Convolution":
             continue
@@ -265,11 +274,10 @@ def conv_layers(mx, model):
         dshape = tuple(shape_of.get(name, (BATCH,) + SHAPE))
         attrs = nd.get("attrs", nd.get("param", {}))
         key = (dshape, tuple(sorted(attrs.items())))
-        if key not in seen:
-            seen.add(key)
-            layers.append((dshape, attrs, sum(1 for n in nodes if n["op"] == "Convolution" and
-                                              n.get("attrs") == attrs)))
-    return layers
+        if key not in counts:
+            layers.append((key, dshape, attrs))
+        counts[key] = counts.get(key, 0) + 1
+    return [(dshape, attrs, counts[key]) for key, dshape, attrs in layers]
 
 
 def _tuple(s):
@@ -280,11 +288,15 @@ def run_layers(rounds):
     import numpy as np
     import mxc as mx
     a = mx.nd.array(np.random.rand(1024, 1024).astype(np.float32))
-    peak_s = time_best(lambda: mx.nd.dot(a, a).wait_to_read(), rounds + 3)
-    peak = 2 * 1024 ** 3 / peak_s / 1e9
-    print(json.dumps({"figure": "sgemm 1024^3", "impl": "mxc", "value": round(peak, 2),
-                      "unit": "GFLOP/s"}), flush=True)
+    peak = 0.0
     for model in ("resnet50_v1", "mobilenetv2_1.0"):
+        # the peak: the best sgemm rate seen so far in this process (measured again before
+        # each network, so that a burst of load during one measurement does not set it)
+        peak_s = time_best(lambda: mx.nd.dot(a, a).wait_to_read(), rounds + 3)
+        peak = max(peak, 2 * 1024 ** 3 / peak_s / 1e9)
+        print(json.dumps({"figure": "sgemm 1024^3 (peak so far)", "impl": "mxc",
+                          "value": round(peak, 2), "unit": "GFLOP/s"}), flush=True)
+        total = {"fwd": [0.0, 0.0], "bwd": [0.0, 0.0]}     # flops, seconds over the network
         for dshape, attrs, count in conv_layers(mx, model):
             k, st = _tuple(attrs["kernel"]), _tuple(attrs.get("stride", "(1, 1)")) or (1, 1)
             pd = _tuple(attrs.get("pad", "(0, 0)")) or (0, 0)
@@ -307,10 +319,17 @@ def run_layers(rounds):
             desc = (f"{model} {dshape[1]}->{nf} {dshape[2]}x{dshape[3]} k{k[0]}x{k[1]} "
                     f"s{st[0]} g{ng} x{count}")
             for what, t, fl in (("fwd", tf, flops), ("bwd", tb, 2 * flops)):
+                total[what][0] += count * fl
+                total[what][1] += count * t
                 print(json.dumps({"figure": f"layer {desc} {what}", "impl": "mxc",
                                   "value": round(fl / t / 1e9, 2), "unit": "GFLOP/s",
                                   "ms": round(t * 1e3, 3),
                                   "of_peak": round(fl / t / 1e9 / peak, 3)}), flush=True)
+        for what, (fl, t) in total.items():
+            print(json.dumps({"figure": f"layers {model} all convolutions {what}", "impl": "mxc",
+                              "value": round(fl / t / 1e9, 2), "unit": "GFLOP/s",
+                              "ms": round(t * 1e3, 2), "of_peak": round(fl / t / 1e9 / peak, 3)}),
+                  flush=True)
 
 
 def time_best(f, rounds):
@@ -334,6 +353,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--layers", action="store_true", help="per-layer figures instead")
+    ap.add_argument("--threads", type=int, default=0, help="threads of every implementation")
     ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.only:
@@ -359,7 +379,8 @@ def main():
             for r in range(args.repeat):
                 for impl in (impls if r % 2 == 0 else impls[::-1]):
                     run_child(["--only", f"{model}:{mode}:{impl}", "--steps", str(args.steps),
-                               "--rounds", str(args.rounds)], python[impl], results)
+                               "--rounds", str(args.rounds)], python[impl], results,
+                              args.threads)
     emit_ratios(results)
 
 
