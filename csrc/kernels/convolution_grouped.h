@@ -216,6 +216,31 @@ static void mxc_convg_phases_##SUF(T *ph, T *xp, const mxc_conv_geom *g, const m
     if (sw == 1) {                                                                                 \
       if (dir == 0) mxc_convg_copy_##SUF(prow + g->p[2], xr, c1);                                  \
       else mxc_convg_copy_##SUF(xr, prow + g->p[2], c1);                                           \
+    } else if (sw == 2) { /* pairs of columns into the two phases, in one vectorisable loop */     \
+      T *e0 = prow, *e1 = prow + q->psz;                                                           \
+      int64_t s0 = 0, k, np;                                                                       \
+      if ((g->p[2] & 1) && c1 > 0) { /* column 0 is odd in the padded row: phase 1 */              \
+        if (dir == 0) e1[g->p[2] / 2] = xr[0];                                                     \
+        else xr[0] = e1[g->p[2] / 2];                                                              \
+        s0 = 1;                                                                                    \
+      }                                                                                            \
+      np = (c1 - s0) / 2;                                                                          \
+      e0 += (s0 + g->p[2]) / 2;                                                                    \
+      e1 += (s0 + g->p[2]) / 2;                                                                    \
+      if (dir == 0)                                                                                \
+        for (k = 0; k < np; k++) {                                                                 \
+          e0[k] = xr[s0 + 2 * k];                                                                  \
+          e1[k] = xr[s0 + 2 * k + 1];                                                              \
+        }                                                                                          \
+      else                                                                                         \
+        for (k = 0; k < np; k++) {                                                                 \
+          xr[s0 + 2 * k] = e0[k];                                                                  \
+          xr[s0 + 2 * k + 1] = e1[k];                                                              \
+        }                                                                                          \
+      if (s0 + 2 * np < c1) { /* a last even column */                                             \
+        if (dir == 0) e0[np] = xr[s0 + 2 * np];                                                    \
+        else xr[s0 + 2 * np] = e0[np];                                                             \
+      }                                                                                            \
     } else { /* phase b holds the columns c with (c + p) % sw == b, from (c + p) / sw on */        \
       int64_t b;                                                                                   \
       for (b = 0; b < sw; b++) {                                                                   \
