@@ -31,6 +31,8 @@ from ..ndarray import NDArray
 from ..ops import registry
 from . import graph as _g
 from .executor import _Plan, _optimized, _run_graph
+from ..symbol.symbol import _topo
+from . import fold as _fold
 from ..ndarray.register import _forward
 from .. import ndarray as nd
 
@@ -222,12 +224,23 @@ class CachedOp:
         self._num_outputs = len(self._plan.heads)
         self._plans = {}
         self._statics = {}
+        self._folded = None     # (symbol, nodes) with Convolution + BatchNorm folded
+
+    def _inference_graph(self):
+        """The graph that inference plans run: Convolution + BatchNorm folded (fold.py)."""
+        if self._folded is None:
+            sym = _fold.fold_conv_bn(self._plan.sym)
+            self._folded = (sym, self._plan.nodes if sym is self._plan.sym else _topo(sym._outputs))
+        return self._folded
 
     def _get_plan(self, key, args, need, ctx):
         if key in self._plans:
             return self._plans[key]
+        sym, nodes = self._plan.sym, self._plan.nodes
+        if not key[2] and not any(need) and _fold.enabled():    # inference, no gradient
+            sym, nodes = self._inference_graph()
         try:
-            plan = _g.build(self._plan.sym, self._plan.nodes, self._input_nodes,
+            plan = _g.build(sym, nodes, self._input_nodes,
                             [a.shape for a in args], [a.dtype for a in args], ctx, need_grad=need)
         except _g.Untraceable:
             plan = None

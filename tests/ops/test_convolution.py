@@ -529,3 +529,95 @@ def test_small_input_dense_product_deconvolution(shape, nf, k, s, p, adj, rng):
     ref = ref_deconv(x, w, b, (s, s), (p, p), (1, 1), (adj, adj), 1, nf)
     check_forward("Deconvolution", [x, w, b], kw, ref)
     check_grad("Deconvolution", [x, w, b], kw, rng)
+
+
+# ---- few channels per group: the direct loops (csrc/kernels/convolution_grouped.h) -------------
+GROUPED_CASES = [
+    # data shape, num_filter, kernel, stride, pad, dilate, groups: depthwise (one input channel
+    # per group), the strides split into phases
+    ((2, 6, 9, 11), 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),      # 3x3: kernel rows in one pass
+    ((2, 4, 10, 9), 8, (3, 3), (2, 2), (1, 1), (1, 1), 4),      # multiplier 2, stride 2
+    ((1, 3, 8, 9), 9, (3, 2), (1, 2), (2, 0), (2, 1), 3),       # multiplier 3, dilation, stride across
+    ((2, 4, 7, 7), 4, (5, 5), (2, 1), (2, 2), (1, 1), 4),       # 5x5, stride only down
+    ((2, 3, 13), 6, (3,), (2,), (1,), (1,), 3),                 # 1-D, multiplier 2
+    ((1, 4, 6, 6), 4, (2, 2), (3, 3), (0, 0), (1, 1), 4),       # input rows no tap reads
+    ((1, 2, 9, 10), 4, (4, 4), (2, 2), (2, 2), (1, 1), 2),      # stride 2, even padding
+    ((2, 8, 7, 7), 4, (3, 3), (1, 1), (1, 1), (1, 1), 2),       # 4 per group: the GEMM path
+]
+
+
+@pytest.mark.parametrize("case", GROUPED_CASES, ids=lambda c: f"{c[0]}-k{c[2]}-s{c[3]}")
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_grouped_direct_forward_and_gradients(case, dtype, rng):
+    shape, nf, k, s, p, d, g = case
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g) + k)
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, k, s, p, d, g)
+    ref = ref_conv(x, w, b, s, p, d, g)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    tol = {np.float16: 2e-2, np.float32: 2e-5, np.float64: 1e-12}[dtype]
+    qx, qw, qb = (a.asnumpy().astype(np.float64) for a in xs)   # the inputs as the dtype holds them
+    ref = ref_conv(qx, qw, qb, s, p, d, g)
+    y = mx.nd.Convolution(*xs, **kw)
+    np.testing.assert_allclose(y.asnumpy().astype(np.float64), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    # each input's gradient g against <dy, directional derivative of the output along a random
+    # direction v> from the float64 reference (the output is linear in each input)
+    dy = rng.standard_normal(ref.shape)
+    grads = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    qdy = mx.nd.array(dy, dtype=dtype).asnumpy().astype(np.float64)
+    for i, grad in enumerate(grads):
+        v = rng.standard_normal((qx, qw, qb)[i].shape)
+        if i == 0:
+            lin = ref_conv(v, qw, None, s, p, d, g)
+        elif i == 1:
+            lin = ref_conv(qx, v, None, s, p, d, g)
+        else:
+            lin = np.broadcast_to(v.reshape((1, nf) + (1,) * len(k)), ref.shape)
+        want = float((qdy * lin).sum())
+        got = float((grad.asnumpy().astype(np.float64) * v).sum())
+        assert abs(got - want) <= 10 * tol * np.abs(qdy * lin).sum(), (i, got, want)
+
+
+@pytest.mark.parametrize("case", GROUPED_CASES[:4], ids=lambda c: f"{c[0]}-k{c[2]}-s{c[3]}")
+def test_grouped_direct_numerical_gradient(case, rng):
+    shape, nf, k, s, p, d, g = case
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g) + k)
+    b = rng.standard_normal(nf)
+    check_grad("Convolution", [x, w, b], _conv_kw(nf, k, s, p, d, g), rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_grouped_direct_deconvolution(dtype, rng):
+    """Deconvolution's forward is the direct backward-data loop, its data gradient the forward."""
+    shape, nf, k, s, p, d, adj, g = (2, 6, 5, 6), 6, (3, 3), (2, 2), (1, 1), (1, 1), (1, 0), 6
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((shape[1], nf // g) + k)
+    b = rng.standard_normal(nf)
+    kw = dict(kernel=k, stride=s, pad=p, dilate=d, adj=adj, num_filter=nf, num_group=g,
+              no_bias=False)
+    _check_conv_forward("Deconvolution", [x.astype(dtype), w.astype(dtype), b.astype(dtype)], kw,
+                        ref_deconv(x, w, b, s, p, d, adj, g, nf), dtype)
+    if dtype == np.float64:
+        check_grad("Deconvolution", [x, w, b], kw, rng)
+
+
+@pytest.mark.parametrize("shape,nf,g", [((3, 5, 12, 12), 7, 1), ((2, 6, 16, 9), 9, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pointwise_per_sample_products(shape, nf, g, dtype, rng):
+    """1x1 kernels of >= 128 output positions: one GEMM per sample, straight between X and Y."""
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1] // g, 1, 1))
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (1, 1), (1, 1), (0, 0), (1, 1), g)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    ref = ref_conv(x, w, b, (1, 1), (0, 0), (1, 1), g)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(mx.nd.Convolution(*xs, **kw).asnumpy(), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (0, 0), g)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
