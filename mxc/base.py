@@ -14,6 +14,25 @@ class OperatorInputError(MXNetError, ValueError):
     there, Python code expects ValueError; this is both."""
 
 
+# An operator failing on an engine worker reports a message; MXNet's C++ names the Python type
+# of such an error by a prefix ("IndexError: index 3 is out of bounds ...") and its Python
+# front raises that type. mxc's kernels do the same, and a wait raises error_from(message).
+_TYPED = {}
+for _base in (IndexError, ValueError, TypeError, AttributeError, NotImplementedError):
+    _TYPED[_base.__name__] = type(f"MXNet{_base.__name__}", (MXNetError, _base),
+                                  {"__doc__": f"MXNetError that is also {_base.__name__}"})
+
+
+def error_from(message):
+    """The exception for an operator's error message: MXNetError, also of the builtin type
+    that a "<Type>: " part of the message names ("gather_nd: IndexError: index 3 ...")."""
+    for part in message.split(": "):
+        cls = _TYPED.get(part)
+        if cls is not None:
+            return cls(message)
+    return MXNetError(message)
+
+
 def env_int(name, default):
     """Integer environment flag; a malformed value is a clear error, not a silent default."""
     raw = os.environ.get(name)

@@ -50,8 +50,8 @@ static int mxc_ga_offsets(const mxc_tensor *ix, const int64_t *shape, int64_t M,
             snprintf(err, MXC_ERR_LEN, "%s: index %lld of dimension %lld is NaN or too large",
                      op, (long long)i, (long long)m);
           else
-            snprintf(err, MXC_ERR_LEN, "%s: index %lld is out of bounds for dimension %lld "
-                     "with size %lld", op, (long long)mxc_gu_index_at(ix, m * N + i),
+            snprintf(err, MXC_ERR_LEN, "%s: IndexError: index %lld is out of bounds for "
+                     "dimension %lld with size %lld", op, (long long)mxc_gu_index_at(ix, m * N + i),
                      (long long)m, (long long)d);
           return -1;
         }

@@ -23,7 +23,7 @@ cdef extern from "mxc/smallpool.h" nogil:
     void mxc_sp_free(void *p)
 from libc.string cimport memcpy, strlen
 
-from mxc.base import MXNetError, env_int, env_str
+from mxc.base import MXNetError, env_int, env_str, error_from
 
 
 cdef extern from "<time.h>" nogil:
@@ -1455,7 +1455,7 @@ cdef int _wait_var(VarC *v, bint device) except -1:
         _lock()
         _err_decref(e)
         _unlock()
-        raise MXNetError(msg)
+        raise error_from(msg)
     return _sync_gpu(v.gpu - 1) if device and v.gpu > 0 else 0
 
 
@@ -1686,7 +1686,7 @@ def wait_for_all():
             msg = copy.decode("utf-8", "replace")
         finally:
             free(copy)
-        raise MXNetError(msg)
+        raise error_from(msg)
 
 
 cdef inline void _add_wait_all(int d) noexcept nogil:

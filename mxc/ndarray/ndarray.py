@@ -17,6 +17,7 @@ from .._core.api_calls import api_call
 from .._core import tape as _tape
 from .._core.handle import NDArrayBase
 from ..base import MXNetError
+from ..util import is_np_shape
 from ..context import Context, current_context, check_available
 from ..ops.shape import infer_reshape
 from . import serialize, _dlpack_gpu
@@ -631,15 +632,27 @@ def _op_kwargs(fn, kwargs):
     return out
 
 
+def _known_shape(shape, what):
+    """zeros and ones refuse the shape () as MXNet 1.x's legacy shape semantics reads it: an
+    unknown shape (under np_shape it is a scalar). MXNet refuses 0 dimensions there too; mxc
+    allows them (its own code makes empty arrays with zeros, and dynamic shapes reach 0)."""
+    shape = _shape(shape)
+    if shape == () and not is_np_shape():
+        raise MXNetError(f"{what}: shape () is unknown unless numpy shape semantics is on "
+                         f"(mx.np_shape()); a one-element array is shape (1,)")
+    return shape
+
+
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     if stype not in (None, "default"):
         from . import sparse
         return sparse.zeros(stype, shape, ctx, dtype, **kwargs)
-    return _filled("_zeros", shape, ctx, dtype, _op_kwargs("zeros", kwargs))
+    return _filled("_zeros", _known_shape(shape, "zeros"), ctx, dtype,
+                   _op_kwargs("zeros", kwargs))
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    return _filled("_ones", shape, ctx, dtype, _op_kwargs("ones", kwargs))
+    return _filled("_ones", _known_shape(shape, "ones"), ctx, dtype, _op_kwargs("ones", kwargs))
 
 
 # zeros_like/ones_like take dtype= and keep data's dtype: MXNet 1.9.1's operators accept the

@@ -448,9 +448,9 @@ class CSRNDArray(BaseSparseNDArray):
             lo, hi = int(ip[begin]), int(ip[end])
             nd = _nd()
             data = nd.slice_axis(self.data, axis=0, begin=lo, end=hi) if hi > lo else \
-                nd.zeros((0,), self.context, self._dtype)
+                nd.empty((0,), self.context, self._dtype)
             idx = nd.slice_axis(self.indices, axis=0, begin=lo, end=hi) if hi > lo else \
-                nd.zeros((0,), self.context, _IDX)
+                nd.empty((0,), self.context, _IDX)
             return _make("csr", (end - begin, self.shape[1]),
                          [data, idx, _wrap_np(ip[begin:end + 1] - lo, self.context)],
                          self.context, self._dtype)
@@ -582,10 +582,10 @@ def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     if stype == "csr":
         if len(shape) != 2:
             raise ValueError(f"zeros: csr needs a 2-D shape, got {shape}")
-        parts = [nd.zeros((0,), ctx, dtype), nd.zeros((0,), ctx, _IDX),
+        parts = [nd.empty((0,), ctx, dtype), nd.empty((0,), ctx, _IDX),
                  nd.zeros((shape[0] + 1,), ctx, _IDX)]
     elif stype == "row_sparse":
-        parts = [nd.zeros((0,) + shape[1:], ctx, dtype), nd.zeros((0,), ctx, _IDX)]
+        parts = [nd.empty((0,) + shape[1:], ctx, dtype), nd.empty((0,), ctx, _IDX)]
     else:
         raise ValueError(f"zeros: unknown storage type {stype!r}")
     out = _make(stype, shape, parts, ctx, dtype)

@@ -451,3 +451,14 @@ def test_an_operator_refusing_its_inputs_raises_mxneterror_that_is_also_valueerr
         mx.nd.dot(a, a)
     with pytest.raises(ValueError, match="dot"):
         mx.nd.dot(a, a)
+
+
+def test_zeros_and_ones_refuse_the_unknown_shape_in_legacy_shape_mode():
+    # MXNet 1.x: () is an unknown shape unless numpy shape semantics is on
+    for fn in (mx.nd.zeros, mx.nd.ones):
+        with pytest.raises(mx.base.MXNetError, match=r"shape \(\) is unknown"):
+            fn(shape=())
+    assert mx.nd.zeros((0, 3)).shape == (0, 3)          # empty arrays stay allowed
+    with mx.np_shape():
+        assert mx.nd.ones(shape=()).asnumpy() == np.ones(())
+        assert mx.nd.zeros(shape=(0, 1, 0, 4)).shape == (0, 1, 0, 4)

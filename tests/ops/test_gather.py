@@ -279,3 +279,22 @@ def test_boolean_mask_selecting_nothing_has_zero_gradient():
         assert d.grad.asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
     finally:
         mx.util.set_np_shape(prev)
+
+
+def test_gather_nd_out_of_bounds_is_an_index_error_at_the_wait():
+    # MXNet 1.9.1 raises IndexError ("IndexError: index ... out of bounds"), an MXNetError too
+    data = mx.nd.arange(12).reshape((3, 4))
+    idx = mx.nd.array([[0, 1], [1, 4]], dtype="int32")     # column 4 of 4
+    out = mx.nd.gather_nd(data, idx)
+    with pytest.raises(IndexError, match="out of bounds for dimension 1 with size 4") as e:
+        out.asnumpy()
+    assert isinstance(e.value, mx.base.MXNetError)
+
+
+def test_error_from_names_the_builtin_type():
+    from mxc.base import MXNetError, error_from
+    e = error_from("take: IndexError: index 9 is out of bounds")
+    assert isinstance(e, IndexError) and isinstance(e, MXNetError)
+    e = error_from("Error in operator fc: shapes differ")
+    assert type(e) is MXNetError
+    assert isinstance(error_from("op: ValueError: bad"), ValueError)

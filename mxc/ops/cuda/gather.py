@@ -58,7 +58,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
             return {"launches": []} if spec is not None else None
         return {"launches": [spec], "check": bounds_check(
             1, [(-d, d) for d in dims],
-            "gather_nd: index {v} is out of bounds for dimension {m} with size {d}")}
+            "gather_nd: IndexError: index {v} is out of bounds for dimension {m} with size {d}")}
     if kernel == "scatter_nd":
         M, add, has_dst, clip = (int(getattr(iattr, s)) for s in ("M", "add", "has_dst", "clip"))
         vi, ii = (1, 2) if has_dst else (0, 1)

@@ -151,7 +151,7 @@ def test_gather_nd_with_negative_indices_and_its_check(emu):
     bad = idx.copy()
     bad[1, 2] = 3                                                   # dimension 1 has size 3
     msg = emu.run_spec(spec, [x, bad], [y])
-    assert msg == "gather_nd: index 3 is out of bounds for dimension 1 with size 3"
+    assert msg == "gather_nd: IndexError: index 3 is out of bounds for dimension 1 with size 3"
     fl = np.array([[0.5, -0.5, np.nan]], np.float32)
     spec = _spec("gather_nd", "gather", "gather_nd", [x.astype(np.float32), fl],
                  [np.zeros((3, 3, 2), np.float32)], (1,))
