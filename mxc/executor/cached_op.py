@@ -72,14 +72,14 @@ class _CachedNode:
         t = plan.t
         if self.used and plan.tight:
             # the first backward reused the forward's storage: recompute it (same inputs)
-            _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), self.training, plan.chains(plan.fwd))
+            _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), self.training)
         self.used = True
         for v, g in zip(plan.hgrads, out_grads):
             if g.dtype != t.dtypes[v]:
                 g = g.astype(t.dtypes[v])
             arrs[v] = g
         plan.own_grads(arrs, self.ctx)
-        _g.run_steps(_g.Plan.resolve(plan.bwd, arrs), _M.training, plan.chains(plan.bwd))
+        _g.run_steps(_g.Plan.resolve(plan.bwd, arrs), _M.training)
         # an input that wants a gradient but gets none (behind BlockGrad) gets zeros, as
         # autograd gives it imperatively
         return [arrs[g] if g is not None else
@@ -291,7 +291,7 @@ class CachedOp:
                              outs, tuple(self._aux_pos))
         else:
             arrs = plan.arrays(ctx, plan.arena(ctx), args)
-            _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), training, plan.chains(plan.fwd))
+            _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), training)
             outs = [arrs[h] for h in plan.heads]
             if any(need):
                 _tape.record(_CachedNode(plan, arrs, ctx, training), None, list(args), outs,

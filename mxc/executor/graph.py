@@ -79,7 +79,6 @@ class Plan:
         self.tight = False
         self.offset_of = {}
         self.need = []
-        self._chains = {}
 
     @property
     def planned_bytes(self):
@@ -127,17 +126,6 @@ class Plan:
             arrs[v] = a if a is not None else _h.empty(NDArray, t.shapes[v], t.dtypes[v],
                                                        t.ctxs[v])
 
-    def chains(self, steps):
-        """Index ranges [(start, end)] of `steps` (plan.fwd or plan.bwd) worth capturing into
-        one bulk operation on every run, even unresolved, for the fusion of pointwise chains:
-        runs of at least two steps whose values all hold one element count, large enough to
-        fuse, and that draw no random numbers. Which calls fuse is decided by their kernels
-        (``handle.KernelSeq``)."""
-        got = self._chains.get(id(steps))
-        if got is None:
-            got = self._chains[id(steps)] = _chain_ranges(self.t, steps)
-        return got
-
     @staticmethod
     def resolve(steps, arrs):
         return Steps((op.forward, attrs, [arrs[i] for i in ins], [arrs[o] for o in outs],
@@ -153,21 +141,6 @@ class Steps(list):
         super().__init__(items)
         self.runs = 0
         self.bulks = {}
-
-
-def _chain_ranges(t, steps):
-    lo = _h.chain_min_elems()
-    found, start, size = [], 0, None
-    for i, (op, _, ins, outs, _) in enumerate(list(steps) + [(None, None, (), (), None)]):
-        sizes = {int(np.prod(t.shapes[v], dtype=np.int64)) for v in (*ins, *outs)}
-        s = sizes.pop() if op is not None and len(sizes) == 1 else None
-        if s is not None and (s < lo or "random" in op.resources):
-            s = None
-        if s != size or s is None:
-            if size is not None and i - start >= 2:
-                found.append((start, i))
-            start, size = i, s
-    return found
 
 
 def _max_bulk_nodes(training):
@@ -221,21 +194,9 @@ def _capture_segments(resolved, training):
     return segs
 
 
-def _with_chains(resolved, chains, training):
-    """The steps with each range of `chains` captured into a bulk operation."""
-    segs, at = [], 0
-    for lo, hi in chains:
-        segs += resolved[at:lo]
-        segs += _capture_segments(resolved[lo:hi], training)
-        at = hi
-    return segs + resolved[at:]
-
-
-def run_steps(resolved, training, chains=()):
+def run_steps(resolved, training):
     """Push every step; errors raised while pushing name the node. Steps resolved once and run
-    again are captured into bulk operations (one engine push for the whole plan); steps run
-    once have the ranges in `chains` (``Plan.chains``) captured, so that their pointwise
-    chains run fused."""
+    again are captured into bulk operations (one engine push for the whole plan)."""
     prev_r, prev_t = _M.recording, _M.training
     _M.recording = False
     _M.training = training
@@ -249,8 +210,6 @@ def run_steps(resolved, training, chains=()):
                 resolved.runs += 1
                 if resolved.runs >= 2:
                     segs = resolved.bulks[training] = _capture_segments(resolved, training)
-        if segs is None and chains and _h.fusion_enabled():
-            segs = _with_chains(resolved, chains, training)
         for st in (resolved if segs is None else segs):
             if type(st) is tuple:
                 st[0](st[1], st[2], st[3])

@@ -1,5 +1,5 @@
 """Fusion of pointwise chains: forward+backward of elementwise chains as a bound executor and as
-a hybridized Gluon block, fused (default) against MXNET_USE_FUSION=0 in the same process, the
+a hybridized Gluon block (static_alloc, static_shape), fused (default) against MXNET_USE_FUSION=0 in the same process, the
 two taking turns; with torch installed, the same step in PyTorch eager and, with --compile,
 under torch.compile (its compile time printed apart).
 
@@ -68,7 +68,7 @@ def mxc_runners(graph, n, fusion):
         def hybrid_forward(self, F, a, b):
             return GRAPHS[graph](F, a, b)
     net = Block()
-    net.hybridize()
+    net.hybridize(static_alloc=True, static_shape=True)
     xn, yn = nd.array(xa), nd.array(ya)
     xn.attach_grad()
     yn.attach_grad()
@@ -80,6 +80,7 @@ def mxc_runners(graph, n, fusion):
         nd.waitall()
     bound()
     bound()             # the second run captures (and fuses) the bulk operations
+    hybrid()
     hybrid()
     os.environ.pop("MXNET_USE_FUSION")
     return bound, hybrid
