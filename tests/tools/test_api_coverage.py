@@ -6,7 +6,9 @@ import os
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+# the checkout: beside the tests, or where tools/run_tests.sh copied them from
+ROOT = (os.environ.get("MXC_SOURCE_TREE")
+        or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 _spec = importlib.util.spec_from_file_location(
     "api_coverage", os.path.join(ROOT, "tools", "api_coverage.py"))
 api_coverage = importlib.util.module_from_spec(_spec)

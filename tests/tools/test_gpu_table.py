@@ -4,7 +4,9 @@ import importlib.util
 import json
 import os
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the checkout: beside the tests, or where tools/run_tests.sh copied them from
+REPO = (os.environ.get("MXC_SOURCE_TREE")
+        or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _mod():
