@@ -480,7 +480,6 @@ def wait_var_of(NDArrayBase a):
 
 
 cdef extern from "mxc/tiled_chain.h" nogil:
-    int64_t MXC_CHAIN_TILE
     int mxc_run_tiled_chain(mxc_opcall **calls, int m, int64_t n, int nthreads, int *bad,
                             char *err, size_t errlen)
 

@@ -330,13 +330,7 @@ class ImageDetRecordIter(ImageRecordIter):
         else:
             lab = np.asarray(header.label, np.float32).ravel()
         batch.index[slot] = header.id
-        try:
-            img = _img.decode_np(payload, self._decode_flag, True)
-        except ValueError as exc:
-            raise MXNetError(f"{where}: {exc}") from None
-        if img.shape[2] != self.data_shape[0]:
-            raise MXNetError(f"{where}: decoded {img.shape[2]} channels, data_shape wants "
-                             f"{self.data_shape[0]}")
+        img = self._decode(payload, where)
         img, lab = self._augment(img, _DetLabel(lab, where), self._rng(epoch, sample))
         h, w = img.shape[:2]
         oc, oh, ow = self.data_shape

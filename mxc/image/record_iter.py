@@ -493,6 +493,17 @@ class ImageRecordIter(DataIter):
         base = self.seed if self.seed_aug is None else self.seed_aug
         return random.Random((base * 1000003 + epoch) * 1000003 + sample)
 
+    def _decode(self, payload, where):
+        """The record's image as HxWxC RGB uint8, with the channels data_shape asks for."""
+        try:
+            img = _img.decode_np(payload, self._decode_flag, True)
+        except ValueError as exc:
+            raise MXNetError(f"{where}: {exc}") from None
+        if img.shape[2] != self.data_shape[0]:
+            raise MXNetError(f"{where}: decoded {img.shape[2]} channels, data_shape wants "
+                             f"{self.data_shape[0]}")
+        return img
+
     def _process(self, batch, slot, sample, epoch, raw):
         p = self._p
         header, payload = recordio.unpack(raw)
@@ -509,13 +520,7 @@ class ImageRecordIter(DataIter):
             lab = np.float32(header.label)
         batch.label[slot] = lab
         batch.index[slot] = header.id
-        try:
-            img = _img.decode_np(payload, self._decode_flag, True)
-        except ValueError as exc:
-            raise MXNetError(f"record {sample} of {self.path_imgrec}: {exc}") from None
-        if img.shape[2] != self.data_shape[0]:
-            raise MXNetError(f"record {sample} of {self.path_imgrec}: decoded {img.shape[2]} "
-                             f"channels, data_shape wants {self.data_shape[0]}")
+        img = self._decode(payload, f"record {sample} of {self.path_imgrec}")
         rng = self._rng(epoch, sample)
         c, oh, ow = self.data_shape
         resize = _img.resize_np
