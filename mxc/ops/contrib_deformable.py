@@ -112,19 +112,24 @@ def _sample(a, x, off):
     return cols.reshape(C, kh, kw, ho, wo), (pos, w, v, ly, lx, valid, ytop, xtop)
 
 
-def _fwd(a, data, offset, weight, *bias):
-    N, C, H, W = data.shape
+def _gemm_cols(a, data, offset, weight, bias, cols_of):
+    """Both deformable forwards: per sample n, each group's weights times the sampled columns
+    ``cols_of(n)`` (C, kh, kw, ho, wo), plus the bias; in float64, returned as data's dtype."""
+    N = data.shape[0]
     nf, g = a["num_filter"], a["num_group"]
     ho, wo = offset.shape[2:]
     out = np.zeros((N, nf, ho, wo), np.float64)
     wg = weight.astype(np.float64).reshape(g, nf // g, -1)
     for n in range(N):
-        cols, _ = _sample(a, data[n].astype(np.float64), offset[n].astype(np.float64))
-        cols = cols.reshape(g, -1, ho * wo)
-        out[n] = np.matmul(wg, cols).reshape(nf, ho, wo)
+        out[n] = np.matmul(wg, cols_of(n).reshape(g, -1, ho * wo)).reshape(nf, ho, wo)
     if bias:
         out += bias[0].astype(np.float64)[None, :, None, None]
     return out.astype(data.dtype)
+
+
+def _fwd(a, data, offset, weight, *bias):
+    return _gemm_cols(a, data, offset, weight, bias, lambda n: _sample(
+        a, data[n].astype(np.float64), offset[n].astype(np.float64))[0])
 
 
 def _grad(F, a, inputs, outputs, out_grads):
@@ -263,18 +268,9 @@ def _msample(a, x, off, mask):
 
 
 def _mfwd(a, data, offset, mask, weight, *bias):
-    N = data.shape[0]
-    nf, g = a["num_filter"], a["num_group"]
-    ho, wo = offset.shape[2:]
-    out = np.zeros((N, nf, ho, wo), np.float64)
-    wg = weight.astype(np.float64).reshape(g, nf // g, -1)
-    for n in range(N):
-        cols, _ = _msample(a, data[n].astype(np.float64), offset[n].astype(np.float64),
-                           mask[n].astype(np.float64))
-        out[n] = np.matmul(wg, cols.reshape(g, -1, ho * wo)).reshape(nf, ho, wo)
-    if bias:
-        out += bias[0].astype(np.float64)[None, :, None, None]
-    return out.astype(data.dtype)
+    return _gemm_cols(a, data, offset, weight, bias, lambda n: _msample(
+        a, data[n].astype(np.float64), offset[n].astype(np.float64),
+        mask[n].astype(np.float64))[0])
 
 
 def _mgrad(F, a, inputs, outputs, out_grads):
