@@ -498,17 +498,29 @@ cdef struct SeqOp:
 # The kernels whose out[i] depends only on the inputs at i (their addresses; the operator layer
 # installs them, see mxc/ops/fusion.py). Consecutive calls of them over one element count run
 # tile by tile as one chain (csrc/mxc/tiled_chain.h); MXNET_USE_FUSION=0 turns that off.
-cdef frozenset g_pointwise = frozenset()
+cdef object g_pointwise_source = None     # () -> addresses; installed by the operator layer
+cdef frozenset g_pointwise = None         # asked of it at the first bulk operation
 # chains shorter than this many elements fit in cache unfused; longer than MAX_CHAIN calls is
 # split (the per-thread call copies are on the heap, their pointers on the stack)
 cdef int64_t CHAIN_MIN_ELEMS = 32768
 DEF MAX_CHAIN = 64
 
 
-def set_pointwise_kernels(addresses):
-    """Install the addresses of the pointwise kernels (called once by the operator layer)."""
+def set_pointwise_source(source):
+    """Install `source`, a function giving the addresses of the pointwise kernels (the operator
+    layer's; asked once, when a bulk operation first forms, so importing loads no kernel
+    table for it)."""
+    global g_pointwise_source, g_pointwise
+    g_pointwise_source = source
+    g_pointwise = None
+
+
+cdef frozenset _pointwise():
     global g_pointwise
-    g_pointwise = frozenset(int(a) for a in addresses)
+    if g_pointwise is None:
+        g_pointwise = frozenset(int(a) for a in (g_pointwise_source() if g_pointwise_source
+                                                 is not None else ()))
+    return g_pointwise
 
 
 def fusion_enabled():
@@ -525,7 +537,7 @@ cdef int64_t _pointwise_size(uintptr_t ptr, list inputs, list outputs):
     cdef Pushed *p = <Pushed*>ptr
     cdef NDArrayBase a
     cdef int64_t n
-    if <uintptr_t>p.call.kernel not in g_pointwise or not outputs:
+    if <uintptr_t>p.call.kernel not in _pointwise() or not outputs:
         return -1
     n = (<NDArrayBase?>outputs[0])._size
     for x in inputs + outputs:
@@ -716,7 +728,7 @@ cdef class KernelSeq:
             k += 1
         self.name = name
         self.nchains = 0
-        if g_pointwise and fusion_enabled():
+        if fusion_enabled() and _pointwise():
             for i0, m, size in _find_chains(calls):
                 self.s.chain[i0] = m
                 self.s.chain_n[i0] = size

@@ -33,4 +33,4 @@ def pointwise_kernels():
 
 
 def install():
-    _h.set_pointwise_kernels(pointwise_kernels())
+    _h.set_pointwise_source(pointwise_kernels)
