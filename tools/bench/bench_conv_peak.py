@@ -12,7 +12,8 @@ shape-inferred), one row per distinct shape with ``count``, the times it occurs 
 Per layer and direction (``fwd``: ``Convolution``; ``bwd``: ``_backward_Convolution``, the data
 and weight (and bias) gradients; PyTorch: ``conv2d`` and ``aten.convolution_backward`` with the
 same gradients) the best of ``--reps`` timings, each of enough back-to-back calls to last
-``--min-ms``. FLOPs count multiply-adds as 2: forward ``2 N Ho Wo F (C / groups) kh kw``,
+``--min-ms``, taken in rounds (peak sample, mxc's block, PyTorch's block) so that each figure
+gets its chances spread over the layer's time, not in one burst. FLOPs count multiply-adds as 2: forward ``2 N Ho Wo F (C / groups) kh kw``,
 backward twice that.
 
 Output: JSON lines. ``{"peak": ...}`` once, at the end, with every sample; per layer
@@ -22,7 +23,7 @@ imports; per network and direction a ``{"summary": ...}`` line with the FLOP-wei
 (total FLOPs of the network's convolutions, each layer counted ``count`` times, over their total
 time, divided by the peak) and the same-run ratio to PyTorch.
 
-    python tools/bench/bench_conv_peak.py [--nets resnet50_v1,mobilenetv2_1.0] [--reps 3]
+    python tools/bench/bench_conv_peak.py [--nets resnet50_v1,mobilenetv2_1.0] [--reps 4]
                                           [--threads N] [--no-torch] [--only SUBSTRING]
 """
 import argparse
@@ -110,23 +111,23 @@ def torch_calls(torch, r, seed):
     return {"fwd": fwd, "bwd": bwd}
 
 
-def time_call(fn, sync, reps, min_s):
-    """Best seconds per call: `reps` timings of enough back-to-back calls to last min_s."""
+def calibrate(fn, sync, min_s):
+    """Calls per timing so that one timing lasts about min_s (after two warm-up calls)."""
     fn()
     sync()
     t = time.perf_counter()
     fn()
     sync()
-    one = time.perf_counter() - t
-    inner = max(1, int(min_s / max(one, 1e-6)))
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - t) / inner)
-    return best
+    return max(1, int(min_s / max(time.perf_counter() - t, 1e-6)))
+
+
+def time_block(fn, sync, inner):
+    """Seconds per call of `inner` back-to-back calls."""
+    t = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    sync()
+    return (time.perf_counter() - t) / inner
 
 
 class Peak:
@@ -140,9 +141,9 @@ class Peak:
         self.b = mx.nd.array(rng.standard_normal((n, n)).astype(np.float32))
         self.samples = []
 
-    def sample(self, reps=2):
+    def sample(self):
         nd = self.mx.nd
-        sec = time_call(lambda: nd.dot(self.a, self.b), nd.waitall, reps, 0.0)
+        sec = min(time_block(lambda: nd.dot(self.a, self.b), nd.waitall, 1) for _ in range(2))
         self.samples.append(2.0 * self.n ** 3 / sec / 1e9)
         return self.samples[-1]
 
@@ -154,7 +155,7 @@ class Peak:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nets", default="resnet50_v1,mobilenetv2_1.0")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--min-ms", type=float, default=60.0, help="length of one timing")
     ap.add_argument("--gemm", type=int, default=1536, help="side of the square peak sgemm")
     ap.add_argument("--threads", type=int, default=None,
@@ -189,24 +190,28 @@ def main(argv=None):
             if args.only and args.only not in r["layer"]:
                 continue
             row = dict(net=net, layer=r["layer"], count=r["count"], flops=r["flops"])
-            peak.sample()
-            m = mxc_calls(mx, r, i)
-            for d in ("fwd", "bwd"):
-                row["mxc_" + d] = time_call(m[d], mx.nd.waitall, args.reps, min_s)
-            del m
+            calls = {"mxc": (mxc_calls(mx, r, i), mx.nd.waitall)}
             if torch is not None:
-                time.sleep(0.2)          # let mxc's pool threads go to sleep first
-                t = torch_calls(torch, r, i)
-                for d in ("fwd", "bwd"):
-                    row["torch_" + d] = time_call(t[d], lambda: None, args.reps, min_s)
-                del t
-                time.sleep(0.2)
-            peak.sample()
+                calls["torch"] = (torch_calls(torch, r, i), lambda: None)
+            inner = {(impl, d): calibrate(fns[d], sync, min_s)
+                     for impl, (fns, sync) in calls.items() for d in ("fwd", "bwd")}
+            # rounds: the peak, then each implementation's block of each direction; the best
+            # of the rounds counts, so every figure had --reps chances at a quiet moment
+            for _ in range(args.reps):
+                peak.sample()
+                for impl, (fns, sync) in calls.items():
+                    time.sleep(0.1)      # let the other runtime's pool threads go to sleep
+                    for d in ("fwd", "bwd"):
+                        key = f"{impl}_{d}"
+                        row[key] = min(row.get(key, float("inf")),
+                                       time_block(fns[d], sync, inner[(impl, d)]))
+            del calls
             results.append(row)
             print(json.dumps({"progress": f"{net} {r['layer']}", "peak_so_far":
                               round(peak.best, 1)}), file=sys.stderr, flush=True)
     pk = peak.best
     print(json.dumps({"peak": {"gflops": round(pk, 1), "threads": threads,
+                               "median": round(float(np.median(peak.samples)), 1),
                                "samples": [round(s, 1) for s in peak.samples]}}), flush=True)
     for row in results:
         for d, mult in (("fwd", 1.0), ("bwd", 2.0)):
