@@ -268,6 +268,12 @@ class ImageRecordIter(DataIter):
                  pca_noise=float(pca_noise), max_random_contrast=float(max_random_contrast),
                  max_random_illumination=float(max_random_illumination))
         self._p = p
+        ar_lo, ar_hi = self._ar
+        # decided once, not per image: does any image get the random affine warp?
+        self._warps = (p["max_rotate_angle"] > 0 or p["max_shear_ratio"] > 0
+                       or p["max_random_scale"] != 1.0 or p["min_random_scale"] != 1.0
+                       or (not p["random_resized_crop"] and (ar_lo != 1.0 or ar_hi != 1.0))
+                       or p["max_img_size"] != 1e10 or p["min_img_size"] != 0.0)
         c = data_shape[0]
         means = np.array([mean_r, mean_g, mean_b, mean_a][:c] if c > 1 else [mean_r], np.float32)
         stds = np.array([std_r, std_g, std_b, std_a][:c] if c > 1 else [std_r], np.float32)
@@ -278,6 +284,8 @@ class ImageRecordIter(DataIter):
         self._mean_int = (np.sign(means) * np.floor(np.abs(means) + 0.5)).astype(np.int16)
         self._std = stds
         self._scale = np.float32(scale)
+        # the normalisation multiplier when contrast is not jittered: contrast 1 times scale
+        self._mult = (np.float32(1.0 * self._scale) / self._std).astype(np.float32)
         self._cmap = np.arange(c, dtype=np.int32)
         self._decode_flag = {1: 0, 3: 1, 4: -1}[c]
 
@@ -534,10 +542,7 @@ class ImageRecordIter(DataIter):
             img = resize(img, nw, nh, _interp(p["inter_method"], w, h, nw, nh, rng))
 
         ar_lo, ar_hi = self._ar
-        if (p["max_rotate_angle"] > 0 or p["max_shear_ratio"] > 0
-                or p["max_random_scale"] != 1.0 or p["min_random_scale"] != 1.0
-                or (not p["random_resized_crop"] and (ar_lo != 1.0 or ar_hi != 1.0))
-                or p["max_img_size"] != 1e10 or p["min_img_size"] != 0.0):
+        if self._warps:
             img = self._affine(img, rng)
 
         if p["pad"] > 0:
@@ -616,11 +621,16 @@ class ImageRecordIter(DataIter):
             _pixel.crop_to_chw(img, y0, x0, is_mirrored, self._cmap, None, None, pixels)
             out[...] = np.clip(pixels.astype(np.int16) - self._mean_int[:, None, None], -128, 127)
         else:
-            # drawn even when their ranges are 0, as MXNet does for float outputs
             mc, mi = p["max_random_contrast"], p["max_random_illumination"]
-            contrast = np.float32((rng.random() * mc * 2 - mc + 1) * self._scale)
-            illum = np.float32((rng.random() * mi * 2 - mi) * self._scale)
-            mult = (contrast / self._std).astype(np.float32)
+            if mc == 0 and mi == 0:
+                # MXNet draws both factors even when their ranges are 0 (contrast 1, offset 0);
+                # the draws are this sample's last, so skipping them changes nothing
+                mult = self._mult
+                illum = 0
+            else:
+                contrast = np.float32((rng.random() * mc * 2 - mc + 1) * self._scale)
+                illum = np.float32((rng.random() * mi * 2 - mi) * self._scale)
+                mult = (contrast / self._std).astype(np.float32)
             _pixel.crop_normalize_to_chw(img, y0, x0, is_mirrored, self._cmap, self._mean, mult,
                                          out)
             if illum != 0:

@@ -6,6 +6,7 @@ framing, the prefetching reader thread and the writer run natively (``mxc/record
 ``csrc/recordio/rio.h``).  Images are encoded and decoded with Pillow; like MXNet (which uses
 OpenCV), color images travel as **BGR** numpy arrays.  See docs/recordio.md.
 """
+import functools
 import numbers
 import os
 import struct
@@ -402,7 +403,10 @@ IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])
 label), ``label`` (float or array of floats), ``id`` and ``id2`` (64-bit record ids)."""
 
 _IR_FORMAT = "IfQQ"
-_IR_SIZE = struct.calcsize(_IR_FORMAT)
+# IRHeader from a 4-tuple without the namedtuple's Python-level __new__ (a third of unpack())
+_new_header = functools.partial(tuple.__new__, IRHeader)
+_IR_STRUCT = struct.Struct(_IR_FORMAT)
+_IR_SIZE = _IR_STRUCT.size
 
 
 def pack(header, s):
@@ -437,15 +441,15 @@ def unpack(s):
     """
     if len(s) < _IR_SIZE:
         raise ValueError(f"record of {len(s)} bytes is shorter than the {_IR_SIZE}-byte IRHeader")
-    header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
-    s = s[_IR_SIZE:]
-    if header.flag > 0:
-        if len(s) < 4 * header.flag:
-            raise ValueError(f"IRHeader announces {header.flag} float labels but the record holds "
-                             f"only {len(s)} bytes after the header")
-        header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
-        s = s[header.flag * 4:]
-    return header, s
+    # one precompiled unpack_from and one slice: no copy of the header bytes, no _replace
+    flag, label, id_, id2 = _IR_STRUCT.unpack_from(s)
+    if flag > 0:
+        if len(s) - _IR_SIZE < 4 * flag:
+            raise ValueError(f"IRHeader announces {flag} float labels but the record holds "
+                             f"only {len(s) - _IR_SIZE} bytes after the header")
+        label = np.frombuffer(s, np.float32, flag, _IR_SIZE)
+        return _new_header((flag, label, id_, id2)), s[_IR_SIZE + 4 * flag:]
+    return _new_header((flag, label, id_, id2)), s[_IR_SIZE:]
 
 
 def _pil():

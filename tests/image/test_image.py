@@ -45,6 +45,74 @@ def test_imdecode_jpeg_matches_mxnet(exp):
     np.testing.assert_array_equal(bgr, exp["imdecode_jpg"][:, :, ::-1])
 
 
+def _pillow_decode(buf, flag, to_rgb):
+    """decode_np through Pillow's Image.open only (the plain-JPEG shortcut switched off)."""
+    from mxc.image import image as img_mod
+    saved = img_mod._decode_plain_jpeg
+    img_mod._decode_plain_jpeg = lambda *a: None
+    try:
+        return img_mod.decode_np(buf, flag, to_rgb)
+    finally:
+        img_mod._decode_plain_jpeg = saved
+
+
+def test_plain_jpeg_shortcut_equals_pillow_open():
+    # the shortcut hands the buffer to Pillow's libjpeg decoder itself: pixels must not change
+    from PIL import Image
+    from mxc.image import image as img_mod
+    rng = np.random.RandomState(3)
+    bufs = [_jpeg_record(1)]           # written by MXNet's OpenCV
+    for h, w in [(32, 32), (17, 45), (1, 1), (70, 9)]:
+        for arr in (rng.randint(0, 256, (h, w, 3)).astype(np.uint8),
+                    rng.randint(0, 256, (h, w)).astype(np.uint8)):
+            for kw in ({}, {"progressive": True}, {"quality": 40, "subsampling": 0},
+                       {"optimize": True}, {"comment": b"c"}):
+                out = io.BytesIO()
+                Image.fromarray(arr).save(out, "JPEG", **kw)
+                bufs.append(out.getvalue())
+    for buf in bufs:
+        assert img_mod._decode_plain_jpeg(Image, buf, 1) is not None
+        for flag in (1, 0, -1):
+            for to_rgb in (True, False):
+                got = img_mod.decode_np(buf, flag, to_rgb)
+                want = _pillow_decode(buf, flag, to_rgb)
+                assert got.dtype == want.dtype and got.shape == want.shape, (flag, to_rgb)
+                np.testing.assert_array_equal(got, want)
+    # bytearray / numpy / memoryview inputs take it too
+    arr = np.frombuffer(bufs[1], np.uint8)
+    np.testing.assert_array_equal(img_mod.decode_np(arr), img_mod.decode_np(bufs[1]))
+    np.testing.assert_array_equal(img_mod.decode_np(memoryview(bytearray(bufs[1]))),
+                                  img_mod.decode_np(bufs[1]))
+
+
+def test_non_plain_jpeg_takes_pillow_path():
+    from PIL import Image
+    from mxc.image import image as img_mod
+    rgb = np.zeros((6, 10, 3), np.uint8)
+    rgb[:, :5] = 255
+    # EXIF orientation 6 (rotate 90 clockwise to display): OpenCV applies it, so must we
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    Image.fromarray(rgb).save(out, "JPEG", exif=exif, quality=95)
+    buf = out.getvalue()
+    assert img_mod._decode_plain_jpeg(Image, buf, 1) is None
+    dec = img_mod.decode_np(buf, 1)
+    assert dec.shape == (10, 6, 3)
+    np.testing.assert_array_equal(dec, _pillow_decode(buf, 1, True))
+    # CMYK (Adobe marker), a truncated file, not a JPEG at all: None, and Pillow decides
+    out = io.BytesIO()
+    Image.new("CMYK", (4, 4), (10, 20, 30, 40)).save(out, "JPEG")
+    assert img_mod._decode_plain_jpeg(Image, out.getvalue(), 1) is None
+    plain = io.BytesIO()
+    Image.fromarray(rgb).save(plain, "JPEG")
+    cut = plain.getvalue()[:len(plain.getvalue()) // 2]
+    assert img_mod._decode_plain_jpeg(Image, cut, 1) is None
+    with pytest.raises(mx.MXNetError, match="(?i)truncated"):
+        img_mod.decode_np(cut, 1)
+    assert img_mod._decode_plain_jpeg(Image, b"\xff\xd8\xff", 1) is None
+
+
 def test_imdecode_png_lossless_and_inputs(tmp_path):
     from PIL import Image
     rgb = np.random.RandomState(0).randint(0, 256, (7, 5, 3)).astype(np.uint8)
