@@ -2,7 +2,7 @@
 csrc/kernels/gather.h) on the GPU: gather.cu."""
 import numpy as np
 
-from ._launch import (DTYPES, FLOATS, CTYPE, ctype, nelem, launch, index_map_bytes, fail,
+from ._launch import (DTYPES, TRAIN_FLOATS, CTYPE, ctype, nelem, launch, index_map_bytes, fail,
                       bounds_check)
 
 
@@ -13,13 +13,13 @@ IDX = ("float32", "float64", "int32", "int64", "uint8", "int8", "float16")
 def instantiations():
     """Every name expression of gather.cu."""
     out = []
-    for dt in DTYPES:
+    for dt in DTYPES + ("bfloat16",):
         for it in IDX:
             a, b = CTYPE[dt], CTYPE[it]
             out += ["mxc_take<%s, %s>" % (a, b), "mxc_one_hot<%s, %s>" % (a, b),
                     "mxc_pick<%s, %s>" % (a, b), "mxc_pick_grad<%s, %s>" % (a, b),
                     "mxc_gather_nd<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, false>" % (a, b)]
-            if dt in FLOATS:
+            if dt in TRAIN_FLOATS:
                 out += ["mxc_take_grad<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, true>" % (a, b)]
     return out
 
