@@ -116,7 +116,7 @@ def test_convert_hybrid_block_runs_in_float16_on_the_gpu():
     net.hybridize()
     d = mx.nd.array(x, ctx=ctx)
     want = net(d).asnumpy()
-    lp = amp.convert_hybrid_block(net, target_dtype="float16", ctx=ctx)
+    lp = amp.convert_hybrid_block(net, target_dtype="float16")   # stays on the GPU
     got = lp(d)
     assert got.context == ctx
     np.testing.assert_allclose(got.asnumpy().astype(np.float32), want, rtol=3e-2, atol=3e-2)
