@@ -1,6 +1,6 @@
 """Mixed precision on gpu(0) (skipped without a GPU, see conftest.py): mx.contrib.amp with its
 float16 lists trains a small convnet with dynamic loss scaling as on the CPU (the same steps
-skipped for overflow, the same losses to float16 rounding), multi_precision SGD keeps float32
+skipped for overflow, the same losses to float16 rounding), multi_precision SGD and Adam keep float32
 master weights of float16 parameters, convert_hybrid_block gives a float16 inference block on
 the GPU, and the overflow check (multi_all_finite) runs its GPU kernel."""
 import numpy as np
@@ -78,8 +78,12 @@ def test_amp_trains_on_the_gpu_as_on_the_cpu(amp_on):
     np.testing.assert_allclose(lg, lc, rtol=3e-2)
 
 
-def test_multi_precision_sgd_on_the_gpu():
-    # float16 parameters with float32 master weights (mp_sgd_mom_update's GPU kernel)
+@pytest.mark.parametrize("opt,kw", [
+    ("sgd", {"learning_rate": 0.05, "momentum": 0.9}),     # mp_sgd_mom_update's kernel
+    ("adam", {"learning_rate": 0.01}),                     # adam_update on the float32 copy
+])
+def test_multi_precision_updates_on_the_gpu(opt, kw):
+    # float16 parameters with float32 master weights
     x, y = _data()
     params = _params()
     res = []
@@ -90,8 +94,7 @@ def test_multi_precision_sgd_on_the_gpu():
         for p, v in zip(net.collect_params().values(), params):
             p.set_data(mx.nd.array(v, ctx=ctx))
         net.cast("float16")
-        tr = gluon.Trainer(net.collect_params(), "sgd",
-                           {"learning_rate": 0.05, "momentum": 0.9, "multi_precision": True})
+        tr = gluon.Trainer(net.collect_params(), opt, dict(kw, multi_precision=True))
         loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
         d = mx.nd.array(x, ctx=ctx, dtype="float16")
         lab = mx.nd.array(y, ctx=ctx, dtype="float16")
