@@ -13,7 +13,7 @@ IDX = ("float32", "float64", "int32", "int64", "uint8", "int8", "float16")
 def instantiations():
     """Every name expression of gather.cu."""
     out = []
-    for dt in DTYPES + ("bfloat16",):
+    for dt in DTYPES:
         for it in IDX:
             a, b = CTYPE[dt], CTYPE[it]
             out += ["mxc_take<%s, %s>" % (a, b), "mxc_one_hot<%s, %s>" % (a, b),
@@ -21,6 +21,11 @@ def instantiations():
                     "mxc_gather_nd<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, false>" % (a, b)]
             if dt in TRAIN_FLOATS:
                 out += ["mxc_take_grad<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, true>" % (a, b)]
+    # bfloat16: Embedding (take) and its gradient (scatter-add), take's gradient
+    for it in IDX:
+        b = CTYPE[it]
+        out += ["mxc_take<__nv_bfloat16, %s>" % b, "mxc_take_grad<__nv_bfloat16, %s>" % b,
+                "mxc_scatter_nd<__nv_bfloat16, %s, true>" % b]
     return out
 
 
