@@ -14,7 +14,8 @@ order (float32: relative differences of a few 1e-7 of the output's scale; tests/
 test_fold.py checks 1e-5 of the largest output on networks with random statistics).
 
 Folded: BatchNorm on axis 1 without output_mean_var whose data is output 0 of a Convolution
-(NC... layout) that no other node and no graph output reads. The user's symbol is left alone:
+(NC... layout) that no other node and no graph output reads, and whose inputs are not cast
+(AMP's float16 convolutions stay beside their float32 BatchNorm). The user's symbol is left alone:
 the folded graph is built from fresh operator nodes around the same variables. Off with
 MXNET_USE_FUSION=0 (MXNet's switch of graph fusion).
 """
@@ -43,6 +44,11 @@ def _reads(nodes, outputs):
     return count
 
 
+# operators that change an input's dtype: a Convolution fed by one runs in another precision
+# than BatchNorm's parameters, and the folded weight would mix the two
+_CASTS = frozenset(("amp_cast", "amp_multicast", "Cast", "cast"))
+
+
 def _foldable(bn, reads):
     if bn.op.name != "BatchNorm" or len(bn.inputs) != 5:
         return False
@@ -55,6 +61,9 @@ def _foldable(bn, reads):
     if conv.op is None or conv.op.name != "Convolution" or idx != 0:
         return False
     layout = conv.parsed.get("layout")
+    if any(e[0].op is not None and e[0].op.name in _CASTS for e in conv.inputs):
+        # a mixed-precision graph (AMP): float16 weights beside BatchNorm's float32 statistics
+        return False
     return (layout is None or layout.startswith("NC")) and reads.get((id(conv), 0), 0) == 1
 
 

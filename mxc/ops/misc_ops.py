@@ -6,6 +6,7 @@ with MXNet's exact masks; SVMOutput's gradient ignores the head gradient as MXNe
 """
 import numpy as np
 
+from . import services
 from .params import Param
 from .registry import OpDef, register
 from .shape import empty_along
@@ -228,6 +229,11 @@ register(OpDef("moments", params=(Param("axes", "shape", None, optional=True),
 
 
 # ---- all_finite / multi_all_finite -----------------------------------------------------------
+# AMP's overflow check. The output (1,) float32 is set to 1 when init_output, and cleared to 0
+# when an element of an input is not finite (checked as float32): with init_output=False the
+# flag accumulates over calls, as MXNet's loss scaler uses it (one flag, chunks of arrays). On a
+# GPU, one kernel per array (mxc/ops/cuda/reduce.cu mxc_all_finite); on the CPU, mx.nd's
+# elementwise operators and a min.
 def _finite_flag(F, x):
     if np.dtype(x.dtype).kind != "f":
         return F.ones((1,), ctx=x.context, dtype="float32")
@@ -236,25 +242,39 @@ def _finite_flag(F, x):
     return F.min(ok).reshape((1,)) if x.size else F.ones((1,), ctx=x.context, dtype="float32")
 
 
-def _all_finite(F, a, x):
-    return _finite_flag(F, x)
+def _finite_infer(name):
+    def infer(attrs, shapes, dtypes):
+        if name == "multi_all_finite" and len(shapes) != attrs["num_arrays"]:
+            raise ValueError(f"multi_all_finite: num_arrays={attrs['num_arrays']} but "
+                             f"{len(shapes)} inputs")
+        return [(1,)], [np.dtype(np.float32)]
+    return infer
 
 
-def _multi_all_finite(F, a, *xs):
-    if len(xs) != a["num_arrays"]:
-        raise ValueError(f"multi_all_finite: num_arrays={a['num_arrays']} but {len(xs)} inputs")
-    out = _finite_flag(F, xs[0])
-    for x in xs[1:]:
-        out = out * _finite_flag(F, x)
-    return out
+def _finite_forward(name):
+    def forward(a, inputs, outputs):
+        out = outputs[0]
+        if out._ctx.device_typeid == 2:
+            from . import _gpu
+            return _gpu.forward(name, a, inputs, outputs, family="reduce", kernel="all_finite",
+                                iattr=(int(bool(a["init_output"])),), fattr=())
+        nd = services.ndarray
+        ok = nd.ones((1,), ctx=out.context, dtype="float32")
+        for x in inputs:
+            ok = ok * _finite_flag(nd, x)
+        if not a["init_output"]:
+            ok = ok * out                     # only ever cleared: the flag so far counts
+        ok.copyto(out)
+    return forward
 
 
-register(OpDef("all_finite", params=(Param("init_output", bool, True),), composite=_all_finite,
+register(OpDef("all_finite", params=(Param("init_output", bool, True),),
+               infer=_finite_infer("all_finite"), forward=_finite_forward("all_finite"),
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                doc="[1.0] when every element is finite (checked as float32), else [0.0]."))
 register(OpDef("multi_all_finite", inputs=(), variadic="num_arrays",
                params=(Param("num_arrays", int, 1), Param("init_output", bool, True)),
-               composite=_multi_all_finite,
+               infer=_finite_infer("multi_all_finite"), forward=_finite_forward("multi_all_finite"),
                grad=lambda F, a, i, o, g: [F.zeros_like(x) for x in i],
                doc="[1.0] when every element of every input is finite, else [0.0]."))
 

@@ -175,3 +175,20 @@ def test_unscale(amp_on):
     amp.unscale(trainer)
     np.testing.assert_allclose(net.weight.grad().asnumpy(), [[1.0, 1.0]], rtol=1e-6)
     assert trainer._scale == 1.0
+
+
+def test_convert_hybrid_block_keeps_the_blocks_context(rng):
+    # without ctx= the converted block's parameters stay where the block's are (a block on a
+    # GPU stays there; cpu(1) stands in for another device here)
+    ctx = mx.cpu(1)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(4), mx.gluon.nn.Dense(3))
+    net.initialize(ctx=ctx)
+    net.hybridize()
+    x = mx.nd.array(rng.standard_normal((2, 5)), ctx=ctx)
+    want = net(x).asnumpy()
+    lp = amp.convert_hybrid_block(net)
+    assert {c for p in lp.collect_params().values() for c in p.list_ctx()} == {ctx}
+    got = lp(x)
+    assert got.context == ctx
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-2, atol=2e-2)

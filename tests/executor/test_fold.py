@@ -125,3 +125,20 @@ def test_fold_in_float64_differs_by_rounding_only(no_bias, rng):
     ref = ex.forward(is_train=False)[0].asnumpy()
     got = folded.eval(**{k: feed[k] for k in folded.list_inputs()})[0].asnumpy()
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_mixed_precision_convolutions_are_not_folded(rng):
+    # AMP's graphs feed Convolution float16 casts while BatchNorm keeps float32 statistics: the
+    # folded weight would multiply the two dtypes, so such pairs stay apart; the converted
+    # block then runs (it failed at bind with "broadcast_mul: dtypes ... differ")
+    from mxc.contrib import amp
+    net = _net(rng)
+    net.hybridize()
+    x = mx.nd.array(rng.standard_normal((2, 3, 7, 7)))
+    want = net(x).asnumpy()
+    lp = amp.convert_hybrid_block(net, target_dtype="float16")
+    _, sym = lp._cached_graph
+    assert fold.fold_conv_bn(sym) is sym
+    got = lp(x).asnumpy()
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=3e-2,
+                               atol=3e-2 * float(np.abs(want).max()))

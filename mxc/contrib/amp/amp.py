@@ -9,9 +9,12 @@ skipped and the scale halved). ``convert_symbol`` / ``convert_model`` / ``conver
 rewrite a float32 graph for low-precision inference by inserting ``amp_cast`` and
 ``amp_multicast`` nodes, named and placed as MXNet's ReducePrecision pass does.
 
-mxc runs on the CPU, where float16 operators run (more slowly than float32). numpy has no
-bfloat16, so mxc has none: ``target_dtype='bfloat16'`` raises a clear error (its op lists are
-still listed by the ``list_*`` functions).
+float16 uses MXNet's float16 lists (``lists/symbol_fp16.py``, the lists of MXNet's GPU AMP) on
+every device: on a GPU the listed layer operators run float16 kernels (mxc/ops/cuda), and on the
+CPU float16 operators run too (more slowly than float32). numpy has no bfloat16, so mxc has no
+bfloat16 arrays (the GPU kernels have bfloat16 instances for when it does):
+``target_dtype='bfloat16'`` raises a clear error (its op lists are still listed by the
+``list_*`` functions).
 """
 import contextlib
 import logging
@@ -123,7 +126,7 @@ def list_lp16_use_fp32_params(target_dtype):
 
 def _no_bf16(fn):
     raise MXNetError(f"amp.{fn}: target_dtype 'bfloat16' is not available in mxc (numpy has no "
-                     "bfloat16 dtype, so mxc has no bfloat16 arrays or kernels); use 'float16'")
+                     "bfloat16 dtype, so mxc has no bfloat16 arrays); use 'float16'")
 
 
 # ---- wrapping mx.nd / mx.sym ----------------------------------------------------------------
@@ -652,13 +655,16 @@ def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dt
 def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
                          conditional_fp32_ops=None, excluded_sym_names=None, ctx=None,
                          cast_optional_params=False):
-    """A SymbolBlock running hybridized `block` (called once already) in mixed precision."""
+    """A SymbolBlock running hybridized `block` (called once already) in mixed precision, its
+    parameters on `ctx` (default: where the block's parameters are; MXNet defaulted to gpu(0))."""
     if not isinstance(block, HybridBlock):
         raise AssertionError("block input should be a HybridBlock")
     if not block._cached_graph:
         raise RuntimeError("Please first call block.hybridize() and then run forward with this "
                            "block at least once before calling export.")
-    ctx = cpu() if ctx is None else ctx
+    if ctx is None:
+        ctxs = [p.list_ctx() for p in block.collect_params().values() if p._data is not None]
+        ctx = ctxs[0] if ctxs else cpu()
     inputs, sym = block._cached_graph
     converted = convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops,
                                conditional_fp32_ops, excluded_sym_names,

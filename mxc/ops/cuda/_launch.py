@@ -21,8 +21,12 @@ class NoKernel(Exception):
 
 DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64")
 FLOATS = ("float32", "float64", "float16")
+# the layer, loss, dropout, embedding and optimizer kernels (what mixed-precision training runs)
+# also come in bfloat16 (a numpy dtype named "bfloat16", e.g. ml_dtypes'), computing in float
+TRAIN_FLOATS = FLOATS + ("bfloat16",)
 CTYPE = {"float32": "float", "float64": "double", "float16": "__half", "uint8": "unsigned char",
-         "int8": "signed char", "int32": "int", "int64": "long long", "bool": "bool"}
+         "int8": "signed char", "int32": "int", "int64": "long long", "bool": "bool",
+         "bfloat16": "__nv_bfloat16"}
 
 def ctypes_of(dts):
     return [CTYPE[d] for d in dts]

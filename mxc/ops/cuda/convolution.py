@@ -21,7 +21,7 @@ data and output gradient swapped.
 """
 import numpy as np
 
-from ._launch import FLOATS, NoKernel, ctype, ctypes_of, i64s, launch
+from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, i64s, launch
 from .dot import OP_N, OP_T
 
 # elements of the lowered matrices (col and tmp) per chunk of samples: 2^26 (256 MiB float32)
@@ -31,7 +31,7 @@ COL_BUDGET = 1 << 26
 def instantiations():
     """Every name expression of convolution.cu."""
     out = []
-    for t in ctypes_of(FLOATS):
+    for t in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_im2col<%s>" % t, "mxc_col2im<%s>" % t, "mxc_conv_permute_out<%s>" % t,
                 "mxc_conv_permute_in<%s>" % t, "mxc_conv_bias_grad<%s>" % t]
     return out
@@ -172,8 +172,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if kernel not in ("conv:forward", "conv:backward", "deconv:forward", "deconv:backward"):
         return None
     dt = np.dtype(outputs[0].dtype)
-    if dt.name not in FLOATS:
-        raise NoKernel("convolution kernels are float16/32/64 only")
+    if dt.name not in TRAIN_FLOATS:
+        raise NoKernel("convolution kernels are bfloat16 and float16/32/64 only")
     geo, _ = _geometry(kernel, inputs, outputs, iattr)
     P = _Planner(geo, ctype(dt), dt.itemsize)
     skip = len(tuple(iattr)) > 13 and int(tuple(iattr)[13]) != 0

@@ -2,7 +2,7 @@
 the engine's stream."""
 import numpy as np
 
-from ._launch import FLOATS
+from ._launch import TRAIN_FLOATS
 
 
 # ---- GEMM (cuBLAS through CuPy) ---------------------------------------------------------------
@@ -14,7 +14,7 @@ from ._launch import FLOATS
 # the operands swapped: m = N, n = M, k = K, A' = B (op 'T' iff transB, lda = B's ld),
 # B' = A (op 'T' iff transA, ldb = A's ld), C' = O (ldc = O's ld). No data moves.
 OP_N, OP_T = 0, 1          # cublasOperation_t
-CUDA_R_32F, CUDA_R_64F, CUDA_R_16F = 0, 1, 2
+CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_R_16BF = 0, 1, 2, 14
 CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 70, 77
 CUBLAS_GEMM_DEFAULT = -1
 
@@ -44,7 +44,7 @@ def gemm_plan(iattr, fattr, dtype):
         return [int(getattr(ia, "%s_%s" % (x, s))) for s in ("outer", "inner", "ld")]
     la, lb, lc, lo = layout("a"), layout("b"), layout("c"), layout("o")
     alpha, beta = float(fa.alpha), float(fa.beta)
-    if np.dtype(dtype).name not in FLOATS:
+    if np.dtype(dtype).name not in TRAIN_FLOATS:
         return None
     prep = None
     if cmode == 1:
@@ -86,7 +86,10 @@ def cublas_types(dt):
         return CUDA_R_64F, CUBLAS_COMPUTE_64F, np.float64
     if dt == np.float32:
         return CUDA_R_32F, float32_compute(), np.float32
-    # float16 multiplies with float32 accumulation and scalars, as the CPU's sgemm path
+    # float16 and bfloat16 multiply with float32 accumulation and scalars, as the CPU's sgemm
+    # path
+    if dt.name == "bfloat16":
+        return CUDA_R_16BF, CUBLAS_COMPUTE_32F, np.float32
     return CUDA_R_16F, CUBLAS_COMPUTE_32F, np.float32
 
 

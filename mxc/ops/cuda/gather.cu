@@ -36,10 +36,11 @@ MXC_DEV i64 nd_index(i64 j, i64 d, int clip) {
   if (clip) return fix_index(j, d, 0);
   return j < 0 ? j + d : j;
 }
-// atomic add in the storage type (float16 through the half atomic)
+// atomic add in the storage type (float16 and bfloat16 through their 16-bit atomics, sm_80+)
 MXC_DEV void atomic_add(float *p, float v) { atomicAdd(p, v); }
 MXC_DEV void atomic_add(double *p, double v) { atomicAdd(p, v); }
 MXC_DEV void atomic_add(__half *p, float v) { atomicAdd(p, __float2half_rn(v)); }
+MXC_DEV void atomic_add(__nv_bfloat16 *p, float v) { atomicAdd(p, __float2bfloat16_rn(v)); }
 }  // namespace mxc
 
 // take along an axis: x viewed as (outer, n, inner), idx has m elements, y is (outer, m, inner)

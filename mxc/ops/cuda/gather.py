@@ -2,7 +2,7 @@
 csrc/kernels/gather.h) on the GPU: gather.cu."""
 import numpy as np
 
-from ._launch import (DTYPES, FLOATS, CTYPE, ctype, nelem, launch, index_map_bytes, fail,
+from ._launch import (DTYPES, TRAIN_FLOATS, CTYPE, ctype, nelem, launch, index_map_bytes, fail,
                       bounds_check)
 
 
@@ -19,8 +19,13 @@ def instantiations():
             out += ["mxc_take<%s, %s>" % (a, b), "mxc_one_hot<%s, %s>" % (a, b),
                     "mxc_pick<%s, %s>" % (a, b), "mxc_pick_grad<%s, %s>" % (a, b),
                     "mxc_gather_nd<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, false>" % (a, b)]
-            if dt in FLOATS:
+            if dt in TRAIN_FLOATS:
                 out += ["mxc_take_grad<%s, %s>" % (a, b), "mxc_scatter_nd<%s, %s, true>" % (a, b)]
+    # bfloat16: Embedding (take) and its gradient (scatter-add), take's gradient
+    for it in IDX:
+        b = CTYPE[it]
+        out += ["mxc_take<__nv_bfloat16, %s>" % b, "mxc_take_grad<__nv_bfloat16, %s>" % b,
+                "mxc_scatter_nd<__nv_bfloat16, %s, true>" % b]
     return out
 
 

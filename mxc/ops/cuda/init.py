@@ -10,6 +10,8 @@ def instantiations():
         c = CTYPE[dt]
         out += ["mxc_fill<%s>" % c, "mxc_arange<%s>" % c, "mxc_linspace<%s>" % c,
                 "mxc_eye<%s>" % c]
+    # bfloat16 arrays are zeroed and filled (gradients, Embedding's backward) like the others
+    out.append("mxc_fill<__nv_bfloat16>")
     return out
 
 

@@ -2,7 +2,7 @@
 // row), forward and backward, with the CPU kernels' formulas (csrc/kernels/normalization.h):
 // two-pass mean and variance, invstd = 1/sqrt(var + eps) (0 when both are 0), the moving
 // statistics updated by BatchNorm's backward in training, the elementwise steps in the compute
-// type (float for __half and float, double for double) from the same double coefficients.
+// type (float for __half, __nv_bfloat16 and float, double for double) from the same double coefficients.
 // Sums are in double, in another order than the CPU's blocked sums: results agree to rounding.
 //
 // Every tensor is (A, K, B) around the normalised axis, C-contiguous (ops/normalization.py).
@@ -15,9 +15,11 @@
 using namespace mxc;
 
 namespace mxc {
-// BatchNorm's gamma, beta and statistics: float beside __half data, else the data's type
+// BatchNorm's gamma, beta and statistics: float beside __half and __nv_bfloat16 data, else the
+// data's type
 template <class T> struct bn_param { typedef T type; };
 template <> struct bn_param<__half> { typedef float type; };
+template <> struct bn_param<__nv_bfloat16> { typedef float type; };
 
 MXC_DEV double nrm_invstd(double ssd, i64 n, double eps) {
   if (ssd == 0 && eps == 0) return 0.0;        // as MXNet: no division by zero

@@ -6,7 +6,7 @@ BatchNorm's statistics are two-stage sums (P interleaved partial sums per channe
 thread per channel), the row norms' one thread per row; then one elementwise pass."""
 import numpy as np
 
-from ._launch import FLOATS, NoKernel, ctype, ctypes_of, launch
+from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, launch
 
 # partial sums per BatchNorm channel: about 64 elements each, at most 512
 _PART_ELEMS, _PART_MAX = 64, 512
@@ -15,7 +15,7 @@ _PART_ELEMS, _PART_MAX = 64, 512
 def instantiations():
     """Every name expression of normalization.cu."""
     out = ["mxc_bn_mean"]
-    for t in ctypes_of(FLOATS):
+    for t in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_bn_partial<%s>" % t, "mxc_bn_var<%s>" % t, "mxc_bn_moving<%s>" % t,
                 "mxc_bn_apply<%s>" % t, "mxc_bn_bwd_channel<%s>" % t, "mxc_bn_dx<%s>" % t,
                 "mxc_row_stats<%s>" % t, "mxc_row_apply<%s>" % t, "mxc_row_bwd_rows<%s>" % t,
@@ -132,8 +132,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if kernel not in ("bn_fwd", "bn_bwd", "row_fwd", "row_bwd"):
         return None
     data = inputs[0 if kernel.endswith("fwd") else 1]
-    if np.dtype(data.dtype).name not in FLOATS:
-        raise NoKernel("normalization kernels are float16/32/64 only")
+    if np.dtype(data.dtype).name not in TRAIN_FLOATS:
+        raise NoKernel("normalization kernels are bfloat16 and float16/32/64 only")
     if kernel.startswith("bn"):
         return _bn(kernel, inputs, outputs, iattr, fattr)
     return _row(kernel, inputs, outputs, iattr, fattr)

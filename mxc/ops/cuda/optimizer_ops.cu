@@ -1,6 +1,6 @@
 // Optimizer update operators: one fused pass per parameter, each element through the step
-// function shared with the CPU build (csrc/kernels/hd_math.h: mxc_hd_<opt>_f for float16/32
-// weights, _d for float64), so both devices round the same way in the same order.
+// function shared with the CPU build (csrc/kernels/hd_math.h: mxc_hd_<opt>_f for bfloat16 and
+// float16/32 weights, _d for float64), so both devices round the same way in the same order.
 // Pointers: w (weight), g (grad), o (new weight, may be w), states updated in place. Attributes
 // in the order of the operator's Params (mxc/ops/optimizer_ops.py); clip < 0: no clipping.
 // mp_ kernels keep a float32 master weight w32 and float32 states.
@@ -27,6 +27,7 @@ template <class T> struct opt_step;
   };
 MXC_OPT_TRAITS(float, f)
 MXC_OPT_TRAITS(__half, f)
+MXC_OPT_TRAITS(__nv_bfloat16, f)
 MXC_OPT_TRAITS(double, d)
 }  // namespace mxc
 

@@ -2,7 +2,7 @@
 on the GPU: optimizer_ops.cu, whose steps are the CPU's (csrc/kernels/hd_math.h)."""
 import numpy as np
 
-from ._launch import FLOATS, NoKernel, ctypes_of, ctype, nelem, launch
+from ._launch import TRAIN_FLOATS, NoKernel, ctypes_of, ctype, nelem, launch
 
 
 # CPU kernel "opt:<name>" -> its template mxc_<template>_update in optimizer_ops.cu, where the
@@ -24,7 +24,7 @@ def updates():
 def instantiations():
     """Every name expression of optimizer_ops.cu."""
     out = []
-    for c in ctypes_of(FLOATS):
+    for c in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_%s_update<%s>" % (o, c) for o in updates()]
         out.append("mxc_sum_sq<%s>" % c)
     return out

@@ -10,7 +10,7 @@
 // - avg / sum / lp backward: every input element gathers over the windows that contain it, in
 //   increasing output order (the CPU's order of accumulation), so no atomics and one writer per
 //   element (deterministic).
-// Accumulation in float for __half and float, double for double.
+// Accumulation in float for __half, __nv_bfloat16 and float, double for double.
 #include "mxc/common.cuh"
 
 using namespace mxc;
@@ -28,6 +28,7 @@ struct pool_geom {
 template <class T> MXC_DEV typename acc<T>::type pool_lowest();
 template <> MXC_DEV float pool_lowest<float>() { return -3.402823466e+38f; }
 template <> MXC_DEV float pool_lowest<__half>() { return -65504.0f; }
+template <> MXC_DEV float pool_lowest<__nv_bfloat16>() { return -3.38953139e+38f; }
 template <> MXC_DEV double pool_lowest<double>() { return -1.7976931348623157e+308; }
 
 MXC_DEV double pool_powp(double v, i64 p) { return p == 1 ? v : p == 2 ? v * v : v * v * v; }

@@ -2,13 +2,13 @@
 ops/upsampling.py; csrc/kernels/pooling.h) on the GPU: pooling.cu."""
 import numpy as np
 
-from ._launch import FLOATS, NoKernel, ctype, ctypes_of, i64s, launch, nelem
+from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, i64s, launch, nelem
 
 
 def instantiations():
     """Every name expression of pooling.cu."""
     out = []
-    for t in ctypes_of(FLOATS):
+    for t in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_pool_fwd<%s>" % t, "mxc_pool_argmax<%s>" % t, "mxc_pool_bwd<%s>" % t,
                 "mxc_upnear_fwd<%s>" % t, "mxc_upnear_bwd<%s>" % t]
     return out
@@ -32,8 +32,8 @@ def geometry(x, y, iattr):
 
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     dt = np.dtype(outputs[0].dtype).name if outputs else None
-    if dt not in FLOATS:
-        raise NoKernel("pooling kernels are float16/32/64 only")
+    if dt not in TRAIN_FLOATS:
+        raise NoKernel("pooling kernels are bfloat16 and float16/32/64 only")
     t = ctype(dt)
     if kernel == "pool:forward":
         x, y = inputs[0], outputs[0]

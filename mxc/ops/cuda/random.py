@@ -1,6 +1,6 @@
 """Launches of the samplers and Dropout (ops/random.py, ops/dropout.py, csrc/kernels/random.h)
 on the GPU: random.cu."""
-from ._launch import FLOATS, CTYPE, ctype, nelem, launch
+from ._launch import FLOATS, TRAIN_FLOATS, CTYPE, ctype, nelem, launch
 
 
 MULTINOMIAL_SAMPLES = ("uint8", "int32", "int64", "float16", "float32", "float64")
@@ -17,7 +17,7 @@ def instantiations():
         for st in MULTINOMIAL_SAMPLES:
             out += ["mxc_multinomial<%s, %s>" % (CTYPE[dt], CTYPE[st]),
                     "mxc_multinomial_grad<%s, %s>" % (CTYPE[dt], CTYPE[st])]
-    out += ["mxc_dropout<%s>" % CTYPE[dt] for dt in FLOATS]
+    out += ["mxc_dropout<%s>" % CTYPE[dt] for dt in TRAIN_FLOATS]
     return out
 
 

@@ -175,3 +175,22 @@ __global__ void mxc_argreduce(const T *x, To *out, i64 nout, i64 count, reduce_m
     if (threadIdx.x == 0) out[k] = from_double<To>((double)a.i);
   }
 }
+
+// all_finite / multi_all_finite (AMP's overflow check): flag[0] = 0 when an element of x is
+// not finite once converted to float32 (the CPU operator checks float32 values, so a float64
+// beyond float32's range counts as an overflow). The kernel only ever stores 0, so threads that
+// find several bad elements write the same value: no atomics, a deterministic flag, and one
+// launch per array of a multi_all_finite call reads its array once. mxc_finite_init sets the
+// flag to 1 first when init_output is on.
+__global__ void mxc_finite_init(float *flag) {
+  if (::mxc::global_tid() == 0) flag[0] = 1.0f;
+}
+template <class T>
+__global__ void mxc_all_finite(const T *x, float *flag, mxc::i64 n) {
+  bool ok = true;
+  MXC_LOOP(i, n) {
+    const float v = mxc::convert<float, T>(x[i]);
+    ok = ok && (v - v) == 0.0f;     // inf - inf and NaN give NaN
+  }
+  if (!ok) flag[0] = 0.0f;
+}

@@ -1,7 +1,7 @@
 """Launches of the reductions (ops/reduce.py, csrc/kernels/reduce.h) on the GPU: reduce.cu."""
 import numpy as np
 
-from ._launch import DTYPES, FLOATS, CTYPE, BLOCK, ctype, i64s, pad, launch
+from ._launch import DTYPES, FLOATS, TRAIN_FLOATS, CTYPE, BLOCK, ctype, i64s, pad, launch, nelem
 
 
 _ARG = ("argmax", "argmin")
@@ -31,6 +31,8 @@ def instantiations():
         for m in ("true", "false"):
             # MXNet 1.9.1's argmax/argmin give the index in the input's dtype
             out.append("mxc_argreduce<%s, %s, %s>" % (m, c, c))
+    out.append("mxc_finite_init")
+    out += ["mxc_all_finite<%s>" % CTYPE[dt] for dt in TRAIN_FLOATS]
     return out
 
 
@@ -50,7 +52,23 @@ def reduce_map(shape, mask):
     return nout, count, packed, (red[-1][1] == 1 if red else True)
 
 
+def all_finite(inputs, init_output):
+    """all_finite / multi_all_finite (ops/misc_ops.py): out (1,) float32 = 1 (when init_output)
+    then 0 if an element of a float input is not finite; integer inputs are always finite."""
+    launches = []
+    if init_output:
+        launches.append(launch("reduce", "mxc_finite_init", 1, [("out", 0)], grid=(1,)))
+    for i, x in enumerate(inputs):
+        n, dt = nelem(x), np.dtype(x.dtype)
+        if n and (dt.kind == "f" or dt.name == "bfloat16"):
+            launches.append(launch("reduce", "mxc_all_finite<%s>" % ctype(dt), n,
+                                   [("in", i), ("out", 0), ("i64", n)]))
+    return {"launches": launches}
+
+
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
+    if kernel == "all_finite":
+        return all_finite(inputs, bool(tuple(iattr)[0]))
     name = kernel.split(":", 1)[1]
     x, y = inputs[0], outputs[0]
     mask = tuple(iattr.mask) or (1,) * x.ndim

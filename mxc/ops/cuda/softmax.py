@@ -2,7 +2,7 @@
 csrc/kernels/softmax.h) on the GPU: softmax.cu."""
 import numpy as np
 
-from ._launch import FLOATS, NoKernel, ctypes_of, ctype, launch
+from ._launch import FLOATS, TRAIN_FLOATS, NoKernel, ctypes_of, ctype, launch
 
 
 def instantiations():
@@ -17,8 +17,15 @@ def instantiations():
                     out += ["mxc_softmax_rows<%s, %s, %s, %s>" % (lg, a, b, L),
                             "mxc_softmax_cols<%s, %s, %s, %s>" % (lg, a, b, L),
                             "mxc_softmax_grad<%s, %s, %s, %s>" % (lg, a, b, L)]
+        # bfloat16 beside itself and float32 (AMP's casts), not beside every float type
+        for a, b in (("__nv_bfloat16", "__nv_bfloat16"), ("__nv_bfloat16", "float"),
+                     ("float", "__nv_bfloat16")):
+            for L in ("int", "long long"):
+                out += ["mxc_softmax_rows<%s, %s, %s, %s>" % (lg, a, b, L),
+                        "mxc_softmax_cols<%s, %s, %s, %s>" % (lg, a, b, L),
+                        "mxc_softmax_grad<%s, %s, %s, %s>" % (lg, a, b, L)]
     # SoftmaxOutput's backward and the cross-entropy losses, per dtype
-    for t in ctypes_of(FLOATS):
+    for t in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_so_scale<%s>" % t, "mxc_so_bwd<%s>" % t, "mxc_ce_row_lse<%s>" % t,
                 "mxc_ce_rows<%s>" % t, "mxc_ce_rows_bwd<%s>" % t, "mxc_ce_total_rows<%s>" % t,
                 "mxc_ce_total<%s>" % t]
@@ -79,8 +86,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
 # ---- SoftmaxOutput's backward and the cross-entropy losses -------------------------------------
 def _float_t(a):
     name = np.dtype(a.dtype).name
-    if name not in FLOATS:
-        raise NoKernel("the softmax losses are float16/32/64 only")
+    if name not in TRAIN_FLOATS:
+        raise NoKernel("the softmax losses are bfloat16 and float16/32/64 only")
     return ctype(name)
 
 

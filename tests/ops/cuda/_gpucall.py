@@ -24,6 +24,10 @@ class GpuStandIn:
     def context(self):
         return self._ctx
 
+    def reshape(self, shape):
+        """A view (the operator reshapes an input for its kernel: _backward_Embedding)."""
+        return GpuStandIn(self.arr.reshape(shape))
+
 
 def kernel_calls(opname, inputs, outputs, **kwargs):
     """[(name, attrs, inputs, outputs, family, kernel, iattr, fattr)] that operator `opname`

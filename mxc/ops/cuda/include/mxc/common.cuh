@@ -1,8 +1,9 @@
 // Shared pieces of mxc's CUDA kernels (mxc/ops/cuda/*.cu), compiled at run time by NVRTC.
 //
-// - Types: a kernel is a template over its storage type T (float, double, __half, signed char,
-//   unsigned char, int, long long, bool); acc<T> is the compute type (float for __half), and
-//   load/store convert between them. from_double/to_double convert with MXNet's x86 semantics
+// - Types: a kernel is a template over its storage type T (float, double, __half,
+//   __nv_bfloat16, signed char, unsigned char, int, long long, bool); acc<T> is the compute type
+//   (float for __half and __nv_bfloat16: the 16-bit types only store), and load/store convert
+//   between them (round to nearest even). from_double/to_double convert with MXNet's x86 semantics
 //   (kernels/hd_math.h: truncation, INT_MIN for nan and out-of-range).
 // - Launch shape: every elementwise kernel is a grid-stride loop, so any grid works; the specs
 //   (mxc/ops/cuda/specs.py) size the grid from the element count.
@@ -10,6 +11,7 @@
 //   int64 tuples: no padding rules to agree on.
 #pragma once
 #include <cuda_fp16.h>
+#include <cuda_bf16.h>
 #include "kernels/hd_math.h"
 
 namespace mxc {
@@ -29,17 +31,23 @@ MXC_DEV i64 global_threads() { return (i64)blockDim.x * gridDim.x; }
 // ---- compute types --------------------------------------------------------------------------
 template <class T> struct acc { typedef T type; };
 template <> struct acc<__half> { typedef float type; };
+template <> struct acc<__nv_bfloat16> { typedef float type; };
 
 template <class T> MXC_DEV typename acc<T>::type load(T v) { return v; }
 template <> MXC_DEV float load<__half>(__half v) { return __half2float(v); }
 template <class T> MXC_DEV T store(typename acc<T>::type v) { return v; }
 template <> MXC_DEV __half store<__half>(float v) { return __float2half_rn(v); }
+template <> MXC_DEV float load<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> MXC_DEV __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // storage value from a double, as MXNet's C++ cast on x86 (and numpy for floats)
 template <class T> MXC_DEV T from_double(double d);
 template <> MXC_DEV float from_double<float>(double d) { return (float)d; }
 template <> MXC_DEV double from_double<double>(double d) { return d; }
 template <> MXC_DEV __half from_double<__half>(double d) { return __float2half_rn((float)d); }
+template <> MXC_DEV __nv_bfloat16 from_double<__nv_bfloat16>(double d) {
+  return __float2bfloat16_rn((float)d);
+}
 template <> MXC_DEV unsigned char from_double<unsigned char>(double d) { return mxc_hd_d2u8(d); }
 template <> MXC_DEV signed char from_double<signed char>(double d) { return mxc_hd_d2i8(d); }
 template <> MXC_DEV int from_double<int>(double d) { return mxc_hd_d2i32(d); }
@@ -48,6 +56,9 @@ template <> MXC_DEV bool from_double<bool>(double d) { return d != 0.0; }
 
 template <class T> MXC_DEV double to_double(T v) { return (double)v; }
 template <> MXC_DEV double to_double<__half>(__half v) { return (double)__half2float(v); }
+template <> MXC_DEV double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
+  return (double)__bfloat162float(v);
+}
 
 template <class T> struct is_int { static constexpr bool value = false; };
 template <> struct is_int<signed char> { static constexpr bool value = true; };
@@ -65,6 +76,12 @@ template <class To, class From> MXC_DEV To convert(From v) {
 template <> MXC_DEV bool convert<bool, __half>(__half v) { return __half2float(v) != 0.0f; }
 template <> MXC_DEV __half convert<__half, float>(float v) { return __float2half_rn(v); }
 template <> MXC_DEV float convert<float, __half>(__half v) { return __half2float(v); }
+template <> MXC_DEV __nv_bfloat16 convert<__nv_bfloat16, float>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> MXC_DEV float convert<float, __nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
 
 MXC_DEV float f_inf() { return __int_as_float(0x7f800000); }
 MXC_DEV float f_nan() { return __int_as_float(0x7fc00000); }
