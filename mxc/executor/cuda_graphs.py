@@ -6,8 +6,9 @@ stream once and then replayed with one ``cuGraphLaunch`` per run, instead of one
 kernel. As MXNet's CudaGraphsExec: per training flag, the first run is conventional (the warm-up:
 kernels compile, the storage pool and cuBLAS set up what they keep); the second captures and
 launches; later runs replay. The steps keep their arrays (static_alloc), so the addresses baked
-into the graph stay valid; a workspace an operator takes from the pool during the capture is
-kept with the graph (``mxc.ops._gpu`` hands it over), so its block is never freed under it.
+into the graph stay valid; every array the captured operations use beyond them (a workspace,
+an operator's own scratch) is kept with the graph (``mxc.ops._gpu`` collects them), so its
+block never goes back to the pool, to be handed to another array, while the graph exists.
 
 Steps that cannot be in a graph run conventionally between graphs of the steps around them
 (MXNet's sub-segments), the reason logged once per operator and reason:
@@ -72,19 +73,21 @@ def _step_reason(st, dev):
     return None
 
 
-def _arrays(steps, extra):
-    """(reads, writes): every array the steps touch, one per storage chunk; an array both read
-    and written is a write (the engine orders the graph's launch by them)."""
+def _arrays(steps, kept):
+    """(reads, writes): every array the steps touch, one per storage chunk, for the engine to
+    order the graph's launch by; an array both read and written is a write, and an array the
+    operators used beyond the steps' own (a workspace, an operator's scratch) is a write."""
     writes, reads = {}, {}
     for st in steps:
         for a in st[3]:
             writes.setdefault(id(a._chunk), a)
-    for a in extra:
-        writes.setdefault(id(a._chunk), a)
     for st in steps:
         for a in st[2]:
             if id(a._chunk) not in writes:
                 reads.setdefault(id(a._chunk), a)
+    for a in kept:
+        if id(a._chunk) not in reads:
+            writes.setdefault(id(a._chunk), a)
     return list(reads.values()), list(writes.values())
 
 
@@ -180,8 +183,11 @@ class Graphed:
             if failed is not None:
                 cause = failed if isinstance(failed, cuda.CaptureUnsafe) else failed.__cause__
                 st = self._culprit(part, failed)
-                if not isinstance(cause, cuda.CaptureUnsafe):
+                # a wait on the host inside a step: the engine's sync refuses while capturing
+                if not isinstance(cause, cuda.CaptureUnsafe) and \
+                        "while a CUDA graph is being captured" not in str(failed):
                     raise failed             # a real error: as the conventional run raises it
+                cause = cause or failed
                 if st is None:
                     return self._off(str(cause))
                 self.unsafe[index[id(st)]] = str(cause)

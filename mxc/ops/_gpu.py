@@ -36,7 +36,7 @@ def _dev(arrays):
     return devs
 
 
-_KEEP = None         # while a CUDA graph is captured: the workspaces its operators took
+_KEEP = None         # while a CUDA graph is captured: the arrays and workspaces its launches use
 
 _PLANS = {}          # plan key -> (workspace bytes, ((PackedLaunch, workspace offsets), ...))
 _PLAN_LIMIT = 4096   # distinct keys kept (random ops key on their counter: they churn)
@@ -50,6 +50,9 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
     """Queue operator `opname` (CPU kernel `kernel` of `family`, for the spec lookup; `iattr`
     and `fattr` are the attributes that kernel would get: the GPU kernels read the same
     values) whose inputs/outputs involve a GPU."""
+    if _KEEP is not None:             # a CUDA graph is captured: its arrays stay with it
+        _KEEP.extend(inputs)
+        _KEEP.extend(outputs)
     if opname in _COPIES and len(inputs) == 1 and len(outputs) == 1:
         src, dst = inputs[0], outputs[0]
         if src._chunk is dst._chunk and src._offset == dst._offset:
@@ -111,9 +114,10 @@ def _fast_plan(k, inputs, scalar, has_scalar):
 
 
 def collect_workspaces(on=True):
-    """Start (a new list, returned) or stop (on=False) collecting the workspace arrays that
-    operators take from the pool: a CUDA graph captured meanwhile keeps them (its launches
-    have their addresses baked in), so their blocks never go back to the pool under it."""
+    """Start (a new list, returned) or stop (on=False) collecting every array the GPU
+    operations queued meanwhile use, workspaces and an operator's own scratch arrays included:
+    a CUDA graph captured meanwhile keeps them (its launches have their addresses baked in),
+    so no block of theirs goes back to the pool, to be handed to another array, under it."""
     global _KEEP
     _KEEP = [] if on else None
     return _KEEP

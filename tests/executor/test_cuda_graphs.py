@@ -100,7 +100,13 @@ def test_captured_once_then_replayed_with_fixed_addresses(fake_lib):
             assert r == {"launch": 0, "graph": 1, "captured": 0, "inst": 0}, results
         assert lib.fake_stat(19) == 2          # CU_STREAM_CAPTURE_MODE_RELAXED
         st = next(iter(op._statics.values()))
-        assert st.inputs[0] is not None and st.fwd.graphs is not None
+        (seg,) = st.fwd.graphs.segs[False]
+        # the launch is ordered by the input buffer and the parameter (read), the output and
+        # the intermediate (written); the graph keeps every array its launches touched
+        chunks = lambda arrs: {id(a._chunk) for a in arrs}     # noqa: E731
+        assert chunks(seg.reads) == chunks([st.inputs[0], w_gpu]), seg.reads
+        assert chunks([st.outs[0]]) <= chunks(seg.writes) and len(seg.writes) == 2
+        assert chunks(seg.reads + seg.writes) == chunks(seg.keep)
         assert not records, records
         print("ok")
     ''', fake_lib)
@@ -176,6 +182,32 @@ def test_host_sync_abandons_the_capture_then_graphs_around_it(fake_lib):
         assert len(checked) == 5
         why = [r for r in records if "runs outside graphs" in r]
         assert len(why) == 1 and "_minus_scalar" in why[0] and "host" in why[0], records
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
+
+
+def test_an_open_capture_refuses_host_syncs_and_host_copies(fake_lib):
+    """The runtime's guards while a capture is open on gpu(0): a host read, a host write, a copy
+    from host memory (CaptureUnsafe) and a wait for the device (the engine's sync refuses, the
+    capture stays valid) fail clearly; a dropped capture leaves the device working."""
+    out = _run('''
+        from mxc._core import cuda
+        a = mx.nd.array(np.arange(4, dtype=np.float32), ctx=mx.gpu(0))
+        mx.nd.waitall()
+        g = cuda.begin_capture(0)
+        assert cuda.capturing(0)
+        for fn, words in ((a.asnumpy, ["host read", "CUDA graph"]),
+                          (lambda: cuda.from_numpy(a, np.zeros(4, np.float32)), ["host write"]),
+                          (lambda: mx.nd.array(np.ones(4, np.float32)).copyto(a), ["host memory"]),
+                          (mx.nd.waitall, ["host synchronisation", "CUDA graph"])):
+            msg = raises(fn, *words)
+        try:
+            a.asnumpy()
+        except cuda.CaptureUnsafe:
+            pass
+        assert g.end(keep=False) is True and not g.ok and not cuda.capturing(0)
+        np.testing.assert_array_equal(a.asnumpy(), np.arange(4))
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
