@@ -49,8 +49,10 @@ def build_net():
     return net
 
 
-def accuracy(net, data_iter, ctx):
-    """Held-out accuracy; the padding ImageRecordIter adds to the last batch is not counted."""
+def accuracy(net, data_iter, ctx=None):
+    """Held-out accuracy on ctx (the CPU by default); the padding ImageRecordIter adds to the
+    last batch is not counted."""
+    ctx = ctx or mx.cpu()
     metric = mx.metric.Accuracy()
     data_iter.reset()
     for batch in data_iter:
