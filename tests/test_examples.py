@@ -55,3 +55,48 @@ def test_train_digits_dist_on_two_workers(tmp_path):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert out.stdout.count("train_digits_dist OK") == 2
     assert "[0] " in out.stdout and "[1] " in out.stdout
+
+
+def _import_example(name):
+    import importlib
+    sys.path.insert(0, EXAMPLES)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(EXAMPLES)
+
+
+@pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="examples/ is not next to the tests")
+def test_gpu_flag_parsing_and_the_cpu_fallback():
+    import io
+    import mxc as mx
+    ex = _import_example("train_resnet_cifar")
+    a = ex.parse_args([])
+    assert (a.gpu, a.batch_size, a.steps, a.model) == (False, 128, 100, "resnet18_v1")
+    a = ex.parse_args(["--gpu", "--steps", "7", "--batch-size", "32"])
+    assert (a.gpu, a.steps, a.batch_size) == (True, 7, 32)
+    for bad in (["--steps", "0"], ["--model", "vgg11"]):
+        with pytest.raises(SystemExit):
+            ex.parse_args(bad)
+    device = _import_example("device")
+    out = io.StringIO()
+    assert device.pick_context(False, out) == mx.cpu() and out.getvalue() == ""
+    ctx = device.pick_context(True, out)
+    if mx.context.num_gpus() > 0:
+        assert ctx == mx.gpu(0) and out.getvalue() == ""
+    else:
+        assert ctx == mx.cpu()
+        assert "--gpu: no usable GPU" in out.getvalue() and "on the CPU" in out.getvalue()
+
+
+@pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="examples/ is not next to the tests")
+def test_resnet_example_trains_on_the_cpu_when_no_gpu():
+    # --gpu without a driver: the message, then the CPU path end to end (a few small steps)
+    env = dict(os.environ, MXC_LIBCUDA="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, "train_resnet_cifar.py"),
+                          "--gpu", "--steps", "4", "--batch-size", "4"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "--gpu: no usable GPU" in out.stderr and "/nonexistent/libcuda.so.1" in out.stderr
+    assert "on cpu(0)" in out.stdout and "train_resnet_cifar OK" in out.stdout
+    assert "samples/s on cpu(0)" in out.stdout

@@ -2,7 +2,7 @@
 # One command for a machine with an NVIDIA GPU (issue 11): install mxc from this checkout, run the
 # GPU tests (tests/gpu, plus the fake-driver runtime tests) and the GPU benchmarks beside
 # PyTorch/CuPy, and write everything under $OUT (default /tmp/mxc-gpu-check):
-#   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, bench_gpu.jsonl,
+#   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, example_*.log, bench_gpu.jsonl,
 #   bench_gpu_layers.jsonl, table.md (the speed table of issues 11 and 24: mxc / PyTorch, same
 #   run, with the issue's targets), summary.txt
 # Usage (repository root):  bash tools/gpu_check.sh          (PYTHON=... to pick the interpreter;
@@ -68,8 +68,8 @@ XDIST=""
 if "$PY" -c "import xdist" 2>/dev/null; then XDIST="-n ${MXC_GPU_TEST_JOBS:-8}"; fi
 PTO=""   # a hung test must not eat the lease (pytest-timeout where installed)
 if "$PY" -c "import pytest_timeout" 2>/dev/null; then PTO="--timeout 120"; fi
-timeout $(left ${MXC_GPU_TEST_TIMEOUT:-300} 200) "$PY" -m pytest tests/gpu tests/_core/test_cuda_fake.py \
-    tests/_core/test_cuda_engine.py $XDIST -q -p no:cacheprovider -rfEs $PTO \
+timeout $(left ${MXC_GPU_TEST_TIMEOUT:-300} 240) "$PY" -m pytest tests/gpu tests/_core/test_cuda_fake.py \
+    tests/_core/test_cuda_engine.py tests/executor/test_cuda_graphs.py $XDIST -q -p no:cacheprovider -rfEs $PTO \
     --durations=15 --junitxml="$OUT/junit.xml" > "$OUT/tests.log" 2>&1
 echo "tests rc=$?: $(tail -1 "$OUT/tests.log")" | tee -a "$OUT/summary.txt"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head -60 | tee -a "$OUT/summary.txt"
@@ -79,6 +79,18 @@ grep -c "no GPU kernel" "$OUT/tests.log" | sed 's/^/skipped for a missing GPU ke
 timeout $(left 90 170) "$PY" -m pytest tests/gpu/test_gemm_cublas.py -q -p no:cacheprovider -rs \
     > "$OUT/gemm.log" 2>&1
 echo "cublas gemm rc=$?: $(tail -1 "$OUT/gemm.log")" | tee -a "$OUT/summary.txt"
+
+# the examples on the GPU (issue 24): the ResNet example on CIFAR-shaped data and the README's
+# main job with --gpu; "training on gpu(0)" must be in the log (no fallback to the CPU)
+timeout $(left 60 150) "$PY" "$ROOT/examples/train_resnet_cifar.py" --gpu --steps 30 \
+    > "$OUT/example_resnet.log" 2>&1
+echo "resnet example rc=$?: $(grep -E "samples/s|loss .* ->|no usable GPU" "$OUT/example_resnet.log" | tr '\n' ' ')" \
+    | tee -a "$OUT/summary.txt"
+# (needs scikit-learn and tqdm, the 'examples' extra: without them the log says so)
+timeout $(left 90 120) env MXNET_ENABLE_CUDA_GRAPHS=1 "$PY" "$ROOT/examples/train_digits_gluon.py" \
+    --gpu > "$OUT/example_digits.log" 2>&1
+echo "digits main job (--gpu) rc=$?: $(grep -E "^training on|^epoch 12|OK|Error|no usable GPU" "$OUT/example_digits.log" | tr '\n' ' ')" \
+    | tee -a "$OUT/summary.txt"
 
 # 3. benchmarks (one JSON line per figure; mxc beside torch/cupy in the same run)
 timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 70) "$PY" "$ROOT/tools/bench/bench_gpu.py" > "$OUT/bench_gpu.jsonl" 2>&1

@@ -33,7 +33,8 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core.engine cimport (VarC, push_native_dev, push_native_launch, engine_set_gpu_sync,
-                               engine_set_gpu_timer, wait_var_queued, ENGINE_MAX_DEVICES)
+                               engine_set_gpu_timer, wait_var_queued, ENGINE_MAX_DEVICES,
+                               var_new, var_decref, wait_var, exec_fn)
 from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_backend,
                                 STORAGE_MAX_GPUS)
 from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
@@ -181,6 +182,8 @@ cdef struct Device:
     int nevents
     char lastop[NAMELEN]            # the last operator queued on the stream (error messages)
     char name[NAMELEN]
+    int capturing                   # a CUDA graph capture is open on the stream (set by the
+                                    # thread that opened it, before its steps are pushed)
 
 cdef Device g_dev[STORAGE_MAX_GPUS]
 
@@ -504,6 +507,10 @@ cdef int _host_sync(int dev, char *err, size_t n) noexcept nogil:
     cdef CUresult rc
     for i in range(g_ndev):
         if (dev < 0 or i == dev) and g_dev[i].ready:
+            if g_dev[i].capturing:
+                snprintf(err, n, b"gpu(%d): a host synchronisation while a CUDA graph is being "
+                         b"captured on its stream (the step that waits cannot be in a graph)", i)
+                return -1
             rc = _stream_fence(&g_dev[i])
             if rc != CUDA_SUCCESS:
                 return _device_error(i, rc, err, n)
@@ -888,6 +895,11 @@ def push_copy(NDArrayBase src, NDArrayBase dst, name="_copyto"):
         else:
             c.kind = D2H
             c.dev = src._chunk.dev_id
+        if c.kind == H2D or c.kind == D2H:
+            _refuse_capture(c.dev, "a copy between host memory and the gpu (it waits on the host)")
+        elif c.kind == PEER:
+            _refuse_capture(c.dev, "a copy between two gpus (another device's stream)")
+            _refuse_capture(c.dst_dev, "a copy between two gpus (another device's stream)")
         if bname == b"_copyto":
             # MXNet's names for a copy between devices (its profiler and errors show them)
             bname = (b"CopyCPU2GPU", b"CopyGPU2CPU", b"CopyGPU2GPU", b"CopyGPU2GPU")[c.kind]
@@ -964,6 +976,7 @@ def to_numpy(NDArrayBase a):
     cdef void *dst
     cdef CUdeviceptr src
     # the writers queued on the stream, the copy behind them, one fence for both
+    _refuse_capture(c.dev_id, "a host read of a gpu array (asnumpy)")
     wait_var_queued(c.c)
     out = np.empty(a._shape, a._dtype)
     if nb == 0:
@@ -993,6 +1006,7 @@ def from_numpy(NDArrayBase a, src):
     cdef void *s
     if <size_t>h.nbytes != nb:
         raise ValueError(f"from_numpy: {h.nbytes} bytes into an array of {nb}")
+    _refuse_capture(c.dev_id, "a host write into a gpu array")
     wait_var_queued(c.c)               # readers of the old values are on the stream before it
     if nb == 0:
         return a
@@ -1007,6 +1021,292 @@ def from_numpy(NDArrayBase a, src):
     if rc != CUDA_SUCCESS:
         _raise_device_error(c.dev_id, rc)
     return a
+
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA graphs (mxc/executor/cuda_graphs.py): a run of operators captured from the device's
+# stream once (cuStreamBeginCapture ... cuStreamEndCapture, cuGraphInstantiate) and replayed
+# with one cuGraphLaunch. The graph API is optional: a driver without it only disables graphs.
+
+ctypedef void *CUgraph
+ctypedef void *CUgraphExec
+ctypedef void *CUgraphNode
+ctypedef CUresult (*f_begin_capture)(CUstream, int) noexcept nogil
+ctypedef CUresult (*f_end_capture)(CUstream, CUgraph *) noexcept nogil
+ctypedef CUresult (*f_instantiate)(CUgraphExec *, CUgraph, unsigned long long) noexcept nogil
+ctypedef CUresult (*f_graph_launch)(CUgraphExec, CUstream) noexcept nogil
+ctypedef CUresult (*f_graph_destroy)(CUgraph) noexcept nogil
+ctypedef CUresult (*f_exec_destroy)(CUgraphExec) noexcept nogil
+ctypedef CUresult (*f_graph_nodes)(CUgraph, CUgraphNode *, size_t *) noexcept nogil
+
+cdef struct GraphDriver:
+    f_begin_capture cuStreamBeginCapture
+    f_end_capture cuStreamEndCapture
+    f_instantiate cuGraphInstantiateWithFlags
+    f_graph_launch cuGraphLaunch
+    f_graph_destroy cuGraphDestroy
+    f_exec_destroy cuGraphExecDestroy
+    f_graph_nodes cuGraphGetNodes
+
+cdef GraphDriver G
+cdef object g_graph_status = None      # None: not looked up; "" usable; else why not
+
+# cuStreamBeginCapture_v2 takes the capture mode (the unversioned CUDA 10.0 entry does not)
+_GRAPH_SYMBOLS = ("cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags",
+                  "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy", "cuGraphGetNodes")
+
+cdef enum:
+    # any thread may make any call while the capture is open: the engine's device worker and
+    # the pushing thread both queue on the stream (mxc's own checks refuse host syncs)
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+
+
+class CaptureUnsafe(MXNetError):
+    """An operation that cannot be part of a CUDA graph was queued while one is captured (a
+    host read or copy, a sync): the capture is abandoned and that step runs outside graphs."""
+
+
+def graphs_status():
+    """'' when the driver has the CUDA graph API, else why graphs are not used."""
+    global g_graph_status
+    cdef void **slots = <void**>&G
+    cdef void *sym
+    if not _ensure_loaded():
+        return f"no CUDA device: {g_status}"
+    with g_lock:
+        if g_graph_status is None:
+            for i, name in enumerate(_GRAPH_SYMBOLS):
+                sym = dlsym(g_lib, name.encode())
+                if sym == NULL:
+                    memset(&G, 0, sizeof(G))
+                    g_graph_status = f"the CUDA driver lacks {name} (CUDA graphs need 11.4+)"
+                    break
+                slots[i] = sym
+            else:
+                g_graph_status = ""
+    return g_graph_status
+
+
+def capturing(int dev):
+    """Whether a CUDA graph capture is open on gpu(dev)'s stream."""
+    return 0 <= dev < STORAGE_MAX_GPUS and g_dev[dev].capturing != 0
+
+
+cdef int _refuse_capture(int dev, str what) except -1:
+    if 0 <= dev < STORAGE_MAX_GPUS and g_dev[dev].capturing:
+        raise CaptureUnsafe(f"{what} while a CUDA graph is captured on gpu({dev})")
+    return 0
+
+
+cdef extern from *:
+    """
+    static inline int mxc_atomic_add(int *p, int v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+    """
+    int mxc_atomic_add(int *p, int v) noexcept nogil
+
+
+# One graph's driver objects, shared by the CudaGraph object and every launch still queued (the
+# last of them to let go destroys it, without the GIL)
+cdef struct GraphState:
+    int refs
+    int dev
+    CUresult rc                 # the capture's outcome (begin, end or instantiate)
+    int stage                   # where it failed: 0 begin, 1 end, 2 instantiate
+    int discard                 # end the capture and drop what it recorded
+    CUgraph graph
+    CUgraphExec exec
+    size_t nodes
+
+
+cdef void _graph_unref(void *arg) noexcept nogil:
+    cdef GraphState *s = <GraphState*>arg
+    if mxc_atomic_add(&s.refs, -1) != 0:
+        return
+    if s.exec != NULL:
+        G.cuGraphExecDestroy(s.exec)
+    if s.graph != NULL:
+        G.cuGraphDestroy(s.graph)
+    free(s)
+
+
+cdef int _run_begin(void *arg, char *err, size_t n) noexcept nogil:
+    cdef GraphState *s = <GraphState*>arg
+    cdef Device *d = &g_dev[s.dev]
+    s.rc = _bind(d)
+    if s.rc == CUDA_SUCCESS:
+        s.rc = G.cuStreamBeginCapture(d.stream, CU_STREAM_CAPTURE_MODE_RELAXED)
+    return 0
+
+
+cdef int _run_end(void *arg, char *err, size_t n) noexcept nogil:
+    cdef GraphState *s = <GraphState*>arg
+    cdef Device *d = &g_dev[s.dev]
+    cdef CUresult rc = _bind(d)
+    s.stage = 1
+    if rc == CUDA_SUCCESS:
+        rc = G.cuStreamEndCapture(d.stream, &s.graph)
+    if rc == CUDA_SUCCESS and s.discard:
+        G.cuGraphDestroy(s.graph)
+        s.graph = NULL
+    elif rc == CUDA_SUCCESS:
+        G.cuGraphGetNodes(s.graph, NULL, &s.nodes)
+        s.stage = 2
+        rc = G.cuGraphInstantiateWithFlags(&s.exec, s.graph, 0)
+    s.rc = rc
+    return 0
+
+
+cdef int _wait_device_op(exec_fn fn, GraphState *s, const char *name) except -1:
+    """Run fn(s) on gpu(s.dev)'s worker after everything pushed there so far, and wait for it
+    (a var of its own: no host synchronisation with the stream)."""
+    cdef VarC *v = var_new()
+    if v == NULL:
+        raise MemoryError()
+    try:
+        push_native_dev(fn, s, NULL, NULL, 0, &v, 1, 0, name, s.dev)
+        wait_var(v)
+    finally:
+        var_decref(v)
+    return 0
+
+
+cdef class CudaGraph:
+    """A capture on gpu(dev)'s stream (``begin_capture``) and, once ``end`` succeeded, the
+    instantiated graph that ``push_graph`` launches."""
+    cdef GraphState *s
+    cdef readonly int dev
+    cdef readonly str reason        # why the capture failed ('' when it did not)
+    cdef int open
+
+    def __dealloc__(self):
+        if self.open:                   # never ended: close the capture (the graph is dropped)
+            g_dev[self.dev].capturing = 0
+            with nogil:
+                if _bind(&g_dev[self.dev]) == CUDA_SUCCESS:
+                    if G.cuStreamEndCapture(g_dev[self.dev].stream, &self.s.graph) != CUDA_SUCCESS:
+                        self.s.graph = NULL
+        if self.s != NULL:
+            _graph_unref(self.s)
+
+    @property
+    def ok(self):
+        return self.s != NULL and self.s.exec != NULL
+
+    @property
+    def nodes(self):
+        return int(self.s.nodes) if self.s != NULL else 0
+
+    def end(self, keep=True):
+        """Close the capture (after every operation pushed so far) and instantiate the graph
+        (keep=False: drop it); True when it is ready to launch, else False with ``reason``."""
+        if not self.open:
+            raise MXNetError("CudaGraph.end: the capture is not open")
+        self.open = 0
+        self.s.discard = not keep
+        _wait_device_op(_run_end, self.s, b"CudaGraphEndCapture")
+        g_dev[self.dev].capturing = 0
+        if self.s.rc != CUDA_SUCCESS:
+            self.reason = (("cuStreamEndCapture", "cuGraphInstantiate")[self.s.stage - 1]
+                           + f" failed: {_errstr(self.s.rc)}")
+            return False
+        return True
+
+
+def begin_capture(int dev):
+    """Open a CUDA graph capture on gpu(dev)'s stream behind everything pushed there so far;
+    the operations pushed for that device until ``CudaGraph.end`` are recorded, not run.
+    MXNetError when the driver cannot (the reason names the call)."""
+    cdef CudaGraph g
+    cdef GraphState *s
+    why = graphs_status()
+    if why:
+        raise MXNetError(why)
+    ensure_device(dev)
+    if g_dev[dev].capturing:
+        raise MXNetError(f"gpu({dev}): a CUDA graph capture is already open")
+    s = <GraphState*>calloc(1, sizeof(GraphState))
+    if s == NULL:
+        raise MemoryError()
+    s.refs = 1
+    s.dev = dev
+    g = CudaGraph()
+    g.s = s
+    g.dev = dev
+    g.reason = ""
+    _wait_device_op(_run_begin, s, b"CudaGraphBeginCapture")
+    if s.rc != CUDA_SUCCESS:
+        raise MXNetError(f"cuStreamBeginCapture failed on gpu({dev}): {_errstr(s.rc)}")
+    g.open = 1
+    g_dev[dev].capturing = 1
+    return g
+
+
+cdef struct GraphLaunch:
+    GraphState *s
+    char name[NAMELEN]
+
+
+cdef void _graph_launch_free(void *arg) noexcept nogil:
+    _graph_unref((<GraphLaunch*>arg).s)
+    free(arg)
+
+
+cdef int _run_graph(void *arg, char *err, size_t n) noexcept nogil:
+    cdef GraphLaunch *L = <GraphLaunch*>arg
+    cdef Device *d = &g_dev[L.s.dev]
+    cdef CUresult rc = _bind(d)
+    if rc == CUDA_SUCCESS:
+        rc = G.cuGraphLaunch(L.s.exec, d.stream)
+    if rc != CUDA_SUCCESS:
+        _errtext(rc, err, n)
+        return -1
+    _set_lastop(d, L.name)
+    return 0
+
+
+def push_graph(CudaGraph g, list inputs, list outputs, name):
+    """Queue one launch of graph g on its device's stream, ordered by the engine as an
+    operation reading `inputs` and writing `outputs` (every array its operations touch)."""
+    cdef bytes bname = name.encode() if isinstance(name, str) else bytes(name)
+    cdef int i, nin = len(inputs), nout = len(outputs)
+    cdef GraphLaunch *L
+    cdef VarC **vars
+    cdef NDArrayBase a
+    if not g.ok:
+        raise MXNetError(f"{bname.decode()}: the CUDA graph was not captured ({g.reason})")
+    for a in inputs:
+        _check_on(a, g.dev, bname.decode(), "an input")
+    for a in outputs:
+        _check_on(a, g.dev, bname.decode(), "an output")
+    vars = <VarC**>malloc(sizeof(VarC*) * (nin + nout + 1))
+    L = <GraphLaunch*>calloc(1, sizeof(GraphLaunch))
+    if vars == NULL or L == NULL:
+        free(vars)
+        free(L)
+        raise MemoryError()
+    try:
+        for i in range(nin):
+            a = inputs[i]
+            chunk_ensure(a._chunk.c, a._chunk.nbytes, a._chunk.dev_type, a._chunk.dev_id)
+            vars[i] = a._chunk.c
+        for i in range(nout):
+            a = outputs[i]
+            vars[nin + i] = a._chunk.c
+        L.s = g.s
+        strncpy(L.name, bname, NAMELEN - 1)
+        mxc_atomic_add(&g.s.refs, 1)
+        try:
+            push_native_launch(_run_graph, L, _graph_launch_free, vars, nin, vars + nin, nout,
+                               L.name, g.dev)
+        except BaseException:
+            mxc_atomic_add(&g.s.refs, -1)
+            raise
+    except BaseException:
+        free(L)
+        raise
+    finally:
+        free(vars)
 
 
 assert len(_SYMBOLS) * sizeof(void*) == sizeof(Driver), "Driver struct and _SYMBOLS disagree"

@@ -12,7 +12,9 @@ left in the plan's storage; gradients reach the inputs and BatchNorm's moving st
 updated in place by its backward, as imperatively. ``static_alloc`` keeps the intermediate
 storage across calls (as MXNet: a second forward before the first backward overwrites it) and
 more: each plan's arrays and resolved steps are made once (``_Static``), so from the second call
-on the forward and the backward each run as one bulk engine operation, as a bound executor's;
+on the forward and the backward each run as one bulk engine operation, as a bound executor's
+(on a GPU with ``static_shape`` too and MXNET_ENABLE_CUDA_GRAPHS=1: as CUDA graphs,
+cuda_graphs.py);
 parameters are read where they are, data inputs are copied into the plan's own buffers, outputs
 are copied out into fresh arrays.
 With a higher-order backward (``create_graph=True``) the node's backward replays the planned
@@ -29,6 +31,7 @@ from .._core.modes import _M
 from ..context import current_context
 from ..ndarray import NDArray
 from ..ops import registry
+from . import cuda_graphs as _cuda_graphs
 from . import graph as _g
 from .executor import _Plan, _optimized, _run_graph
 from ..symbol.symbol import _topo
@@ -129,9 +132,10 @@ class _Static:
     the next backward (``autograd.grad``'s results), the plan moves to new gradient arrays
     rather than overwrite it."""
 
-    def __init__(self, plan, ctx, args, copy_in):
+    def __init__(self, plan, ctx, args, copy_in, graphs=False):
         self.plan = plan
         self.ctx = ctx
+        self.graphs = graphs        # static_shape too: the steps run as CUDA graphs on a GPU
         t = plan.t
         self.copy_in = tuple(copy_in)
         self.inputs = [_h.empty(NDArray, a.shape, a._dtype, t.ctxs[v]) if c else a
@@ -139,6 +143,8 @@ class _Static:
         arrs = plan.arrays(ctx, plan.arena(ctx), self.inputs)
         self.arrs = arrs
         self.fwd = _g.Plan.resolve(plan.fwd, arrs)
+        if graphs:
+            _cuda_graphs.attach(self.fwd, ctx, "CachedOp forward")
         self.outs = [arrs[h] for h in plan.heads]
         self.bwd = None
         self.handed = []
@@ -154,6 +160,8 @@ class _Static:
     def _resolve_bwd(self):
         self.plan.own_grads(self.arrs, self.ctx)
         self.bwd = _g.Plan.resolve(self.plan.bwd, self.arrs)
+        if self.graphs:
+            _cuda_graphs.attach(self.bwd, self.ctx, "CachedOp backward")
 
     def fits(self, args):
         """Whether every input read in place is still the caller's array."""
@@ -209,6 +217,7 @@ class CachedOp:
             raise ValueError(f"CachedOp: unknown flag(s) {unknown}; known: {list(_FLAGS)}")
         self.flags = flags
         self._static_alloc = _flag(flags.get("static_alloc", False))
+        self._static_shape = _flag(flags.get("static_shape", False))
         self._data_indices = frozenset(int(i) for i in flags.get("data_indices", ()) or ())
         self._param_indices = frozenset(int(i) for i in flags.get("param_indices", ()) or ())
         self._sym = sym
@@ -260,7 +269,7 @@ class CachedOp:
         else:
             copy_in = [c or (i not in rebind and not _same(a, b))
                        for i, (a, b, c) in enumerate(zip(args, st.inputs, st.copy_in))]
-        st = self._statics[key] = _Static(plan, ctx, args, copy_in)
+        st = self._statics[key] = _Static(plan, ctx, args, copy_in, self._static_shape)
         return st
 
     def __call__(self, *args, out=None, default_ctx=None):

@@ -24,6 +24,7 @@ from ..ndarray.register import run as _run
 from ..ops import registry
 from ..symbol.symbol import _topo, Symbol
 from . import cse as _cse
+from . import cuda_graphs as _cuda_graphs
 from . import graph as _g
 from . import sparse_bind as _sb  # storage types
 from ..symbol.infer import infer_graph
@@ -598,6 +599,7 @@ class _BoundPlan:
         arrs = plan.arrays(ex._ctx, plan.arena(ex._ctx), arrays, own)
         ex.outputs = [arrs[h] for h in plan.heads]
         self.fwd = _g.Plan.resolve(plan.fwd, arrs)
+        _cuda_graphs.attach(self.fwd, ex._ctx, "executor forward")
         if not any(need):
             return
         gown = {}
@@ -619,6 +621,7 @@ class _BoundPlan:
         read = {i for st in plan.bwd for i in st[2]}
         self.hg_used = [v in read for v in plan.hgrads]
         self.bwd = _g.Plan.resolve(plan.bwd, arrs)
+        _cuda_graphs.attach(self.bwd, ex._ctx, "executor backward")
         self.zero = [ex.grad_arrays[k] for k in range(na)
                      if need[k] and plan.grads[k] is None and not add[k]]
         self.copy = registry.get("_copyto")

@@ -141,6 +141,7 @@ class Steps(list):
         super().__init__(items)
         self.runs = 0
         self.bulks = {}
+        self.graphs = None       # cuda_graphs.Graphed: these steps run as CUDA graphs
 
 
 def _max_bulk_nodes(training):
@@ -196,7 +197,11 @@ def _capture_segments(resolved, training):
 
 def run_steps(resolved, training):
     """Push every step; errors raised while pushing name the node. Steps resolved once and run
-    again are captured into bulk operations (one engine push for the whole plan)."""
+    again are captured into bulk operations (one engine push for the whole plan), or on a GPU
+    into CUDA graphs (cuda_graphs.py)."""
+    if type(resolved) is Steps and resolved.graphs is not None:
+        resolved.graphs.run(resolved, training)
+        return
     prev_r, prev_t = _M.recording, _M.training
     _M.recording = False
     _M.training = training

@@ -36,6 +36,8 @@ def _dev(arrays):
     return devs
 
 
+_KEEP = None         # while a CUDA graph is captured: the arrays and workspaces its launches use
+
 _PLANS = {}          # plan key -> (workspace bytes, ((PackedLaunch, workspace offsets), ...))
 _PLAN_LIMIT = 4096   # distinct keys kept (random ops key on their counter: they churn)
 
@@ -48,6 +50,9 @@ def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), 
     """Queue operator `opname` (CPU kernel `kernel` of `family`, for the spec lookup; `iattr`
     and `fattr` are the attributes that kernel would get: the GPU kernels read the same
     values) whose inputs/outputs involve a GPU."""
+    if _KEEP is not None:             # a CUDA graph is captured: its arrays stay with it
+        _KEEP.extend(inputs)
+        _KEEP.extend(outputs)
     if opname in _COPIES and len(inputs) == 1 and len(outputs) == 1:
         src, dst = inputs[0], outputs[0]
         if src._chunk is dst._chunk and src._offset == dst._offset:
@@ -108,6 +113,16 @@ def _fast_plan(k, inputs, scalar, has_scalar):
     return packed[0][0]
 
 
+def collect_workspaces(on=True):
+    """Start (a new list, returned) or stop (on=False) collecting every array the GPU
+    operations queued meanwhile use, workspaces and an operator's own scratch arrays included:
+    a CUDA graph captured meanwhile keeps them (its launches have their addresses baked in),
+    so no block of theirs goes back to the pool, to be handed to another array, under it."""
+    global _KEEP
+    _KEEP = [] if on else None
+    return _KEEP
+
+
 def install():
     from .._core import handle
     handle.install_gpu_fast_path(_fast_plan, cuda.push_packed)
@@ -120,6 +135,8 @@ def _run_plan(plan, inputs, outputs):
         # scratch for the launches (two-stage reductions, sort): an array of the device, so
         # the engine keeps it alive and ordered until the last launch that uses it has run
         ws = services.ndarray.empty((ws_size,), ctx=outputs[0].context, dtype="uint8")
+        if _KEEP is not None:
+            _KEEP.append(ws)
     for p, ws_offsets in packed:
         cuda.push_packed(p, inputs, outputs if not ws_offsets
                          else outputs + [ws[o:] for o in ws_offsets])
@@ -198,6 +215,8 @@ def _push_steps(spec, opname, inputs, outputs, dev):
     size = int(spec.get("workspace", 0))
     ws = (services.ndarray.empty((size,), ctx=outputs[0].context, dtype="uint8")
           if size > 0 else None)
+    if ws is not None and _KEEP is not None:
+        _KEEP.append(ws)
     written = outputs + [ws] if ws is not None else outputs
     for step in spec["steps"]:
         if "gemm" in step:
@@ -218,6 +237,8 @@ def _push_check(check, opname, inputs, outputs, dev):
     """Run check(cupy, cupy_inputs) on gpu(dev)'s worker, on the engine's stream, as an
     operation that writes the outputs: a message it returns becomes their error (and the
     engine skips the launches queued after it on them)."""
+    if cuda.capturing(dev):
+        raise cuda.CaptureUnsafe(f"{opname}: its index check is read back on the host")
     import cupy
     from .._core import engine
     stream = cupy.cuda.ExternalStream(cuda.stream_handle(dev), dev)

@@ -17,7 +17,12 @@ b_hn)) and h' = (1 - z) * n + z * h; rnn_relu / rnn_tanh one gate.
 
 Implementation: a composite of registered operators (autograd differentiates through the
 parts). Per layer and direction the input projection of every time step is one GEMM
-(FullyConnected on (T, N, in)); each step then adds one (N, R) x (R, G*H) product.
+(FullyConnected on (T, N, in)); each step then adds one (N, R) x (R, G*H) product (on a GPU
+both are cuBLAS GEMMs) and runs the gates as ONE fused operator: ``_rnn_lstm_cell`` (gates and
+previous cell -> h, c) or ``_rnn_gru_cell`` (x- and h-side pre-activations and h -> h'), each
+with a fused backward (``_backward_rnn_*_cell``); their arithmetic is
+csrc/kernels/rnn_cell_math.h, shared by the CPU kernels and mxc/ops/cuda/rnn_cell.cu. The
+vanilla modes' gate is the relu/tanh operator.
 
 Beyond MXNet's CPU operator (which refuses them): use_sequence_length (cuDNN's semantics:
 steps past an item's length give zero output and leave the state alone, the reverse direction
@@ -28,8 +33,9 @@ operator, applied to the outputs of every layer but the last.
 """
 import numpy as np
 
+from ..base import MXNetError
 from .params import Param
-from .registry import OpDef, register, is_training
+from .registry import OpDef, register, is_training, kernel_forward
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 _FLOATS = ("float16", "float32", "float64")
@@ -185,6 +191,90 @@ def _list(x):
     return x if isinstance(x, (list, tuple)) else [x]
 
 
+# ---- the fused gate steps -----------------------------------------------------------------
+def _clip_kw(a):
+    return {} if a["clip_min"] is None else {"clip_min": a["clip_min"], "clip_max": a["clip_max"]}
+
+
+_CLIP = (Param("clip_min", float, None, optional=True), Param("clip_max", float, None, optional=True))
+_CLIP_FILL = {"clip": lambda a, i, o: int(a["clip_min"] is not None),
+              ("lo", "hi"): lambda a, i, o: ((a["clip_min"] or 0.0, a["clip_max"] or 0.0))}
+
+
+def _cell_check(name, shapes, dtypes, widths):
+    """(N, H) of a gate step whose inputs are (N, w * H) for w in widths (H: the last one's)."""
+    if any(len(s) != 2 for s in shapes):
+        raise ValueError(f"{name}: inputs must be 2-D (batch, units), got {[tuple(s) for s in shapes]}")
+    N, H = shapes[-1]
+    for s, w in zip(shapes, widths):
+        if tuple(s) != (N, w * H):
+            raise ValueError(f"{name}: input shapes {[tuple(s) for s in shapes]} do not fit "
+                             f"{N} rows of {H} units (widths {widths} x units)")
+    if len({np.dtype(d) for d in dtypes}) != 1 or np.dtype(dtypes[0]).name not in _FLOATS:
+        raise ValueError(f"{name}: inputs must share one float dtype, got "
+                         f"{[np.dtype(d).name for d in dtypes]}")
+    if N < 1 or H < 1:
+        raise ValueError(f"{name}: empty input shapes {[tuple(s) for s in shapes]}")
+    return N, H
+
+
+def _lstm_infer(a, shapes, dtypes):
+    N, H = _cell_check("_rnn_lstm_cell", shapes, dtypes, (4, 1))
+    return [(N, H), (N, H)], [dtypes[0]] * 2
+
+
+def _lstm_bwd_infer(a, shapes, dtypes):
+    N, H = _cell_check("_backward_rnn_lstm_cell", shapes, dtypes, (4, 1, 1, 1))
+    return [(N, 4 * H), (N, H)], [dtypes[0]] * 2
+
+
+def _gru_infer(a, shapes, dtypes):
+    N, H = _cell_check("_rnn_gru_cell", shapes, dtypes, (3, 3, 1))
+    return [(N, H)], [dtypes[0]]
+
+
+def _gru_bwd_infer(a, shapes, dtypes):
+    N, H = _cell_check("_backward_rnn_gru_cell", shapes, dtypes, (3, 3, 1, 1))
+    return [(N, 3 * H), (N, 3 * H), (N, H)], [dtypes[0]] * 3
+
+
+def _no_second_order(name):
+    def grad(F, a, i, o, g):
+        raise MXNetError(f"{name}: no second-order gradient (the RNN operator's fused gate "
+                         f"backward is not differentiable again)")
+    return grad
+
+
+register(OpDef("_rnn_lstm_cell", inputs=("gates", "cell"), output_names=("h", "c"),
+               params=_CLIP, num_outputs=2, infer=_lstm_infer,
+               forward=kernel_forward("rnn_cell", "lstm", ints=("clip",), floats=("lo", "hi"),
+                                      fill=_CLIP_FILL, name="_rnn_lstm_cell"),
+               grad=lambda F, a, i, o, g: list(F._backward_rnn_lstm_cell(
+                   i[0], i[1], g[0], g[1], **_clip_kw(a))),
+               doc="RNN's LSTM gate step: gates (N, 4H) in the order i, f, g, o (every "
+                   "pre-activation summed) and the previous cell (N, H) -> (h, c); the cell is "
+                   "clipped to [clip_min, clip_max] when given."))
+register(OpDef("_backward_rnn_lstm_cell", inputs=("gates", "cell", "dh", "dc"),
+               params=_CLIP, num_outputs=2, infer=_lstm_bwd_infer,
+               forward=kernel_forward("rnn_cell", "lstm_bwd", ints=("clip",),
+                                      floats=("lo", "hi"), fill=_CLIP_FILL,
+                                      name="_backward_rnn_lstm_cell"),
+               grad=_no_second_order("_backward_rnn_lstm_cell"),
+               doc="Gradients of _rnn_lstm_cell's gates and previous cell."))
+register(OpDef("_rnn_gru_cell", inputs=("xs", "hh", "h"), params=(), infer=_gru_infer,
+               forward=kernel_forward("rnn_cell", "gru", ints=(), floats=(),
+                                      name="_rnn_gru_cell"),
+               grad=lambda F, a, i, o, g: list(F._backward_rnn_gru_cell(i[0], i[1], i[2], g[0])),
+               doc="RNN's GRU gate step: x-side (N, 3H) and h-side (N, 3H) pre-activations in "
+                   "the order r, z, n (biases included) and h (N, H) -> h'."))
+register(OpDef("_backward_rnn_gru_cell", inputs=("xs", "hh", "h", "dh"), params=(),
+               num_outputs=3, infer=_gru_bwd_infer,
+               forward=kernel_forward("rnn_cell", "gru_bwd", ints=(), floats=(),
+                                      name="_backward_rnn_gru_cell"),
+               grad=_no_second_order("_backward_rnn_gru_cell"),
+               doc="Gradients of _rnn_gru_cell's x-side, h-side pre-activations and h."))
+
+
 def _composite(F, attrs, *inputs):
     _infer(attrs, [x.shape for x in inputs], [x.dtype for x in inputs])
     mode = attrs["mode"]
@@ -235,21 +325,13 @@ def _composite(F, attrs, *inputs):
             for t in (range(T) if d == 0 else range(T - 1, -1, -1)):
                 if mode == "gru":
                     hh = F.FullyConnected(h, wh, bh, num_hidden=G)
-                    xr, xz, xn = F.split(xs[t], num_outputs=3, axis=1)
-                    hr, hz, hn = F.split(hh, num_outputs=3, axis=1)
-                    r = F.sigmoid(xr + hr)
-                    z = F.sigmoid(xz + hz)
-                    n = F.tanh(xn + r * hn)
-                    h_new = n + z * (h - n)
+                    h_new = F._rnn_gru_cell(xs[t], hh, h)
                     c_new = None
                 else:
                     gates = xs[t] + F.dot(h, wh, transpose_b=True)
                     if mode == "lstm":
-                        gi, gf, gg, go = F.split(gates, num_outputs=4, axis=1)
-                        c_new = F.sigmoid(gf) * c + F.sigmoid(gi) * F.tanh(gg)
-                        if clip:
-                            c_new = F.clip(c_new, a_min=lo, a_max=hi)
-                        h_new = F.sigmoid(go) * F.tanh(c_new)
+                        kw = {"clip_min": lo, "clip_max": hi} if clip else {}
+                        h_new, c_new = F._rnn_lstm_cell(gates, c, **kw)
                         if P:
                             h_new = F.dot(h_new, wr, transpose_b=True)
                     else:

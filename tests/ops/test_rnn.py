@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mxc as mx
+from mxc.base import MXNetError
 from mxc.ndarray.register import invoke
 from mxc.ops import registry
 
@@ -291,3 +292,70 @@ def test_errors(rng):
         rnn(ins[0].astype(np.int32), ins[1].astype(np.int32), ins[2].astype(np.int32), **kw)
     with pytest.raises(ValueError, match="RNN: state has dtype float64"):
         rnn(ins[0], ins[1], ins[2].astype(np.float64), **kw)
+
+
+# ---- the fused gate steps (_rnn_lstm_cell, _rnn_gru_cell and their backward kernels) ----------
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def lstm_cell_ref(gates, c, lo=None, hi=None):
+    gi, gf, gg, go = np.split(gates, 4, axis=1)
+    cn = _sig(gf) * c + _sig(gi) * np.tanh(gg)
+    if lo is not None:
+        cn = np.clip(cn, lo, hi)
+    return _sig(go) * np.tanh(cn), cn
+
+
+def gru_cell_ref(xs, hh, h):
+    xr, xz, xn = np.split(xs, 3, axis=1)
+    hr, hz, hn = np.split(hh, 3, axis=1)
+    r, z = _sig(xr + hr), _sig(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return n + z * (h - n)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_lstm_and_gru_cells_forward(dtype):
+    from .oputil import check_forward
+    rng = np.random.default_rng(3)
+    N, H = 3, 5
+    g, c = rng.standard_normal((N, 4 * H)).astype(dtype), rng.standard_normal((N, H)).astype(dtype)
+    ref = [r.astype(dtype) for r in lstm_cell_ref(g.astype(np.float64), c.astype(np.float64))]
+    check_forward("_rnn_lstm_cell", [g, c], {}, ref)
+    ref = [r.astype(dtype) for r in lstm_cell_ref(g.astype(np.float64), c.astype(np.float64),
+                                                   -0.3, 0.4)]
+    check_forward("_rnn_lstm_cell", [g, c], {"clip_min": -0.3, "clip_max": 0.4}, ref)
+    xs, hh = (rng.standard_normal((N, 3 * H)).astype(dtype) for _ in range(2))
+    ref = gru_cell_ref(*(a.astype(np.float64) for a in (xs, hh, c))).astype(dtype)
+    check_forward("_rnn_gru_cell", [xs, hh, c], {}, ref)
+
+
+def test_lstm_and_gru_cells_gradients():
+    from .oputil import check_grad
+    rng = np.random.default_rng(4)
+    N, H = 2, 3
+    g, c = rng.standard_normal((N, 4 * H)), rng.standard_normal((N, H))
+    check_grad("_rnn_lstm_cell", [g, c], {}, rng)
+    # clipped: bounds away from the values, so central differences do not straddle a kink
+    _, cn = lstm_cell_ref(g, c)
+    lo, hi = np.sort(cn.ravel())[[1, -2]] + np.array([0.01, -0.01])
+    check_grad("_rnn_lstm_cell", [g, c], {"clip_min": float(lo), "clip_max": float(hi)}, rng)
+    xs, hh = rng.standard_normal((N, 3 * H)), rng.standard_normal((N, 3 * H))
+    check_grad("_rnn_gru_cell", [xs, hh, c], {}, rng)
+
+
+def test_cells_refuse_bad_shapes_and_second_order():
+    g = mx.nd.ones((2, 8))
+    with pytest.raises((ValueError, MXNetError), match="_rnn_lstm_cell"):
+        mx.nd._rnn_lstm_cell(g, mx.nd.ones((2, 3)))
+    with pytest.raises((ValueError, MXNetError), match="_rnn_gru_cell"):
+        mx.nd._rnn_gru_cell(mx.nd.ones((2, 6)), mx.nd.ones((2, 9)), mx.nd.ones((2, 2)))
+    x = mx.nd.ones((2, 8))
+    x.attach_grad()
+    with mx.autograd.record():
+        h, cn = mx.nd._rnn_lstm_cell(x, mx.nd.ones((2, 2)))
+        d = mx.autograd.grad(h.sum(), [x], create_graph=True)[0]
+        s = d.sum()
+    with pytest.raises(MXNetError, match="second-order"):
+        s.backward()

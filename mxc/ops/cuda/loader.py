@@ -25,7 +25,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _INCLUDE = os.path.join(_HERE, "include")
 
 FAMILIES = ("elemwise", "broadcast", "reduce", "shape", "gather", "ordering", "init", "random",
-            "activation", "softmax", "optimizer_ops", "pooling", "normalization", "convolution")
+            "activation", "softmax", "optimizer_ops", "pooling", "normalization", "convolution",
+            "rnn_cell")
 
 # Options every compile uses: C++17 and IEEE math, without contracting a*b+c into one fused
 # multiply-add: the __host__ __device__ arithmetic shared with the CPU kernels must round as
