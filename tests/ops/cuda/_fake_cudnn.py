@@ -15,6 +15,7 @@ class _Enum:
 data_type = _Enum("data_type", "FLOAT", "HALF", "BFLOAT16", "DOUBLE")
 heur_mode = _Enum("heur_mode", "A", "B", "FALLBACK")
 build_plan_policy = _Enum("build_plan_policy", "ALL", "HEURISTICS_CHOICE")
+numerical_note = _Enum("numerical_note", "TENSOR_CORE", "DOWN_CONVERT_INPUTS")
 
 
 class FakeTensor:
@@ -88,8 +89,14 @@ class FakeGraph:
         self._rec("create_execution_plan", engine, knobs)
         self.plans = [(engine, knobs)]
 
+    def deselect_numeric_notes(self, notes):
+        self._rec("deselect_numeric_notes", list(notes))
+
     def check_support(self):
         self._rec("check_support")
+        x = [e for e in self.log if e[0] == "tensor"][0][2]
+        if tuple(x) in self.module.unsupported:
+            raise self.module.cudnnGraphNotSupportedError("no engine for %s" % (x,))
 
     def build_plans(self, policy=None):
         self._rec("build_plans", policy)
@@ -115,9 +122,25 @@ class FakeGraph:
         self._rec("execute", dict(pointers), workspace, handle)
 
 
+class cudnnGraphNotSupportedError(Exception):
+    pass
+
+
 def make():
-    """A fresh fake module (its `calls` list records everything)."""
+    """A fresh fake module (its `calls` list records everything; graphs whose first tensor
+    has a shape in `unsupported` fail check_support as cuDNN does for a graph no engine runs)."""
     m = types.SimpleNamespace(data_type=data_type, heur_mode=heur_mode,
-                              build_plan_policy=build_plan_policy, calls=[])
+                              build_plan_policy=build_plan_policy, numerical_note=numerical_note,
+                              cudnnGraphNotSupportedError=cudnnGraphNotSupportedError,
+                              calls=[], unsupported=set())
     m.pygraph = lambda **kw: FakeGraph(m, **kw)
+
+    def create_handle():
+        h = "handle%d" % sum(1 for c in m.calls if c[0] == "create_handle")
+        m.calls.append(("create_handle", h))
+        return h
+
+    def set_stream(handle, stream):
+        m.calls.append(("set_stream", handle, stream))
+    m.create_handle, m.set_stream = create_handle, set_stream
     return m
