@@ -182,7 +182,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if cudnn_conv.enabled(attrs):
         nsp = len(inputs[0].shape) - 2
         spec = cudnn_conv.spec(kernel, geo, nsp, dt.name, attrs, inputs, outputs, skip,
-                               outputs[0].context.device_id, ctype(dt))
+                               ctype(dt))
         if spec is not None:
             return spec
     P = _Planner(geo, ctype(dt), dt.itemsize)

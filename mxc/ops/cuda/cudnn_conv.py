@@ -45,9 +45,10 @@ def frontend():
     return _state["module"]
 
 
-def use_frontend(module):
-    """Run with `module` standing for ``cudnn`` (None: no cuDNN); forgets handles and plans."""
-    _state["module"], _state["probed"], _state["plans"] = module, True, None
+def use_frontend(module, probe=False):
+    """Run with `module` standing for ``cudnn`` (None: no cuDNN; probe=True: import it again at
+    the next use); forgets handles and plans."""
+    _state["module"], _state["probed"], _state["plans"] = module, not probe, None
     _handles.clear()
     _unsupported.clear()
 
@@ -162,9 +163,12 @@ def _promote(geo, nd):
     return x, w, y, geo.p[sp], geo.s[sp], geo.d[sp]
 
 
-def spec(kernel, geo, nsp, dtype, attrs, inputs, outputs, skip, dev, ctype):
+def spec(kernel, geo, nsp, dtype, attrs, inputs, outputs, skip, ctype):
     """The cuDNN steps of one convolution kernel call, or None (im2col + cuBLAS instead)."""
     fe = frontend()
+    # the device of the outputs (the tests' emulation builds specs from numpy arrays: gpu(0))
+    ctx = getattr(outputs[0], "_ctx", None)
+    dev = ctx.device_id if ctx is not None else 0
     dtype = str(dtype)
     if dtype not in ("float32", "float16", "float64", "bfloat16"):
         return None

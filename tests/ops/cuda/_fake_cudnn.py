@@ -1,7 +1,9 @@
 """A stand-in for the cuDNN frontend's Python module (``cudnn``) that records every call made
-on it, for tests/ops/cuda/test_cudnn_plans.py: graphs, tensors and plans are plain records;
+on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py and the convolution
+emulation: graphs, tensors and plans are plain records;
 a "serialized" graph is the JSON of the calls that built it, and deserializing one replays
 nothing (a real deserialize does not rebuild either). Nothing runs."""
+import contextlib
 import json
 import types
 
@@ -144,3 +146,21 @@ def make():
         m.calls.append(("set_stream", handle, stream))
     m.create_handle, m.set_stream = create_handle, set_stream
     return m
+
+
+STREAM = 0x5150         # what the tests' engine stream handle reads
+
+
+@contextlib.contextmanager
+def installed(monkeypatch, plan_dir):
+    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_conv.py, plans under plan_dir,
+    the engine's stream of every device reading STREAM; the real module probed again after."""
+    from mxc.ops.cuda import cudnn_conv
+    fake = make()
+    monkeypatch.setenv("MXC_CUDNN_PLAN_DIR", str(plan_dir))
+    monkeypatch.setattr(cudnn_conv, "_stream", lambda dev: STREAM)
+    cudnn_conv.use_frontend(fake)
+    try:
+        yield fake
+    finally:
+        cudnn_conv.use_frontend(None, probe=True)
