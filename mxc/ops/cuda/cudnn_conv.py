@@ -13,10 +13,10 @@ The passes (convolution.py's geometry: the convolution's input x, filter w, outp
 A 1-D convolution is a 2-D one of height 1 (cuDNN takes 2-D and 3-D).
 
 The spec is convolution.py's ``{"steps": [...], "workspace": bytes}``, with cuDNN steps
-``{"cudnn": ConvDesc, "graph": its plan, "tensors": {uid: ("in"|"out", i)}}`` that mxc/ops/_gpu.py runs through
-``runner`` on the device worker (the pointers of mxc's arrays, the workspace from the storage
-pool; every step reads it from offset 0, they run in stream order). A cuDNN handle per device is
-bound to that device's engine stream. Plans are built at the first call of a shape (the
+``{"cudnn": ConvDesc, "graph": its plan, "tensors": {uid: ("in"|"out", i)}}`` that
+mxc/ops/_gpu.py runs through ``runner`` on the device worker (the pointers of mxc's arrays, the
+workspace from the storage pool; every step reads it from offset 0, they run in stream order).
+A cuDNN handle per device is bound to that device's engine stream. Plans are built at the first call of a shape (the
 workspace size comes from them), on the pushing thread; MXNET_CUDNN_AUTOTUNE_DEFAULT, or the
 operator's cudnn_tune ('off': heuristics; 'limited_workspace'/'fastest': measured), chooses.
 """

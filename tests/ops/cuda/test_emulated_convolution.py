@@ -71,8 +71,8 @@ def cudnn_step(desc, bufs):
                 out[:, ms] += np.einsum("nc...,mc->nm...", xp[win][:, cs], wk)
             elif desc.pass_ == "wgrad":
                 n = y.shape[0]
-                out[(ms, slice(None)) + k] += np.einsum(
-                    "nmo,nco->mc", y[:, ms].reshape(n, Mg, -1), xp[win][:, cs].reshape(n, Cg, -1))
+                dyg, xg = y[:, ms].reshape(n, Mg, -1), xp[win][:, cs].reshape(n, Cg, -1)
+                out[(ms, slice(None)) + k] += np.einsum("nmo,nco->mc", dyg, xg)
             else:
                 out[win][:, cs] += np.einsum("nm...,mc->nc...", y[:, ms], wk)
     if desc.pass_ == "dgrad":
