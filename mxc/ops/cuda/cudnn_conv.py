@@ -16,9 +16,10 @@ The spec is convolution.py's ``{"steps": [...], "workspace": bytes}``, with cuDN
 ``{"cudnn": ConvDesc, "graph": its plan, "tensors": {uid: ("in"|"out", i)}}`` that
 mxc/ops/_gpu.py runs through ``runner`` on the device worker (the pointers of mxc's arrays, the
 workspace from the storage pool; every step reads it from offset 0, they run in stream order).
-A cuDNN handle per device is bound to that device's engine stream. Plans are built at the first call of a shape (the
-workspace size comes from them), on the pushing thread; MXNET_CUDNN_AUTOTUNE_DEFAULT, or the
-operator's cudnn_tune ('off': heuristics; 'limited_workspace'/'fastest': measured), chooses.
+A cuDNN handle per device and thread is bound to that device's engine stream. Plans are built
+at the first call of a shape (the workspace size comes from them), on the pushing thread;
+MXNET_CUDNN_AUTOTUNE_DEFAULT, or the operator's cudnn_tune ('off': heuristics;
+'limited_workspace'/'fastest': measured), chooses.
 """
 import contextlib
 import os
@@ -28,7 +29,7 @@ from . import cudnn_plans
 from ._launch import NoKernel, launch
 
 _state = {"module": None, "probed": False, "plans": None}
-_handles = {}               # device id -> cuDNN handle bound to the engine's stream
+_handles = {}               # (device id, thread) -> cuDNN handle bound to the engine's stream
 _unsupported = set()        # descriptor keys no engine runs: im2col + cuBLAS for them
 _lock = threading.Lock()
 
@@ -51,6 +52,7 @@ def use_frontend(module, probe=False):
     _state["module"], _state["probed"], _state["plans"] = module, not probe, None
     _handles.clear()
     _unsupported.clear()
+    _idents.clear()
 
 
 def enabled(attrs):
@@ -79,35 +81,40 @@ def _stream(dev):
 
 
 def handle(dev):
-    """gpu(dev)'s cuDNN handle, created once and bound to the engine's stream of that device."""
-    h = _handles.get(dev)
+    """This thread's cuDNN handle for gpu(dev), created once and bound to the engine's stream
+    of that device. One per thread: cuDNN does not allow a handle to be used by two threads
+    at once, and plans are built on the pushing thread while the device worker runs others."""
+    key = (dev, threading.get_ident())
+    h = _handles.get(key)
     if h is None:
+        fe = frontend()
+        with _device_scope(dev):
+            h = fe.create_handle()
+            fe.set_stream(handle=h, stream=_stream(dev))
         with _lock:
-            h = _handles.get(dev)
-            if h is None:
-                fe = frontend()
-                with _device_scope(dev):
-                    h = fe.create_handle()
-                    fe.set_stream(handle=h, stream=_stream(dev))
-                _handles[dev] = h
+            _handles[key] = h
     return h
 
 
-def _device_name(dev):
-    try:
-        import cupy
-        p = cupy.cuda.runtime.getDeviceProperties(dev)
-        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
-        return "%s sm_%d%d" % (name, p["major"], p["minor"])
-    except Exception:           # no CuPy (the fake): the plans are keyed without it
-        return ""
+_idents = {}                # device id -> (device name and arch, cuDNN version) of plan keys
 
 
-def _version(fe):
-    try:
-        return str(fe.backend_version())
-    except Exception:
-        return ""
+def _ident(dev, fe):
+    got = _idents.get(dev)
+    if got is None:
+        try:
+            import cupy
+            p = cupy.cuda.runtime.getDeviceProperties(dev)
+            name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+            name = "%s sm_%d%d" % (name, p["major"], p["minor"])
+        except Exception:       # no CuPy (the fake): the plans are keyed without it
+            name = ""
+        try:
+            version = str(fe.backend_version())
+        except Exception:
+            version = ""
+        got = _idents[dev] = (name, version)
+    return got
 
 
 def _tune(attrs):
@@ -175,7 +182,7 @@ def spec(kernel, geo, nsp, dtype, attrs, inputs, outputs, skip, ctype):
     from .dot import CUBLAS_COMPUTE_32F_FAST_TF32, float32_compute
     tf32 = dtype == "float32" and float32_compute() == CUBLAS_COMPUTE_32F_FAST_TF32
     x, w, y, pad, stride, dilate = _promote(geo, 3 if nsp == 3 else 2)
-    device, version = _device_name(dev), _version(fe)
+    device, version = _ident(dev, fe)
 
     def desc(pass_):
         return cudnn_plans.ConvDesc(pass_, dtype, x, w, y, pad, stride, dilate, tf32=tf32,

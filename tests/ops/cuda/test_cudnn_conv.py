@@ -1,12 +1,13 @@
 """Convolution through cuDNN (mxc/ops/cuda/cudnn_conv.py) with the fake frontend
 (tests/ops/cuda/_fake_cudnn.py): the pass each kernel call asks for, plans built once per shape,
-one handle per device bound to the engine's stream, the workspace sized by the plans, the
+one handle per device and thread bound to the engine's stream, the workspace sized by the plans, the
 runner's pointers, and the ways back to im2col + cuBLAS (cudnn_off, MXC_CUDNN_ENABLED=0, no
 module, a graph no engine supports). The numbers are checked in test_emulated_convolution.py;
 the engine, the storage pool and a second process in tests/ops/test_gpu_steps.py."""
 import os
 import subprocess
 import sys
+import threading
 import types
 
 import numpy as np
@@ -79,7 +80,7 @@ def test_each_kernel_call_runs_its_passes(fake):
     assert len(spec["steps"]) == 1
 
 
-def test_plans_are_built_once_per_shape_and_handles_once_per_device(fake):
+def test_plans_are_built_once_per_shape_and_handles_once_per_thread(fake):
     conv_forward()
     built = count(fake, "pygraph")
     assert built == 1 and count(fake, "build_plans") == 1
@@ -100,9 +101,16 @@ def test_the_runner_executes_on_the_arrays_and_the_workspace(fake):
 
     def arr(ptr):
         return types.SimpleNamespace(data=types.SimpleNamespace(ptr=ptr))
-    cudnn_conv.runner(st, 0)([arr(0x1000), arr(0x2000), arr(0x3000)],
-                             [arr(0x4000), arr(0x9000)])
+    run = cudnn_conv.runner(st, 0)
+    run([arr(0x1000), arr(0x2000), arr(0x3000)], [arr(0x4000), arr(0x9000)])
     assert fake.calls[-1] == ("execute", {1: 0x1000, 2: 0x2000, 3: 0x4000}, 0x9000, "handle0")
+    # another thread (the device worker) gets a handle of its own, on the same stream
+    t = threading.Thread(target=run, args=([arr(1), arr(2), arr(3)], [arr(4), arr(5)]))
+    t.start()
+    t.join()
+    assert fake.calls[-3:] == [("create_handle", "handle1"),
+                               ("set_stream", "handle1", _fake_cudnn.STREAM),
+                               ("execute", {1: 1, 2: 2, 3: 4}, 5, "handle1")]
 
 
 def test_the_ways_back_to_im2col(fake, monkeypatch):
