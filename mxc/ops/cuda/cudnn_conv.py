@@ -19,7 +19,8 @@ workspace from the storage pool; every step reads it from offset 0, they run in 
 A cuDNN handle per device and thread is bound to that device's engine stream. Plans are built
 at the first call of a shape (the workspace size comes from them), on the pushing thread;
 MXNET_CUDNN_AUTOTUNE_DEFAULT, or the operator's cudnn_tune ('off': heuristics;
-'limited_workspace'/'fastest': measured), chooses.
+'limited_workspace'/'fastest': measured), chooses; all but 'fastest' (2) keep to the operator's
+``workspace`` (MB), as in MXNet.
 """
 import contextlib
 import os
@@ -118,10 +119,19 @@ def _ident(dev, fe):
 
 
 def _tune(attrs):
+    """(autotune 0/1, workspace limit in bytes or 0) as MXNet: the operator's cudnn_tune, else
+    MXNET_CUDNN_AUTOTUNE_DEFAULT (0 'off', 1 'limited_workspace', 2 'fastest'); all but
+    'fastest' keep a plan's workspace within the operator's ``workspace`` (MB)."""
     t = attrs.get("cudnn_tune")
     if t is None:
-        return None             # MXNET_CUDNN_AUTOTUNE_DEFAULT
-    return 0 if t == "off" else 1
+        try:
+            mode = int(os.environ.get("MXNET_CUDNN_AUTOTUNE_DEFAULT", "1"))
+        except ValueError:
+            mode = 1
+    else:
+        mode = {"off": 0, "limited_workspace": 1, "fastest": 2}[t]
+    limit = 0 if mode >= 2 else max(0, int(attrs.get("workspace") or 0)) << 20
+    return (0 if mode <= 0 else 1), limit
 
 
 def _timer(desc, dev, h):
@@ -182,11 +192,14 @@ def spec(kernel, geo, nsp, dtype, attrs, inputs, outputs, skip, ctype):
     from .dot import CUBLAS_COMPUTE_32F_FAST_TF32, float32_compute
     tf32 = dtype == "float32" and float32_compute() == CUBLAS_COMPUTE_32F_FAST_TF32
     x, w, y, pad, stride, dilate = _promote(geo, 3 if nsp == 3 else 2)
+    if 0 in x or 0 in y:
+        return None             # nothing to compute: im2col's steps cover empty arrays
     device, version = _ident(dev, fe)
+    autotune, limit = _tune(attrs)
 
     def desc(pass_):
         return cudnn_plans.ConvDesc(pass_, dtype, x, w, y, pad, stride, dilate, tf32=tf32,
-                                    device=device, version=version)
+                                    device=device, version=version, workspace_limit=limit)
     X, W, Y = cudnn_plans.UID_X, cudnn_plans.UID_W, cudnn_plans.UID_Y
     # (pass, {uid: buffer}) in order
     if kernel == "conv:forward":            # in x, w[, b]; out y
@@ -201,7 +214,6 @@ def spec(kernel, geo, nsp, dtype, attrs, inputs, outputs, skip, ctype):
         passes = [] if skip else [("fprop", {X: ("in", 0), W: ("in", 2), Y: ("out", 0)})]
         passes.append(("wgrad", {X: ("in", 0), Y: ("in", 1), W: ("out", 1)}))
     h = handle(dev)
-    autotune = _tune(attrs)
     steps, workspace = [], 256
     not_supported = (getattr(fe, "cudnnGraphNotSupportedError", RuntimeError), RuntimeError,
                      ValueError)

@@ -61,10 +61,11 @@ def _strides(shape):
 class ConvDesc:
     """What decides a convolution plan. x, w, y: the shapes of data (N, C, *spatial), filter
     (M, C/groups, *kernel) and output (N, M, *out) in NC* layout; dtype: 'float32', 'float16',
-    'bfloat16' or 'float64'; tf32: whether float32 may use TF32 tensor cores."""
+    'bfloat16' or 'float64'; tf32: whether float32 may use TF32 tensor cores; workspace_limit:
+    bytes a plan's workspace may take (0: any)."""
 
     def __init__(self, pass_, dtype, x, w, y, pad, stride, dilate, tf32=False, device="",
-                 version=""):
+                 version="", workspace_limit=0):
         if pass_ not in PASSES:
             raise ValueError("cuDNN convolution pass must be one of %s, got %r" % (PASSES, pass_))
         self.pass_, self.dtype, self.tf32 = pass_, str(dtype), bool(tf32)
@@ -72,12 +73,13 @@ class ConvDesc:
         self.pad, self.stride, self.dilate = (tuple(int(v) for v in s)
                                               for s in (pad, stride, dilate))
         self.device, self.version = str(device), str(version)
+        self.workspace_limit = int(workspace_limit or 0)
 
     def fields(self, autotune):
         return {"pass": self.pass_, "dtype": self.dtype, "tf32": self.tf32, "x": self.x,
                 "w": self.w, "y": self.y, "pad": self.pad, "stride": self.stride,
                 "dilate": self.dilate, "device": self.device, "cudnn": self.version,
-                "autotune": autotune}
+                "autotune": autotune, "workspace_limit": self.workspace_limit}
 
     def key(self, autotune):
         text = json.dumps(self.fields(autotune), sort_keys=True)
@@ -140,6 +142,8 @@ class ConvPlans:
     def _select(self, g, desc):
         if desc.dtype == "float32" and not desc.tf32:
             g.deselect_numeric_notes([self.cudnn.numerical_note.TENSOR_CORE])
+        if desc.workspace_limit:
+            g.deselect_workspace_greater_than(desc.workspace_limit)
 
     def _build(self, desc, handle, autotune, timer):
         cd = self.cudnn

@@ -94,6 +94,9 @@ class FakeGraph:
     def deselect_numeric_notes(self, notes):
         self._rec("deselect_numeric_notes", list(notes))
 
+    def deselect_workspace_greater_than(self, limit):
+        self._rec("deselect_workspace_greater_than", limit)
+
     def check_support(self):
         self._rec("check_support")
         x = [e for e in self.log if e[0] == "tensor"][0][2]

@@ -157,9 +157,17 @@ def test_heuristic_or_measured_plans(fake, monkeypatch):
     conv_forward(cudnn_tune="off")
     assert timed == [0, 1, 2]
     monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "0")
-    conv_forward(cudnn_tune="fastest")
+    conv_forward(cudnn_tune="limited_workspace")
     assert timed == [0, 1, 2]           # the measured plan of this shape is kept already
     assert cudnn_conv.plans().stats["built"] == 2
+    # every plan so far kept to the operator's workspace (1024 MB); 'fastest' (2) does not
+    assert [c[1] for c in fake.calls if c[0] == "deselect_workspace_greater_than"] == [
+        1024 << 20] * 3                  # heuristic, measured (all plans, then the winner)
+    conv_forward(cudnn_tune="fastest", workspace=64)
+    assert timed == [0, 1, 2, 0, 1, 2] and count(fake, "deselect_workspace_greater_than") == 3
+    monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "1")
+    conv_forward(workspace=64)
+    assert [c[1] for c in fake.calls if c[0] == "deselect_workspace_greater_than"][-1] == 64 << 20
 
 
 def test_tf32_only_with_mxnets_switches(fake, monkeypatch):
