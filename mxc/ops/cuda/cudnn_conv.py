@@ -91,7 +91,7 @@ def handle(dev):
         fe = frontend()
         with _device_scope(dev):
             h = fe.create_handle()
-            fe.set_stream(handle=h, stream=_stream(dev))
+            fe.set_stream(h, _stream(dev))
         with _lock:
             _handles[key] = h
     return h
