@@ -39,6 +39,7 @@ def frontend():
     if not _state["probed"]:
         try:
             import cudnn
+            cudnn.backend_version()     # the module imports without libcudnn; this needs it
         except Exception:           # not installed, or its libcudnn does not load
             cudnn = None
         _state["module"], _state["probed"] = cudnn, True

@@ -139,6 +139,17 @@ def test_the_ways_back_to_im2col(fake, monkeypatch):
     cudnn_conv.use_frontend(None, probe=True)
     assert cudnn_conv.frontend() is None and not cudnn_steps(conv_forward())
 
+    # one that imports but finds no libcudnn (the frontend wheel alone: its backend_version
+    # raises "Unable to find symbol cudnnGetVersion")
+    def no_library():
+        raise RuntimeError("Unable to find symbol cudnnGetVersion")
+    monkeypatch.setitem(sys.modules, "cudnn", types.SimpleNamespace(backend_version=no_library))
+    cudnn_conv.use_frontend(None, probe=True)
+    assert cudnn_conv.frontend() is None and not cudnn_steps(conv_forward())
+    monkeypatch.setitem(sys.modules, "cudnn", types.SimpleNamespace(backend_version=lambda: 91000))
+    cudnn_conv.use_frontend(None, probe=True)
+    assert cudnn_conv.frontend() is sys.modules["cudnn"]
+
 
 def test_heuristic_or_measured_plans(fake, monkeypatch):
     timed = []
