@@ -31,11 +31,15 @@ from ._launch import NoKernel, launch
 
 _state = {"module": None, "probed": False, "plans": None}
 _handles = {}               # (device id, thread) -> cuDNN handle bound to the engine's stream
+_idents = {}                # device id -> (device name and arch, cuDNN version) of plan keys
+_specs = {}                 # everything a spec depends on -> the spec (or None: im2col)
+_SPEC_LIMIT = 4096
 _lock = threading.Lock()
 
 
 def frontend():
-    """The ``cudnn`` module, or None where it does not import (probed once)."""
+    """The ``cudnn`` module, or None where it does not import or finds no libcudnn (probed
+    once)."""
     if not _state["probed"]:
         try:
             import cudnn
@@ -95,11 +99,6 @@ def handle(dev):
         with _lock:
             _handles[key] = h
     return h
-
-
-_idents = {}                # device id -> (device name and arch, cuDNN version) of plan keys
-_specs = {}                 # everything a spec depends on -> the spec (or None: im2col)
-_SPEC_LIMIT = 4096
 
 
 def _ident(dev, fe):
