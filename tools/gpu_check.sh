@@ -3,8 +3,9 @@
 # GPU tests (tests/gpu, plus the fake-driver runtime tests) and the GPU benchmarks beside
 # PyTorch/CuPy, and write everything under $OUT (default /tmp/mxc-gpu-check):
 #   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, example_*.log, bench_gpu.jsonl,
-#   bench_gpu_layers.jsonl, table.md (the speed table of issues 11 and 24: mxc / PyTorch, same
-#   run, with the issue's targets), summary.txt
+#   bench_gpu_layers.jsonl, bench_gpu_cudnn_{1,2}.jsonl (convolution with and without cuDNN),
+#   table.md (the speed table of issues 11 and 24: mxc / PyTorch, same run, with the issue's
+#   targets), summary.txt
 # Usage (repository root):  bash tools/gpu_check.sh          (PYTHON=... to pick the interpreter;
 #   MXC_GPU_TEST_JOBS, MXC_GPU_TEST_TIMEOUT, MXC_GPU_BENCH_TIMEOUT size the steps to a lease)
 # The whole run stays under MXC_GPU_CHECK_BUDGET seconds (default 540: a 15-minute lease with
@@ -55,7 +56,7 @@ print("mxc:", mxc.__file__)
 print("cuda status:", repr(cuda.status()), "gpus:", mxc.context.num_gpus(), "driver:", cuda.driver_version())
 for i in range(mxc.context.num_gpus()):
     print(i, cuda.device_name(i), mxc.context.gpu_memory_info(i))
-for m in ("cupy", "torch"):
+for m in ("cupy", "torch", "cudnn"):
     try:
         mod = __import__(m); print(m, mod.__version__)
     except Exception as e:
@@ -97,10 +98,20 @@ timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 70) "$PY" "$ROOT/tools/bench/bench_
 echo "bench rc=$?" | tee -a "$OUT/summary.txt"
 # the layers (conv, pool, norms, an MLP step, ResNet-18): those without a GPU kernel yet print
 # an error line instead of a figure
-timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 5) "$PY" "$ROOT/tools/bench/bench_gpu_layers.py" \
+timeout $(left ${MXC_GPU_BENCH_TIMEOUT:-100} 65) "$PY" "$ROOT/tools/bench/bench_gpu_layers.py" \
     > "$OUT/bench_gpu_layers.jsonl" 2>&1
 echo "layer bench rc=$?" | tee -a "$OUT/summary.txt"
+# convolution with and without cuDNN (cudnn_off=True: im2col + cuBLAS), twice on one fresh plan
+# directory: the first run builds the plans, the second loads them from disk ("cudnn_plans" line)
+PLANS=$(mktemp -d)/cudnn-plans
+for n in 1 2; do
+    MXC_CUDNN_PLAN_DIR="$PLANS" timeout $(left 60 5) "$PY" "$ROOT/tools/bench/bench_gpu_cudnn.py" \
+        --quick > "$OUT/bench_gpu_cudnn_$n.jsonl" 2>&1
+    echo "cudnn bench $n rc=$?: $(grep -h '"cudnn_plans"\|"gpu_cudnn"' "$OUT/bench_gpu_cudnn_$n.jsonl" | tr '\n' ' ')" \
+        | tee -a "$OUT/summary.txt"
+done
 "$PY" "$ROOT/tools/bench/gpu_table.py" "$OUT/bench_gpu.jsonl" "$OUT/bench_gpu_layers.jsonl" \
     > "$OUT/table.md" 2>&1
+cat "$OUT/bench_gpu_cudnn_1.jsonl" >> "$OUT/table.md" 2>/dev/null
 cat "$OUT/table.md"
 echo "total: $(( $(date +%s) - START )) s" | tee -a "$OUT/summary.txt"

@@ -207,11 +207,12 @@ def _push_cupy(run, opname, inputs, outputs, dev):
 
 def _push_steps(spec, opname, inputs, outputs, dev):
     """A spec of kernel launches and cuBLAS GEMMs in order on gpu(dev)'s stream
-    (mxc/ops/cuda/convolution.py): launches through the driver launcher, each GEMM step as a
-    CuPy callable; ("ws", offset) buffers lie in one workspace array from the storage pool,
+    (mxc/ops/cuda/convolution.py): launches through the driver launcher, each GEMM step and
+    each cuDNN plan (cudnn_conv.py) as a CuPy callable; ("ws", offset) buffers lie in one workspace array from the storage pool,
     written by every step (so the engine keeps it alive and in order)."""
     from .cuda import loader
     from .cuda.convolution import gemm_step
+    from .cuda.cudnn_conv import runner
     size = int(spec.get("workspace", 0))
     ws = (services.ndarray.empty((size,), ctx=outputs[0].context, dtype="uint8")
           if size > 0 else None)
@@ -221,6 +222,9 @@ def _push_steps(spec, opname, inputs, outputs, dev):
     for step in spec["steps"]:
         if "gemm" in step:
             _push_cupy(gemm_step(step, outputs[0].dtype), opname, inputs, written, dev)
+            continue
+        if "cudnn" in step:
+            _push_cupy(runner(step, dev), opname, inputs, written, dev)
             continue
         args, extra = [], []
         for kind, value in step["args"]:

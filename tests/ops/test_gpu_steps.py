@@ -37,5 +37,60 @@ def test_convolution_steps_on_the_fake_driver(fake_lib):  # noqa: F811
                                 "mxc_conv_bias_grad<float>"], launched
         assert [g[0] for g in gemms[1:]] == ["_backward_Convolution"] * 2
         print("ok")
-    ''', fake_lib)
+    ''', fake_lib, MXC_CUDNN_ENABLED=0)     # the im2col steps, whatever cuDNN is installed
     assert out.strip().endswith("ok")
+
+
+CUDNN_SCENARIO = '''
+    import sys
+    sys.path.insert(0, os.environ["MXC_TEST_ROOT"])
+    from types import SimpleNamespace
+    from mxc.ops import _gpu
+    from mxc.ops.cuda import loader, cudnn_conv
+    from tests.ops.cuda import _fake_cudnn
+    fake = _fake_cudnn.make()
+    cudnn_conv.use_frontend(fake)
+    launched, pushed = [], []
+    def kernel(family, name, dev=0):
+        launched.append(name)
+        return kfn("fake_noop")
+    loader.kernel = kernel
+    def ptrs(arrays):
+        return [SimpleNamespace(data=SimpleNamespace(ptr=cuda.data_address(a))) for a in arrays]
+    def push_cupy(fn, opname, ins, outs, dev):
+        # the workspace is the last array written: from the pool, on the operator's device
+        pushed.append((opname, outs[-1].shape, outs[-1].context == mx.gpu(0)))
+        fn(ptrs(ins), ptrs(outs))
+        pushed[-1] += (fake.calls[-1][1], fake.calls[-1][2] == cuda.data_address(outs[-1]),
+                       fake.calls[-1][3])
+    _gpu._push_cupy = push_cupy
+    x = gpu_array(np.ones((2, 3, 6, 6), np.float32))
+    w = gpu_array(np.ones((4, 3, 3, 3), np.float32))
+    b = gpu_array(np.ones((4,), np.float32))
+    y = mx.nd.Convolution(x, w, b, kernel=(3, 3), num_filter=4, pad=(1, 1))
+    dx, dw, db = mx.nd._backward_Convolution(y, x, w, b, kernel=(3, 3), num_filter=4,
+                                             pad=(1, 1))
+    mx.nd.waitall()
+    X, W, Y = (cuda.data_address(a) for a in (x, w, y))
+    DX, DW, DY = (cuda.data_address(a) for a in (dx, dw, y))
+    assert pushed == [
+        ("Convolution", (4096,), True, {1: X, 2: W, 3: Y}, True, "handle0"),
+        ("_backward_Convolution", (4096,), True, {1: X, 3: DY, 2: DW}, True, "handle0"),
+        ("_backward_Convolution", (4096,), True, {3: DY, 2: W, 1: DX}, True, "handle0")], pushed
+    assert launched == ["mxc_conv_add_bias<float>", "mxc_conv_bias_grad<float>"], launched
+    assert ("set_stream", "handle0", cuda.stream_handle(0)) in fake.calls
+    st = cudnn_conv.plans().stats
+    print(st["built"], st["disk"], st["memory"])
+'''
+
+
+def test_convolution_through_cudnn_on_the_fake_driver(fake_lib, tmp_path):  # noqa: F811
+    """The fake frontend's plans run on the engine's device worker with the arrays' device
+    pointers and a workspace from the storage pool; a second process finds the three plans on
+    disk (MXC_CUDNN_PLAN_DIR) and builds none."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(MXC_TEST_ROOT=root, MXC_CUDNN_PLAN_DIR=tmp_path / "plans")
+    assert run(CUDNN_SCENARIO, fake_lib, **env).split() == ["3", "0", "0"]
+    assert len(os.listdir(tmp_path / "plans")) == 3
+    assert run(CUDNN_SCENARIO, fake_lib, **env).split() == ["0", "3", "0"]

@@ -89,6 +89,14 @@ __global__ void mxc_conv_permute_in(const T *dy, T *dyp, i64 n0, i64 nc, i64 M, 
   }
 }
 
+// y[n, m, o] += b[m]: the bias after a cuDNN convolution pass (ops/cuda/cudnn_conv.py)
+template <class T>
+__global__ void mxc_conv_add_bias(T *y, const T *b, i64 total, i64 M, i64 osz) {
+  MXC_LOOP(e, total) {
+    y[e] = store<T>(load(y[e]) + load(b[(e / osz) % M]));
+  }
+}
+
 // db[m] = the sum of dy[:, m, :] (in double)
 template <class T>
 __global__ void mxc_conv_bias_grad(const T *dy, T *db, i64 N, i64 M, i64 osz) {

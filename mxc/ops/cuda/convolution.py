@@ -1,7 +1,8 @@
 """Convolution and Deconvolution (ops/convolution.py's "conv:*" / "deconv:*" kernels, also
-UpSampling's bilinear mode) on the GPU as im2col + cuBLAS: convolution.cu moves the data,
-strided-batched GEMMs (one per chunk of samples, batched over the groups) multiply. This is the
-path for when cuDNN is absent; it needs nothing beyond CuPy.
+UpSampling's bilinear mode) on the GPU: through cuDNN's plans where the frontend imports and the
+operator allows it (cudnn_conv.py), otherwise as im2col + cuBLAS: convolution.cu moves the data,
+strided-batched GEMMs (one per chunk of samples, batched over the groups) multiply. That path
+needs nothing beyond CuPy.
 
 A spec here is {"steps": [...], "workspace": bytes}: in order on the engine's stream, each step
 a kernel launch (a launch dict) or a GEMM ({"gemm": cuBLAS column-major call in dot.py's
@@ -21,6 +22,7 @@ data and output gradient swapped.
 """
 import numpy as np
 
+from . import cudnn_conv
 from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, i64s, launch
 from .dot import OP_N, OP_T
 
@@ -33,7 +35,8 @@ def instantiations():
     out = []
     for t in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_im2col<%s>" % t, "mxc_col2im<%s>" % t, "mxc_conv_permute_out<%s>" % t,
-                "mxc_conv_permute_in<%s>" % t, "mxc_conv_bias_grad<%s>" % t]
+                "mxc_conv_permute_in<%s>" % t, "mxc_conv_bias_grad<%s>" % t,
+                "mxc_conv_add_bias<%s>" % t]
     return out
 
 
@@ -175,8 +178,14 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if dt.name not in TRAIN_FLOATS:
         raise NoKernel("convolution kernels are bfloat16 and float16/32/64 only")
     geo, _ = _geometry(kernel, inputs, outputs, iattr)
-    P = _Planner(geo, ctype(dt), dt.itemsize)
     skip = len(tuple(iattr)) > 13 and int(tuple(iattr)[13]) != 0
+    if cudnn_conv.enabled(attrs):
+        nsp = len(inputs[0].shape) - 2
+        spec = cudnn_conv.spec(kernel, geo, nsp, dt.name, attrs, inputs, outputs, skip,
+                               ctype(dt))
+        if spec is not None:
+            return spec
+    P = _Planner(geo, ctype(dt), dt.itemsize)
     bias_in = ("in", 2) if len(inputs) > 2 else None
     if kernel == "conv:forward":            # in x, w[, b]; out y
         steps = P.forward(("in", 0), ("in", 1), ("out", 0), bias_in)

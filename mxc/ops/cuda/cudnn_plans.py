@@ -16,11 +16,13 @@ seconds) and keeps the fastest, rebuilt alone so that only it is stored.
 Tensors get fixed uids (X 1, W 2, Y 3 in the convolution's own roles), so a deserialized graph
 is executed by uid: ``execute(graph, {uid: device pointer}, workspace pointer, handle)``.
 
-Status: this module builds, caches and runs plans through whatever object stands for the
-``cudnn`` module; the tests drive it with a fake that records every frontend call. The operators
-do not use it yet: convolution on the GPU runs as im2col + cuBLAS (convolution.py), and wiring
-these plans into it (a cuDNN handle per device on the engine's stream, the workspace from the
-storage pool) needs a GPU to check.
+float32 plans leave out the engines whose numerical note is TENSOR_CORE (TF32) unless the
+descriptor allows TF32 (MXNet's MXNET_CUDA_ALLOW_TENSOR_CORE and
+MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION, as for the cuBLAS GEMMs): float32 stays float32.
+
+This module builds, caches and runs plans through whatever object stands for the ``cudnn``
+module (the tests drive it with a fake that records every frontend call); cudnn_conv.py turns
+the convolution operators' calls into its passes.
 """
 import hashlib
 import json
@@ -59,10 +61,11 @@ def _strides(shape):
 class ConvDesc:
     """What decides a convolution plan. x, w, y: the shapes of data (N, C, *spatial), filter
     (M, C/groups, *kernel) and output (N, M, *out) in NC* layout; dtype: 'float32', 'float16',
-    'bfloat16' or 'float64'; tf32: whether float32 may use TF32 tensor cores."""
+    'bfloat16' or 'float64'; tf32: whether float32 may use TF32 tensor cores; workspace_limit:
+    bytes a plan's workspace may take (0: any)."""
 
     def __init__(self, pass_, dtype, x, w, y, pad, stride, dilate, tf32=False, device="",
-                 version=""):
+                 version="", workspace_limit=0):
         if pass_ not in PASSES:
             raise ValueError("cuDNN convolution pass must be one of %s, got %r" % (PASSES, pass_))
         self.pass_, self.dtype, self.tf32 = pass_, str(dtype), bool(tf32)
@@ -70,12 +73,13 @@ class ConvDesc:
         self.pad, self.stride, self.dilate = (tuple(int(v) for v in s)
                                               for s in (pad, stride, dilate))
         self.device, self.version = str(device), str(version)
+        self.workspace_limit = int(workspace_limit or 0)
 
     def fields(self, autotune):
         return {"pass": self.pass_, "dtype": self.dtype, "tf32": self.tf32, "x": self.x,
                 "w": self.w, "y": self.y, "pad": self.pad, "stride": self.stride,
                 "dilate": self.dilate, "device": self.device, "cudnn": self.version,
-                "autotune": autotune}
+                "autotune": autotune, "workspace_limit": self.workspace_limit}
 
     def key(self, autotune):
         text = json.dumps(self.fields(autotune), sort_keys=True)
@@ -135,22 +139,30 @@ class ConvPlans:
         g.build_operation_graph()
         return g
 
-    def _build(self, desc, handle, autotune):
+    def _select(self, g, desc):
+        if desc.dtype == "float32" and not desc.tf32:
+            g.deselect_numeric_notes([self.cudnn.numerical_note.TENSOR_CORE])
+        if desc.workspace_limit:
+            g.deselect_workspace_greater_than(desc.workspace_limit)
+
+    def _build(self, desc, handle, autotune, timer):
         cd = self.cudnn
         g = self._graph(desc, handle)
         g.create_execution_plans([cd.heur_mode.A, cd.heur_mode.FALLBACK])
+        self._select(g, desc)
         g.check_support()
         if not autotune:
             g.build_plans(cd.build_plan_policy.HEURISTICS_CHOICE)
             return g
         g.build_plans(cd.build_plan_policy.ALL)
         n = g.get_execution_plan_count()
-        times = [self.timer(g, i) for i in range(n)]
+        times = [timer(g, i) for i in range(n)]
         best = min(range(n), key=lambda i: times[i])
         engine, knobs = g.get_engine_and_knobs_at_index(best)
         # the winner alone, so that the stored graph holds one plan
         g1 = self._graph(desc, handle)
         g1.create_execution_plan(engine, knobs)
+        self._select(g1, desc)
         g1.check_support()
         g1.build_plans()
         return g1
@@ -182,10 +194,12 @@ class ConvPlans:
             f.write(data)
         os.replace(tmp, self._path(key))
 
-    def plan(self, desc, handle, autotune=None):
-        """The built graph for desc: memory, disk, or built (and stored) now."""
+    def plan(self, desc, handle, autotune=None, timer=None):
+        """The built graph for desc: memory, disk, or built (and stored) now. timer: measures
+        plans for this call (default: the cache's)."""
         autotune = autotune_mode() if autotune is None else autotune
-        if self.timer is None:      # nothing can measure: the heuristic plan, keyed as such
+        timer = timer or self.timer
+        if timer is None:           # nothing can measure: the heuristic plan, keyed as such
             autotune = 0
         key = desc.key(autotune)
         with self._lock:
@@ -198,7 +212,7 @@ class ConvPlans:
                 self.stats["disk"] += 1
             else:
                 t0 = time.perf_counter()
-                g = self._build(desc, handle, autotune)
+                g = self._build(desc, handle, autotune, timer)
                 self.stats["built"] += 1
                 self.stats["build_seconds"] = time.perf_counter() - t0
                 try:

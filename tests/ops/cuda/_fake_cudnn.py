@@ -1,7 +1,9 @@
 """A stand-in for the cuDNN frontend's Python module (``cudnn``) that records every call made
-on it, for tests/ops/cuda/test_cudnn_plans.py: graphs, tensors and plans are plain records;
+on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py and the convolution
+emulation: graphs, tensors and plans are plain records;
 a "serialized" graph is the JSON of the calls that built it, and deserializing one replays
 nothing (a real deserialize does not rebuild either). Nothing runs."""
+import contextlib
 import json
 import types
 
@@ -15,6 +17,7 @@ class _Enum:
 data_type = _Enum("data_type", "FLOAT", "HALF", "BFLOAT16", "DOUBLE")
 heur_mode = _Enum("heur_mode", "A", "B", "FALLBACK")
 build_plan_policy = _Enum("build_plan_policy", "ALL", "HEURISTICS_CHOICE")
+numerical_note = _Enum("numerical_note", "TENSOR_CORE", "DOWN_CONVERT_INPUTS")
 
 
 class FakeTensor:
@@ -88,8 +91,17 @@ class FakeGraph:
         self._rec("create_execution_plan", engine, knobs)
         self.plans = [(engine, knobs)]
 
+    def deselect_numeric_notes(self, notes):
+        self._rec("deselect_numeric_notes", list(notes))
+
+    def deselect_workspace_greater_than(self, limit):
+        self._rec("deselect_workspace_greater_than", limit)
+
     def check_support(self):
         self._rec("check_support")
+        x = [e for e in self.log if e[0] == "tensor"][0][2]
+        if tuple(x) in self.module.unsupported:
+            raise self.module.cudnnGraphNotSupportedError("no engine for %s" % (x,))
 
     def build_plans(self, policy=None):
         self._rec("build_plans", policy)
@@ -115,9 +127,43 @@ class FakeGraph:
         self._rec("execute", dict(pointers), workspace, handle)
 
 
+class cudnnGraphNotSupportedError(Exception):
+    pass
+
+
 def make():
-    """A fresh fake module (its `calls` list records everything)."""
+    """A fresh fake module (its `calls` list records everything; graphs whose first tensor
+    has a shape in `unsupported` fail check_support as cuDNN does for a graph no engine runs)."""
     m = types.SimpleNamespace(data_type=data_type, heur_mode=heur_mode,
-                              build_plan_policy=build_plan_policy, calls=[])
+                              build_plan_policy=build_plan_policy, numerical_note=numerical_note,
+                              cudnnGraphNotSupportedError=cudnnGraphNotSupportedError,
+                              calls=[], unsupported=set())
     m.pygraph = lambda **kw: FakeGraph(m, **kw)
+
+    def create_handle():
+        h = "handle%d" % sum(1 for c in m.calls if c[0] == "create_handle")
+        m.calls.append(("create_handle", h))
+        return h
+
+    def set_stream(handle, stream):
+        m.calls.append(("set_stream", handle, stream))
+    m.create_handle, m.set_stream = create_handle, set_stream
     return m
+
+
+STREAM = 0x5150         # what the tests' engine stream handle reads
+
+
+@contextlib.contextmanager
+def installed(monkeypatch, plan_dir):
+    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_conv.py, plans under plan_dir,
+    the engine's stream of every device reading STREAM; the real module probed again after."""
+    from mxc.ops.cuda import cudnn_conv
+    fake = make()
+    monkeypatch.setenv("MXC_CUDNN_PLAN_DIR", str(plan_dir))
+    monkeypatch.setattr(cudnn_conv, "_stream", lambda dev: STREAM)
+    cudnn_conv.use_frontend(fake)
+    try:
+        yield fake
+    finally:
+        cudnn_conv.use_frontend(None, probe=True)

@@ -33,7 +33,8 @@ def test_heuristic_fprop_plan_is_built_once_then_found_in_memory(tmp_path):
     g = plans.plan(conv3x3(), "h0", autotune=0)
     assert names(fake.calls) == [
         "pygraph", "tensor", "tensor", "conv_fprop", "validate", "build_operation_graph",
-        "create_execution_plans", "check_support", "build_plans", "serialize"]
+        "create_execution_plans", "deselect_numeric_notes", "check_support", "build_plans",
+        "serialize"]
     assert fake.calls[0][1]["io_data_type"] == "data_type.FLOAT"
     assert fake.calls[1][1:] == ("X", [32, 64, 32, 32], [65536, 1024, 32, 1], "data_type.FLOAT")
     assert fake.calls[2][1:3] == ("W", [64, 64, 3, 3])
@@ -41,7 +42,8 @@ def test_heuristic_fprop_plan_is_built_once_then_found_in_memory(tmp_path):
                                 "stride": [1, 1], "dilation": [1, 1],
                                 "compute_data_type": "data_type.FLOAT"}
     assert fake.calls[6][1] == ["heur_mode.A", "heur_mode.FALLBACK"]
-    assert fake.calls[8][1] == "build_plan_policy.HEURISTICS_CHOICE"
+    assert fake.calls[7][1] == ["numerical_note.TENSOR_CORE"]       # float32 stays float32
+    assert fake.calls[9][1] == "build_plan_policy.HEURISTICS_CHOICE"
     # the output: uid 3, dims and strides set
     out = [e for e in g.log if e[0].startswith("tensor.") and e[1] == "conv_fprop_out"]
     assert ("tensor.uid", "conv_fprop_out", P.UID_Y) in out
