@@ -1,0 +1,67 @@
+"""mx.contrib.quantization on nets holding BatchNorm, elemwise_mul and Embedding: the rewritten
+graph, the calibrated thresholds, the quantized parameters and the quantized net's output
+against MXNet 1.9.1's (tests/data/quantized_layers_golden.json, made by
+tests/data/make_quantized_ops_golden.py without a subgraph backend)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxc as mx
+from mxc.contrib import quantization as q
+
+with open(os.path.join(os.path.dirname(__file__), "..", "data",
+                       "quantized_layers_golden.json")) as _fh:
+    MODEL = json.load(_fh)
+CALIB_KEYS = ("min_calib_range", "max_calib_range")
+
+
+def _graph(js):
+    """(op, name, attrs without thresholds, inputs) per node, the thresholds by node, heads."""
+    g = json.loads(js)
+    nodes, ths = [], {}
+    for n in g["nodes"]:
+        attrs = dict(n.get("attrs", {}))
+        th = tuple(float(attrs.pop(k)) for k in CALIB_KEYS if k in attrs)
+        if th:
+            ths[n["name"]] = th
+        nodes.append((n["op"], n["name"], attrs, [list(e) for e in n["inputs"]]))
+    return nodes, ths, g["heads"]
+
+
+@pytest.mark.parametrize("case", sorted(MODEL["cases"]))
+def test_quantize_model_matches_mxnet(case):
+    net, mode, dtype, qmode = case.split("/")
+    spec, want = MODEL["nets"][net], MODEL["cases"][case]
+    sym = mx.sym.load_json(spec["sym"])
+    args = {k: mx.nd.array(np.array(v, np.float32)) for k, v in spec["args"].items()}
+    auxs = {k: mx.nd.array(np.array(v, np.float32)) for k, v in spec["auxs"].items()}
+    X = np.array(MODEL["XI" if net == "emb" else "X"], np.float32)
+    it = mx.io.NDArrayIter(X, np.zeros(len(X)), batch_size=4)
+    qsym, qargs, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode=mode,
+                                      calib_data=it, quantized_dtype=dtype, quantize_mode=qmode)
+    nodes, ths, heads = _graph(qsym.tojson())
+    wnodes, wths, wheads = _graph(want["qsym"])
+    assert nodes == wnodes
+    assert heads == wheads
+    assert sorted(ths) == sorted(wths)
+    for name, th in ths.items():
+        np.testing.assert_allclose(th, wths[name], rtol=2e-6, err_msg=name)
+    assert sorted(qargs) == sorted(want["qargs"])
+    for k, (dt, vals) in want["qargs"].items():
+        assert qargs[k].dtype == np.dtype(dt), k
+        np.testing.assert_array_equal(qargs[k].asnumpy().reshape(-1), np.array(vals, dt), k)
+    if "out" not in want:       # MXNet's oneDNN quantized conv refuses int8 data
+        return
+    ex = qsym.simple_bind(mx.cpu(), data=(4,) + X.shape[1:], softmax_label=(4,),
+                          grad_req="null",
+                          type_dict=dict({k: v.dtype for k, v in qargs.items()},
+                                         data=np.float32, softmax_label=np.float32))
+    for k, v in qargs.items():
+        ex.arg_dict[k][:] = v
+    for k, v in auxs.items():
+        ex.aux_dict[k][:] = v
+    ex.arg_dict["data"][:] = X[:4]
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.array(want["out"], np.float32),
+                               rtol=1e-5, atol=1e-6)

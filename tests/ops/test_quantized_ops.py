@@ -1,0 +1,80 @@
+"""_contrib_quantized_batch_norm, _contrib_quantized_elemwise_mul and _contrib_quantized_embedding
+against MXNet 1.9.1's outputs (tests/data/quantized_ops_golden.npz, made by
+tests/data/make_quantized_ops_golden.py), through mx.nd and mx.sym, and their input checks."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mxc as mx
+
+_G = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "quantized_ops_golden.npz"))
+CASES = sorted({k.split("/")[0] for k in _G.files})
+
+
+def _case(name):
+    spec = json.loads(str(_G[f"{name}/attrs"]))
+    ins = [_G[f"{name}/in{i}"] for i in range(sum(k.startswith(f"{name}/in") for k in _G.files))]
+    outs = [_G[f"{name}/out{i}"] for i in range(sum(k.startswith(f"{name}/out")
+                                                     for k in _G.files))]
+    return spec["op"], spec["kw"], ins, outs
+
+
+def _check(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype == np.float32:
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=0)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_mxnet_nd(name):
+    op, kw, ins, outs = _case(name)
+    res = getattr(mx.nd.contrib, op)(*[mx.nd.array(a, dtype=a.dtype) for a in ins], **kw)
+    res = res if isinstance(res, (list, tuple)) else [res]
+    _check([r.asnumpy() for r in res], outs)
+
+
+@pytest.mark.parametrize("name", ["bn_uint8", "mul_calib", "emb_f32"])
+def test_matches_mxnet_sym(name):
+    op, kw, ins, outs = _case(name)
+    names = [f"in{i}" for i in range(len(ins))]
+    s = getattr(mx.sym.contrib, op)(*[mx.sym.var(n) for n in names], **kw)
+    arrays = {n: mx.nd.array(a, dtype=a.dtype) for n, a in zip(names, ins)}
+    ex = s.bind(mx.cpu(), {n: arrays[n] for n in s.list_arguments()},
+                aux_states={n: arrays[n] for n in s.list_auxiliary_states()})
+    _check([o.asnumpy() for o in ex.forward()], outs)
+    if op == "quantized_batch_norm":      # the statistics are auxiliary states, as BatchNorm's
+        assert s.list_auxiliary_states() == ["in3", "in4"]
+    _, out_types, _ = s.infer_type(**{n: a.dtype for n, a in zip(names, ins)
+                                      if n in s.list_arguments()})
+    assert [np.dtype(t) for t in out_types] == [o.dtype for o in outs]
+
+
+def test_elemwise_mul_float_output_has_one_output():
+    s = mx.sym.contrib.quantized_elemwise_mul(*[mx.sym.var(n) for n in "abcdef"],
+                                              enable_float_output=True, name="m")
+    assert s.list_outputs() == ["m_output"]
+
+
+def test_bad_inputs_are_refused():
+    f = lambda v: mx.nd.array([v])                                      # noqa: E731
+    s8 = mx.nd.array(np.arange(6).reshape(2, 3), dtype="int8")
+    with pytest.raises(mx.MXNetError, match="quantized_elemwise_mul.*rhs"):
+        mx.nd.contrib.quantized_elemwise_mul(s8, s8.astype("uint8"), f(-1), f(1), f(-1), f(1))
+    with pytest.raises(mx.MXNetError, match="no broadcasting"):
+        mx.nd.contrib.quantized_elemwise_mul(s8, s8.reshape(3, 2), f(-1), f(1), f(-1), f(1))
+    with pytest.raises(mx.MXNetError, match="quantized_embedding.*weight"):
+        mx.nd.contrib.quantized_embedding(mx.nd.array([0, 1]), s8, f(-1), f(1),
+                                          input_dim=3, output_dim=2)
+    x = mx.nd.array(np.zeros((1, 2, 2, 2)), dtype="int8")
+    stats = [mx.nd.ones(2)] * 4
+    with pytest.raises(mx.MXNetError, match="min_calib_range and max_calib_range"):
+        mx.nd.contrib.quantized_batch_norm(x, *stats, f(-1), f(1)).asnumpy()
+    with pytest.raises(mx.MXNetError, match="gamma has shape"):
+        mx.nd.contrib.quantized_batch_norm(x, mx.nd.ones(3), *stats[1:], f(-1), f(1),
+                                           min_calib_range=-1, max_calib_range=1)
