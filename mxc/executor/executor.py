@@ -695,8 +695,11 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
     if type_dict is None:
+        # as MXNet: what the graph infers (a quantized operator's int8 weight beside int32
+        # indices), float32 where it infers nothing
         attrs = sym.attr_dict()
-        type_dict = {k: np.float32 for k in arg_names
+        inferred = sym.infer_type_partial()[0] or [None] * len(arg_names)
+        type_dict = {k: t or np.float32 for k, t in zip(arg_names, inferred)
                      if k not in attrs or "__dtype__" not in attrs[k]}
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
     if arg_shapes is None:

@@ -78,3 +78,28 @@ def test_bad_inputs_are_refused():
     with pytest.raises(mx.MXNetError, match="gamma has shape"):
         mx.nd.contrib.quantized_batch_norm(x, mx.nd.ones(3), *stats[1:], f(-1), f(1),
                                            min_calib_range=-1, max_calib_range=1)
+
+
+def test_embedding_of_int32_indices_binds_a_float32_weight_and_quantizes_exactly():
+    # MXNet's test_quantized_embedding: int32 indices; the float Embedding's weight is float32
+    # (its dtype parameter), the quantized one's int8, and both look up the same rows
+    d = mx.sym.Variable("data", shape=(5,), dtype="int32")
+    fp = mx.sym.Embedding(d, input_dim=7, output_dim=3)
+    ex = fp.simple_bind(mx.cpu(), grad_req="null")
+    assert ex.arg_dict[fp.list_arguments()[1]].dtype == np.float32
+    w = np.random.RandomState(0).randint(-127, 128, (7, 3))
+    idx = np.array([6, 0, 3, 3, 1], np.int32)
+    ex.arg_dict["data"][:] = idx
+    ex.arg_dict[fp.list_arguments()[1]][:] = w
+    qs = mx.sym.contrib.quantized_embedding(data=d, input_dim=7, output_dim=3)
+    qex = qs.simple_bind(mx.cpu(), grad_req="null")
+    names = qs.list_arguments()
+    assert qex.arg_dict[names[1]].dtype == np.int8
+    qex.arg_dict[names[0]][:] = idx
+    qex.arg_dict[names[1]][:] = w.astype(np.int8)
+    qex.arg_dict[names[2]][:] = -127.0
+    qex.arg_dict[names[3]][:] = 127.0
+    q, lo, hi = qex.forward()
+    np.testing.assert_array_equal(q.asnumpy(), ex.forward()[0].asnumpy())
+    np.testing.assert_array_equal(q.asnumpy(), w[idx])
+    assert (lo.asscalar(), hi.asscalar()) == (-127.0, 127.0)
