@@ -160,10 +160,15 @@ def _new(op_name, name, attrs, inputs):
 def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=None,
                      offline_params=None, quantized_dtype="int8", quantize_mode="smart",
                      quantize_granularity="tensor-wise"):
-    """(quantized Symbol, names of the float outputs to calibrate), as MXNet's QuantizeGraph."""
-    if quantize_granularity != "tensor-wise":
-        raise ValueError("quantize_granularity: mxc quantizes tensor-wise only ('channel-wise' "
-                         "needs oneDNN's fused operators)")
+    """(quantized Symbol, names of the float outputs to calibrate), as MXNet's QuantizeGraph.
+
+    quantize_granularity 'channel-wise' rewrites the graph as 'tensor-wise' does: in MXNet 1.9.1
+    only oneDNN's fused operators (_sg_mkldnn_conv, _sg_mkldnn_fully_connected, which mxc does
+    not make) carry per-channel weight scales, so its graph and parameters are the same."""
+    if (quantize_granularity == "channel-wise" and isinstance(ctx, Context)
+            and ctx.device_type == "gpu"):
+        raise ValueError("`channel-wise` quantization option is not supported yet by GPU, please "
+                         "set quantize_granularity to `tensor-wise` when quantizing model.")
     src_nodes = _topo(sym._outputs)
     forms = _mark(src_nodes, set(excluded_symbols or ()), set(excluded_operators or ()),
                   quantize_mode)

@@ -1,5 +1,5 @@
-"""mx.contrib.quantization on nets holding BatchNorm, elemwise_mul and Embedding: the rewritten
-graph, the calibrated thresholds, the quantized parameters and the quantized net's output
+"""mx.contrib.quantization on nets holding BatchNorm, elemwise_mul and Embedding (tensor-wise and
+channel-wise): the rewritten graph, the calibrated thresholds, the quantized parameters and the quantized net's output
 against MXNet 1.9.1's (tests/data/quantized_layers_golden.json, made by
 tests/data/make_quantized_ops_golden.py without a subgraph backend)."""
 import json
@@ -32,7 +32,8 @@ def _graph(js):
 
 @pytest.mark.parametrize("case", sorted(MODEL["cases"]))
 def test_quantize_model_matches_mxnet(case):
-    net, mode, dtype, qmode = case.split("/")
+    net, mode, dtype, qmode = case.split("/", 3)
+    granularity = "channel-wise" if qmode.endswith("/channel") else "tensor-wise"
     spec, want = MODEL["nets"][net], MODEL["cases"][case]
     sym = mx.sym.load_json(spec["sym"])
     args = {k: mx.nd.array(np.array(v, np.float32)) for k, v in spec["args"].items()}
@@ -40,7 +41,9 @@ def test_quantize_model_matches_mxnet(case):
     X = np.array(MODEL["XI" if net == "emb" else "X"], np.float32)
     it = mx.io.NDArrayIter(X, np.zeros(len(X)), batch_size=4)
     qsym, qargs, _ = q.quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode=mode,
-                                      calib_data=it, quantized_dtype=dtype, quantize_mode=qmode)
+                                      calib_data=it, quantized_dtype=dtype,
+                                      quantize_mode=qmode.split("/")[0],
+                                      quantize_granularity=granularity)
     nodes, ths, heads = _graph(qsym.tojson())
     wnodes, wths, wheads = _graph(want["qsym"])
     assert nodes == wnodes
@@ -65,3 +68,10 @@ def test_quantize_model_matches_mxnet(case):
     ex.arg_dict["data"][:] = X[:4]
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.array(want["out"], np.float32),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_channel_wise_is_refused_on_gpu_as_mxnet():
+    spec = MODEL["nets"]["mul"]
+    with pytest.raises(ValueError, match="channel-wise"):
+        q.quantize_model(mx.sym.load_json(spec["sym"]), {}, {}, ctx=mx.gpu(0), calib_mode="none",
+                         quantize_granularity="channel-wise")
