@@ -70,8 +70,15 @@ def _run_nodes(plan, args, aux, monitor, monitor_all, tape_nodes, node_ctx):
         vals[s] = [a]
     for s, a in zip(plan.aux_slots, aux):
         vals[s] = [a]
+    # creation operators with unknown dims (an unrolled RNN's begin state zeros((0, H))) take
+    # the shape the graph infers from the inputs, as in the planned path (graph.build)
+    completed = _g._completed_creation_shapes(
+        plan.sym, plan.nodes, [plan.nodes[s] for s in plan.arg_slots + plan.aux_slots],
+        [a.shape for a in list(args) + list(aux)])
     for slot, node, op, attrs, ins in plan.steps:
         inputs = [vals[j][k] for j, k in ins]
+        if id(node) in completed:
+            attrs = dict(attrs, shape=completed[id(node)])
         nctx = None
         if node_ctx is not None:
             nctx = node_ctx[id(node)]
