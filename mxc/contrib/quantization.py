@@ -770,9 +770,14 @@ def quantize_net_v2(network, quantized_dtype="auto", quantize_mode="full",
                 exclude_layers.append(layers.name)
     if logger:
         logger.info("These layers have been excluded %s" % exclude_layers)
+    exclude_operators = list(exclude_operators or [])
+    if calib_mode is None or calib_mode == "none":
+        # the int8 BatchNorm runs only in a calibrated range; MXNet's CPU build folds
+        # BatchNorm into the fused convolution here (mxc does not fuse), so it stays float32
+        exclude_operators.append("BatchNorm")
     qsym, qarg_params, aux_params, collector = quantize_graph(
         sym=symnet, arg_params=args, aux_params=auxs, ctx=ctx,
-        excluded_sym_names=exclude_layers, excluded_op_names=list(exclude_operators or []),
+        excluded_sym_names=exclude_layers, excluded_op_names=exclude_operators,
         calib_mode=calib_mode, quantized_dtype=quantized_dtype, quantize_mode=quantize_mode,
         quantize_granularity=quantize_granularity, LayerOutputCollector=LayerOutputCollector,
         logger=logger)
