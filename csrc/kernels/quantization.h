@@ -833,10 +833,13 @@ static int mxc_q_elemwise_mul(mxc_opcall *c) {
   const float a_scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(a_min, a_max);
   const float b_scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(b_min, b_max);
   const int64_t n = c->out[0].size;
+  const int nt = mxc_q_threads(c, n);
   int64_t i;
+  (void)nt;
   if (float_out) {
     const float scale = (float)(1.0 / a_scale / b_scale);
     float *o = (float *)c->out[0].data;
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
     for (i = 0; i < n; i++) o[i] = (float)(a[i] * bb[i]) * scale;
     return 0;
   }
@@ -844,12 +847,14 @@ static int mxc_q_elemwise_mul(mxc_opcall *c) {
     const float omin = (float)c->fattr[0], omax = (float)c->fattr[1];
     const float scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(omin, omax) / a_scale / b_scale;
     int8_t *o = (int8_t *)c->out[0].data;
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
     for (i = 0; i < n; i++) o[i] = (int8_t)(int32_t)((float)(a[i] * bb[i]) * scale);
     *(float *)c->out[1].data = omin;
     *(float *)c->out[2].data = omax;
     return 0;
   }
   int32_t *o = (int32_t *)c->out[0].data;
+  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
   for (i = 0; i < n; i++) o[i] = (int32_t)a[i] * (int32_t)bb[i];
   mxc_q_product_range(mxc_q_maxabs(a_min, a_max), 127.0f, mxc_q_maxabs(b_min, b_max), 127.0f,
                       (float *)c->out[1].data, (float *)c->out[2].data);
@@ -866,7 +871,10 @@ static int mxc_q_elemwise_mul(mxc_opcall *c) {
     const int8_t *w = (const int8_t *)c->in[1].data;                                           \
     const int64_t rows = c->in[1].shape[0], dim = c->in[1].shape[1], n = c->in[0].size;       \
     int8_t *y = (int8_t *)c->out[0].data;                                                      \
+    const int nt = mxc_q_threads(c, n * dim);                                                  \
     int64_t i;                                                                                 \
+    (void)nt;                                                                                  \
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                              \
     for (i = 0; i < n; i++) {                                                                  \
       const double v = (double)idx[i];                                                         \
       int64_t r = v != v ? 0 : v >= (double)rows ? rows - 1 : v <= 0 ? 0 : (int64_t)v;         \

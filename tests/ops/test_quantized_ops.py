@@ -103,3 +103,29 @@ def test_embedding_of_int32_indices_binds_a_float32_weight_and_quantizes_exactly
     np.testing.assert_array_equal(q.asnumpy(), ex.forward()[0].asnumpy())
     np.testing.assert_array_equal(q.asnumpy(), w[idx])
     assert (lo.asscalar(), hi.asscalar()) == (-127.0, 127.0)
+
+
+def test_threaded_sizes_match_the_serial_results():
+    # above 32768 elements the kernels split the work over threads: the results are those of
+    # numpy (products, lookups) and of the same operator on small (serial) slices (BatchNorm)
+    rng = np.random.RandomState(3)
+    f = lambda v: mx.nd.array([v])                                      # noqa: E731
+    a = rng.randint(-128, 128, (200, 300)).astype(np.int8)
+    b = rng.randint(-128, 128, (200, 300)).astype(np.int8)
+    got = mx.nd.contrib.quantized_elemwise_mul(mx.nd.array(a, dtype="int8"),
+                                               mx.nd.array(b, dtype="int8"),
+                                               f(-1), f(1), f(-1), f(1))[0].asnumpy()
+    np.testing.assert_array_equal(got, a.astype(np.int32) * b)
+    w = rng.randint(-128, 128, (40, 500)).astype(np.int8)
+    idx = rng.randint(0, 40, 300)
+    got = mx.nd.contrib.quantized_embedding(mx.nd.array(idx, dtype="int32"),
+                                            mx.nd.array(w, dtype="int8"), f(-1), f(1),
+                                            input_dim=40, output_dim=500)[0].asnumpy()
+    np.testing.assert_array_equal(got, w[idx])
+    x = mx.nd.array(rng.randint(0, 256, (8, 16, 32, 32)), dtype="uint8")
+    stats = [mx.nd.array(rng.uniform(0.5, 1.5, 16)) for _ in range(4)]
+    kw = dict(min_calib_range=-2.0, max_calib_range=3.0, eps=0.01)
+    whole = mx.nd.contrib.quantized_batch_norm(x, *stats, f(0.0), f(2.0), **kw)[0].asnumpy()
+    for i in range(8):
+        part = mx.nd.contrib.quantized_batch_norm(x[i:i + 1], *stats, f(0.0), f(2.0), **kw)[0]
+        np.testing.assert_array_equal(whole[i:i + 1], part.asnumpy())
