@@ -762,6 +762,135 @@ static int mxc_q_calibrate_entropy(mxc_opcall *c) {
   return 0;
 }
 
+/* _contrib_quantized_batch_norm (MKLDNNQuantizedBatchNormForward): in data (u8/s8), gamma, beta,
+ * moving_mean, moving_var (float32, `channels` each), min/max of data; out s8, min, max (the
+ * calibrated range). iattr: outer, channels, inner (the data as (outer, channels, inner) around
+ * its channel axis); fattr: eps, min_calib_range, max_calib_range. MXNet folds the statistics
+ * into oneDNN's scale/shift over the s8 domain, w = gamma / sqrt(var + eps) * |data| / |out| and
+ * b = (beta - mean * gamma / sqrt(var + eps)) * 127.5 / |out|, and runs oneDNN's int8 batch norm
+ * with mean 0 and variance 1, which still divides by sqrt(1 + eps): y = round(w / sqrt(1 + eps)
+ * * x + b), saturated. gamma is used as given (fix_gamma has no effect here, as in MXNet). uint8
+ * data is first reordered to int8 with scale 127.5 / 255.5 (rounded, saturated). */
+static int mxc_q_batch_norm(mxc_opcall *c) {
+  const mxc_tensor *X = &c->in[0];
+  const int64_t outer = c->iattr[0], ch = c->iattr[1], inner = c->iattr[2];
+  const double eps = c->fattr[0];
+  const float d_abs = mxc_q_maxabs(mxc_q_scalar(&c->in[5]), mxc_q_scalar(&c->in[6]));
+  const float omin = (float)c->fattr[1], omax = (float)c->fattr[2];
+  const float o_abs = mxc_q_maxabs(omin, omax);
+  const float *gamma = (const float *)c->in[1].data, *beta = (const float *)c->in[2].data;
+  const float *mean = (const float *)c->in[3].data, *var = (const float *)c->in[4].data;
+  const float unit = sqrtf(1.0f + (float)eps);
+  const float u8s = MXC_Q_INT8_RANGE / MXC_Q_UINT8_RANGE;
+  const int u8 = X->dtype == MXC_UINT8;
+  int8_t *y = (int8_t *)c->out[0].data;
+  float *w = (float *)malloc(sizeof(float) * (size_t)(2 * ch + 1));
+  if (w == NULL)
+    return snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_batch_norm: out of memory"), -1;
+  float *b = w + ch;
+  int64_t k;
+  for (k = 0; k < ch; k++) {
+    const float invstd = (float)(1.0 / sqrt((double)var[k] + eps));
+    w[k] = gamma[k] * invstd * d_abs / o_abs / unit;
+    b[k] = (beta[k] - mean[k] * gamma[k] * invstd) * MXC_Q_INT8_RANGE / o_abs;
+  }
+  const int64_t rows = outer * ch;
+  const int nt = mxc_q_threads(c, rows * inner);
+  int64_t r;
+  (void)nt;
+  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
+  for (r = 0; r < rows; r++) {
+    const int64_t kk = r % ch, base = r * inner;
+    const float sw = w[kk], sb = b[kk];
+    int64_t i;
+    if (u8) {
+      const uint8_t *x = (const uint8_t *)X->data + base;
+      for (i = 0; i < inner; i++)
+        y[base + i] = mxc_q_round_s8(sw * (float)mxc_q_round_s8((float)x[i] * u8s) + sb);
+    } else {
+      const int8_t *x = (const int8_t *)X->data + base;
+      for (i = 0; i < inner; i++) y[base + i] = mxc_q_round_s8(sw * (float)x[i] + sb);
+    }
+  }
+  free(w);
+  *(float *)c->out[1].data = omin;
+  *(float *)c->out[2].data = omax;
+  return 0;
+}
+
+/* _contrib_quantized_elemwise_mul (QuantizedElemwiseMulOpForward, MXNet's plain CPU loop): in
+ * lhs, rhs (s8, one shape), min/max of lhs and of rhs; out c (and its min, max unless
+ * float_output). iattr: calibrated, float_output; fattr: min_calib_range, max_calib_range.
+ * Each scale is 127.5 / max(|min|, |max|). float_output: c = a * b / (s_a * s_b) in float32.
+ * Calibrated: c = int8(a * b * (127.5 / |calib|) / s_a / s_b), truncated toward zero (the C cast
+ * of MXNet's loop; products past the int8 range wrap as that cast does on x86). Otherwise c = a * b
+ * in int32 with the S8S8 product range (one level of each times 2^31). */
+static int mxc_q_elemwise_mul(mxc_opcall *c) {
+  const int8_t *a = (const int8_t *)c->in[0].data, *bb = (const int8_t *)c->in[1].data;
+  const float a_min = mxc_q_scalar(&c->in[2]), a_max = mxc_q_scalar(&c->in[3]);
+  const float b_min = mxc_q_scalar(&c->in[4]), b_max = mxc_q_scalar(&c->in[5]);
+  const int calibrated = c->iattr[0] != 0, float_out = c->iattr[1] != 0;
+  const float a_scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(a_min, a_max);
+  const float b_scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(b_min, b_max);
+  const int64_t n = c->out[0].size;
+  const int nt = mxc_q_threads(c, n);
+  int64_t i;
+  (void)nt;
+  if (float_out) {
+    const float scale = (float)(1.0 / a_scale / b_scale);
+    float *o = (float *)c->out[0].data;
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
+    for (i = 0; i < n; i++) o[i] = (float)(a[i] * bb[i]) * scale;
+    return 0;
+  }
+  if (calibrated) {
+    const float omin = (float)c->fattr[0], omax = (float)c->fattr[1];
+    const float scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(omin, omax) / a_scale / b_scale;
+    int8_t *o = (int8_t *)c->out[0].data;
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
+    for (i = 0; i < n; i++) o[i] = (int8_t)(int32_t)((float)(a[i] * bb[i]) * scale);
+    *(float *)c->out[1].data = omin;
+    *(float *)c->out[2].data = omax;
+    return 0;
+  }
+  int32_t *o = (int32_t *)c->out[0].data;
+  MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
+  for (i = 0; i < n; i++) o[i] = (int32_t)a[i] * (int32_t)bb[i];
+  mxc_q_product_range(mxc_q_maxabs(a_min, a_max), 127.0f, mxc_q_maxabs(b_min, b_max), 127.0f,
+                      (float *)c->out[1].data, (float *)c->out[2].data);
+  return 0;
+}
+
+/* _contrib_quantized_embedding (QuantizedEmbeddingOpForward): in data (indices of any real or
+ * integer dtype, truncated toward zero and clipped into [0, input_dim), as Embedding), weight
+ * (s8, input_dim x output_dim), min/max of weight; out the looked-up s8 rows, and the weight's
+ * range. Keyed by the data's dtype. */
+#define MXC_Q_EMBEDDING(SUF, T)                                                                 \
+  static int mxc_q_embedding_##SUF(mxc_opcall *c) {                                            \
+    const T *idx = (const T *)c->in[0].data;                                                   \
+    const int8_t *w = (const int8_t *)c->in[1].data;                                           \
+    const int64_t rows = c->in[1].shape[0], dim = c->in[1].shape[1], n = c->in[0].size;       \
+    int8_t *y = (int8_t *)c->out[0].data;                                                      \
+    const int nt = mxc_q_threads(c, n * dim);                                                  \
+    int64_t i;                                                                                 \
+    (void)nt;                                                                                  \
+    MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))                              \
+    for (i = 0; i < n; i++) {                                                                  \
+      const double v = (double)idx[i];                                                         \
+      int64_t r = v != v ? 0 : v >= (double)rows ? rows - 1 : v <= 0 ? 0 : (int64_t)v;         \
+      memcpy(y + i * dim, w + r * dim, (size_t)dim);                                           \
+    }                                                                                          \
+    *(float *)c->out[1].data = mxc_q_scalar(&c->in[2]);                                        \
+    *(float *)c->out[2].data = mxc_q_scalar(&c->in[3]);                                        \
+    return 0;                                                                                  \
+  }
+MXC_Q_EMBEDDING(f32, float)
+MXC_Q_EMBEDDING(f64, double)
+MXC_Q_EMBEDDING(s32, int32_t)
+MXC_Q_EMBEDDING(s64, int64_t)
+MXC_Q_EMBEDDING(u8, uint8_t)
+MXC_Q_EMBEDDING(s8, int8_t)
+
 static const mxc_code_entry mxc_quantization_table[] = {
   {"calibrate_entropy", MXC_FLOAT32, mxc_q_calibrate_entropy},
   {"quantize_v2", MXC_FLOAT32, mxc_q_quantize_v2},
@@ -786,6 +915,15 @@ static const mxc_code_entry mxc_quantization_table[] = {
   {"concat", MXC_UINT8, mxc_q_concat},
   {"concat", MXC_INT8, mxc_q_concat},
   {"flatten", MXC_INT8, mxc_q_flatten},
+  {"batch_norm", MXC_UINT8, mxc_q_batch_norm},
+  {"batch_norm", MXC_INT8, mxc_q_batch_norm},
+  {"elemwise_mul", MXC_INT8, mxc_q_elemwise_mul},
+  {"embedding", MXC_FLOAT32, mxc_q_embedding_f32},
+  {"embedding", MXC_FLOAT64, mxc_q_embedding_f64},
+  {"embedding", MXC_INT32, mxc_q_embedding_s32},
+  {"embedding", MXC_INT64, mxc_q_embedding_s64},
+  {"embedding", MXC_UINT8, mxc_q_embedding_u8},
+  {"embedding", MXC_INT8, mxc_q_embedding_s8},
   {NULL, 0, NULL}};
 
 #endif

@@ -16,8 +16,9 @@ python/mxnet/contrib/quantization.py with its C++ graph pass (quantize_graph_pas
 
 The rewritten graph is MXNet's without a subgraph backend (``MXNET_SUBGRAPH_BACKEND=NONE``):
 MXNet's oneDNN build would also fuse operators (``_sg_mkldnn_conv``) first, which mxc does not
-do. Operators whose quantized form mxc lacks (BatchNorm, Embedding, RNN)
-stay float32, as MXNet excludes an operator whose quantized form has no CPU kernel.
+do. BatchNorm (int8 in its own calibrated range), elemwise_mul (requantized) and float32 Embedding
+(int8 rows of an int8 weight; the indices stay float) are quantized as MXNet's oneDNN build does;
+RNN stays float32.
 """
 import logging
 import os
@@ -69,7 +70,29 @@ def _quantized_form(node):
         return "_contrib_quantized_elemwise_add", False, True
     elif op == "Concat" and a["dim"] > 0:
         return "_contrib_quantized_concat", False, False
+    elif op == "BatchNorm":
+        return "_contrib_quantized_batch_norm", False, False
+    elif op == "elemwise_mul":
+        return "_contrib_quantized_elemwise_mul", False, True
+    elif op == "Embedding" and a["dtype"] == "float32":
+        return "_contrib_quantized_embedding", False, False
     return None
+
+
+def _keeps_float(op_name, index):
+    """Whether input `index` of a quantized `op_name` stays float32, without a quantize node or
+    min/max inputs (MXNet's FAvoidQuantizeInput): BatchNorm's gamma, beta and statistics,
+    Embedding's indices."""
+    if op_name == "BatchNorm":
+        return index != 0
+    if op_name == "Embedding":
+        return index == 0
+    return False
+
+
+# quantized operators calibrated on their own output (FNeedCalibrateOutput): the thresholds go
+# into the operator's attributes rather than into a requantize node after it
+_CALIBRATES_OUTPUT = frozenset(("_contrib_quantized_batch_norm",))
 
 
 # operators MXNet registers with FListOutputNames (its nn operators, the legacy OperatorProperty
@@ -137,10 +160,15 @@ def _new(op_name, name, attrs, inputs):
 def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=None,
                      offline_params=None, quantized_dtype="int8", quantize_mode="smart",
                      quantize_granularity="tensor-wise"):
-    """(quantized Symbol, names of the float outputs to calibrate), as MXNet's QuantizeGraph."""
-    if quantize_granularity != "tensor-wise":
-        raise ValueError("quantize_granularity: mxc quantizes tensor-wise only ('channel-wise' "
-                         "needs oneDNN's fused operators)")
+    """(quantized Symbol, names of the float outputs to calibrate), as MXNet's QuantizeGraph.
+
+    quantize_granularity 'channel-wise' rewrites the graph as 'tensor-wise' does: in MXNet 1.9.1
+    only oneDNN's fused operators (_sg_mkldnn_conv, _sg_mkldnn_fully_connected, which mxc does
+    not make) carry per-channel weight scales, so its graph and parameters are the same."""
+    if (quantize_granularity == "channel-wise" and isinstance(ctx, Context)
+            and ctx.device_type == "gpu"):
+        raise ValueError("`channel-wise` quantization option is not supported yet by GPU, please "
+                         "set quantize_granularity to `tensor-wise` when quantizing model.")
     src_nodes = _topo(sym._outputs)
     forms = _mark(src_nodes, set(excluded_symbols or ()), set(excluded_operators or ()),
                   quantize_mode)
@@ -154,11 +182,13 @@ def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=No
         if id(node) in forms:
             qop, _must, requant = forms[id(node)]
             new = _new(qop, "quantized_" + node.name, node.attrs, [])
-            for e in node.inputs:
+            for i, e in enumerate(node.inputs):
                 src, idx = e[0], e[1]
                 m = mirror[id(src)]
                 key = (id(src), idx)
-                if id(src) not in forms:
+                if _keeps_float(node.op.name, i):
+                    new.inputs.append((m, idx, e[2]))
+                elif id(src) not in forms:
                     if key not in qentry:
                         suffix = "" if m.op is None else (
                             src.output_names()[idx][len(src.name):]
@@ -171,9 +201,11 @@ def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=No
                     new.inputs.append((m.inputs[0][0], idx, 0))
                 else:
                     new.inputs.append((m, idx, 0))
-            for e in node.inputs:
+            for i, e in enumerate(node.inputs):
                 src, idx = e[0], e[1]
                 key = (id(src), idx)
+                if _keeps_float(node.op.name, i):
+                    continue
                 if key in qentry:
                     new.inputs += [(qentry[key], 1, 0), (qentry[key], 2, 0)]
                 else:
@@ -217,6 +249,9 @@ def _quantize_symbol(sym, ctx=None, excluded_symbols=None, excluded_operators=No
         heads = _offline(heads, set(offline_params))
     calib = []
     for n in _topo(heads):
+        if n.op is not None and n.op.name in _CALIBRATES_OUTPUT:
+            calib.append(_output_name(reverse.get(id(n), n), 0))
+            continue
         if n.op is None or n.op.name not in (_QUANTIZE, _REQUANTIZE):
             continue
         e = n.inputs[0]
@@ -274,9 +309,14 @@ def _calibrate_quantized_sym(qsym, th_dict):
 
     heads = [(copy(n), i, v) for n, i, v in heads]
     for n in _topo(heads):
-        if n.op is None or n.op.name not in (_QUANTIZE, _REQUANTIZE):
+        if n.op is None:
             continue
-        th = th_dict.get(_calib_key(n, n.inputs[0]))
+        if n.op.name in _CALIBRATES_OUTPUT:
+            th = th_dict.get(_calib_key(n, (n, 0, 0)))
+        elif n.op.name in (_QUANTIZE, _REQUANTIZE):
+            th = th_dict.get(_calib_key(n, n.inputs[0]))
+        else:
+            continue
         if th is not None:
             n.attrs["min_calib_range"] = "%f" % np.float32(th[0])
             n.attrs["max_calib_range"] = "%f" % np.float32(th[1])
@@ -730,9 +770,14 @@ def quantize_net_v2(network, quantized_dtype="auto", quantize_mode="full",
                 exclude_layers.append(layers.name)
     if logger:
         logger.info("These layers have been excluded %s" % exclude_layers)
+    exclude_operators = list(exclude_operators or [])
+    if calib_mode is None or calib_mode == "none":
+        # the int8 BatchNorm runs only in a calibrated range; MXNet's CPU build folds
+        # BatchNorm into the fused convolution here (mxc does not fuse), so it stays float32
+        exclude_operators.append("BatchNorm")
     qsym, qarg_params, aux_params, collector = quantize_graph(
         sym=symnet, arg_params=args, aux_params=auxs, ctx=ctx,
-        excluded_sym_names=exclude_layers, excluded_op_names=list(exclude_operators or []),
+        excluded_sym_names=exclude_layers, excluded_op_names=exclude_operators,
         calib_mode=calib_mode, quantized_dtype=quantized_dtype, quantize_mode=quantize_mode,
         quantize_granularity=quantize_granularity, LayerOutputCollector=LayerOutputCollector,
         logger=logger)

@@ -71,8 +71,15 @@ def _run_nodes(plan, args, aux, monitor, monitor_all, tape_nodes, node_ctx):
         vals[s] = [a]
     for s, a in zip(plan.aux_slots, aux):
         vals[s] = [a]
+    # creation operators with unknown dims (an unrolled RNN's begin state zeros((0, H))) take
+    # the shape the graph infers from the inputs, as in the planned path (graph.build)
+    completed = _g._completed_creation_shapes(
+        plan.sym, plan.nodes, [plan.nodes[s] for s in plan.arg_slots + plan.aux_slots],
+        [a.shape for a in list(args) + list(aux)])
     for slot, node, op, attrs, ins in plan.steps:
         inputs = [vals[j][k] for j, k in ins]
+        if id(node) in completed:
+            attrs = dict(attrs, shape=completed[id(node)])
         nctx = None
         if node_ctx is not None:
             nctx = node_ctx[id(node)]
@@ -698,8 +705,11 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, stype_dict=None, gro
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
     if type_dict is None:
+        # as MXNet: what the graph infers (a quantized operator's int8 weight beside int32
+        # indices), float32 where it infers nothing
         attrs = sym.attr_dict()
-        type_dict = {k: np.float32 for k in arg_names
+        inferred = sym.infer_type_partial()[0] or [None] * len(arg_names)
+        type_dict = {k: t or np.float32 for k, t in zip(arg_names, inferred)
                      if k not in attrs or "__dtype__" not in attrs[k]}
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
     if arg_shapes is None:

@@ -334,6 +334,8 @@ _EMB_PARAMS = (Param("input_dim", int, required=True), Param("output_dim", int, 
 
 register(OpDef("Embedding", inputs=("data", "weight"), params=_EMB_PARAMS, infer=_emb_infer,
                infer_dtypes=lambda a, d: [d[1]],
+               # an unknown weight takes `dtype` whatever the indices' dtype (int32 data)
+               infer_input_dtypes=lambda a, d: [None, np.dtype(a["dtype"]).name],
                infer_inputs=_emb_infer_inputs, infer_partial=probe_partial(_emb_infer),
                forward=_emb_forward(), grad=_emb_grad,
                doc="Rows of `weight` (input_dim x output_dim) at the indices in `data` (clipped "

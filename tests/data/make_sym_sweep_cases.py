@@ -201,6 +201,21 @@ def extra_cases():
             {"kernel": (2, 2), "num_filter": 2, "pad": (1, 1)},
             [u((1, 2, 3, 3)), u((1, 8, 4, 4), lo=-1.3, hi=1.3), u((1, 4, 4, 4), lo=0, hi=1),
              u((2, 2, 2, 2)), u((2,))]),
+        # the int8 operators run through mx.sym by tests/ops/test_quantized_ops.py as well
+        "_contrib_quantized_batch_norm": (
+            {"min_calib_range": -2.0, "max_calib_range": 2.0},
+            [rng.randint(-128, 128, (2, 3, 2, 2)).astype(np.int8), u((3,)), u((3,)), u((3,)),
+             u((3,), lo=0.5, hi=2), np.array([-1.0], np.float32), np.array([1.5], np.float32)]),
+        "_contrib_quantized_elemwise_mul": (
+            {}, [rng.randint(-128, 128, (3, 4)).astype(np.int8),
+                 rng.randint(-128, 128, (3, 4)).astype(np.int8), np.array([-1.0], np.float32),
+                 np.array([1.0], np.float32), np.array([-2.0], np.float32),
+                 np.array([0.5], np.float32)]),
+        "_contrib_quantized_embedding": (
+            {"input_dim": 5, "output_dim": 3},
+            [rng.randint(0, 5, (2, 3)).astype(np.float32),
+             rng.randint(-128, 128, (5, 3)).astype(np.int8), np.array([-1.0], np.float32),
+             np.array([1.0], np.float32)]),
     }
 
 

@@ -209,3 +209,25 @@ def test_backward_accepts_an_empty_head_gradient_of_another_empty_shape():
         assert g.shape == (0, 0, 0, 0)
         with pytest.raises(ValueError, match="head gradient shape"):
             ex.backward([mx.nd.array(np.ones((1, 2)))])
+
+
+def test_monitored_forward_completes_zero_size_begin_states():
+    # the monitored (node by node) path gives an unrolled LSTM's begin state zeros((0, H)) the
+    # batch size the graph infers, as the planned path does (quantize_model calibrates an
+    # unrolled LSTMCell through the monitor: MXNet's test_quantize_model_with_forward)
+    cell = mx.rnn.LSTMCell(num_hidden=8, prefix="l_")
+    outputs, _ = cell.unroll(3, mx.sym.Variable("data"))
+    mod = mx.mod.Module(mx.sym.Group(outputs), label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3, 5))], for_training=False)
+    mod.init_params(mx.init.Uniform(0.5))
+    batch = mx.io.DataBatch([mx.nd.array(np.random.RandomState(0).rand(2, 3, 5))], [])
+    mod.forward(batch, is_train=False)
+    want = [o.asnumpy() for o in mod.get_outputs()]
+    seen = {}
+    mod._exec_group.execs[0].set_monitor_callback(lambda n, a: seen.setdefault(n, a.shape),
+                                                  monitor_all=True)
+    mod.forward(batch, is_train=False)
+    for got, w in zip(mod.get_outputs(), want):
+        np.testing.assert_array_equal(got.asnumpy(), w)
+    begin = [n for n in seen if "begin_state" in n and n.endswith("_output")]
+    assert begin and all(seen[n] == (2, 8) for n in begin)
