@@ -681,8 +681,8 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
 
 MXC_CONV_GROUPED_DEFINE(float, mxc_convg_v8f, f32)
 MXC_CONV_GROUPED_DEFINE(double, mxc_convg_v4d, f64)
-MXC_CONV_DEPTHWISE_DEFINE(float, mxc_convdw_v16f, f32)
-MXC_CONV_DEPTHWISE_DEFINE(double, mxc_convdw_v8d, f64)
+MXC_CONV_DEPTHWISE_DEFINE(float, mxc_convdw_v16f, mxc_convdw_v16i, f32)
+MXC_CONV_DEPTHWISE_DEFINE(double, mxc_convdw_v8d, mxc_convdw_v8l, f64)
 MXC_CONV_DENSE_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DENSE_DEFINE(double, f64, mxc_dgemm)
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)

@@ -15,8 +15,8 @@
  *
  * Sums are in the phase loops' order, so the values are theirs: forward bias + the kernel rows
  * in turn, each row as w0 a + w1 b + w2 c (a padded tap there reads a 0); backward data 0 + the
- * taps in turn; backward weight sums per channel over an output row's positions in float, rows
- * and samples in double (the phase loops sum 8 interleaved float partials per plane: the weight
+ * taps in turn (scattered from the output positions in reverse order); backward weight sums per
+ * channel over runs of output rows in float, the runs and samples in double (the phase loops sum 8 interleaved float partials per plane: the weight
  * gradient differs from theirs by float rounding, about 1e-6 relative).
  *
  * Threads own (sample, block) pairs in the forward and the backward data, and blocks in the
@@ -65,15 +65,57 @@ static int mxc_convdw_isa(void) {
 /* The three loops over one block, compiled for the baseline, AVX2 + FMA (VSUF 2) and AVX-512F
  * (VSUF 3). xb, yb: channel-interleaved blocks [position][L]; planes (x, y, dx): cb <= L
  * consecutive NC(H)W planes. Vectors move through memcpy (no alignment assumed). */
-#define MXC_CONVDW_LOOPS_DEFINE(T, VT, SUF, VSUF, ATTR)                                            \
-/* y planes = bias + the 3x3 taps of xb */                                                         \
-ATTR static void mxc_convdw_fwd_blk_##SUF##VSUF(const T *xb, const T *wb, const T *bb, T *y,       \
-                                                int64_t cb, const mxc_conv_geom *g) {              \
+#define MXC_CONVDW_LOOPS_DEFINE(T, VT, MT, SUF, VSUF, ATTR)                                        \
+/* dst rows (stride ds) = the transpose of the L x L tile of src rows (stride ss), in registers:    \
+ * log2(L) rounds of interleaving row i with row i + L/2 (low halves into row 2i, high halves      \
+ * into row 2i + 1) transpose the tile (a perfect shuffle of the index bits) */                    \
+ATTR static void mxc_convdw_tile_##SUF##VSUF(T *dst, int64_t ds, const T *src, int64_t ss) {       \
+  enum { L = (int)(sizeof(VT) / sizeof(T)) };                                                      \
+  VT r[L], u[L];                                                                                   \
+  MT lo, hi;                                                                                       \
+  int i, k;                                                                                        \
+  for (i = 0; i < L; i++) {                                                                        \
+    lo[i] = (i & 1) ? L + i / 2 : i / 2;                                                           \
+    hi[i] = lo[i] + L / 2;                                                                         \
+  }                                                                                                \
+  for (i = 0; i < L; i++) memcpy(&r[i], src + i * ss, sizeof(VT));                                 \
+  for (k = 1; k < L; k *= 2) {                                                                     \
+    for (i = 0; i < L / 2; i++) {                                                                  \
+      u[2 * i] = MXC_CONVDW_SHUFFLE(r[i], r[i + L / 2], lo);                                        \
+      u[2 * i + 1] = MXC_CONVDW_SHUFFLE(r[i], r[i + L / 2], hi);                                    \
+    }                                                                                              \
+    memcpy(r, u, sizeof(r));                                                                       \
+  }                                                                                                \
+  for (i = 0; i < L; i++) memcpy(dst + i * ds, &r[i], sizeof(VT));                                 \
+}                                                                                                  \
+                                                                                                   \
+/* xb[p * L + c] = x[c * n + p] (dir 0: planes into a block; lanes cb.. zero) or back (dir 1) */   \
+ATTR static void mxc_convdw_pack_##SUF##VSUF(T *xb, T *x, int64_t n, int64_t cb, int dir) {        \
   const int64_t L = (int64_t)(sizeof(VT) / sizeof(T));                                             \
-  const int64_t ih = g->id[1], iw = g->id[2], oh = g->od[1], ow = g->od[2], osz = g->osz;          \
+  int64_t p = 0, c;                                                                                \
+  if (cb == L && MXC_CONVDW_TILES) {                                                               \
+    for (; p + L <= n; p += L) {                                                                   \
+      if (dir == 0) mxc_convdw_tile_##SUF##VSUF(xb + p * L, L, x + p, n);                          \
+      else mxc_convdw_tile_##SUF##VSUF(x + p, n, xb + p * L, L);                                   \
+    }                                                                                              \
+  } else if (dir == 0) {                                                                           \
+    memset(xb, 0, sizeof(T) * (size_t)(n * L));                                                    \
+  }                                                                                                \
+  for (; p < n; p++)                                                                               \
+    for (c = 0; c < cb; c++) {                                                                     \
+      if (dir == 0) xb[p * L + c] = x[c * n + p];                                                  \
+      else x[c * n + p] = xb[p * L + c];                                                           \
+    }                                                                                              \
+}                                                                                                  \
+                                                                                                   \
+/* yb = bias + the 3x3 taps of xb */                                                               \
+ATTR static void mxc_convdw_fwd_blk_##SUF##VSUF(const T *xb, const T *wb, const T *bb, T *yb,      \
+                                                const mxc_conv_geom *g) {                          \
+  const int64_t L = (int64_t)(sizeof(VT) / sizeof(T));                                             \
+  const int64_t ih = g->id[1], iw = g->id[2], oh = g->od[1], ow = g->od[2];                        \
   const int64_t sh = g->s[1], sw = g->s[2];                                                        \
   VT wv[9], bv, z;                                                                                 \
-  int64_t o, p, c;                                                                                 \
+  int64_t o, p;                                                                                    \
   int t;                                                                                           \
   for (t = 0; t < 9; t++) memcpy(&wv[t], wb + t * L, sizeof(VT));                                  \
   memcpy(&bv, bb, sizeof(VT));                                                                     \
@@ -84,7 +126,6 @@ ATTR static void mxc_convdw_fwd_blk_##SUF##VSUF(const T *xb, const T *wb, const 
     for (p = 0; p < ow; p++) {                                                                     \
       const int64_t j0 = p * sw - g->p[2];                                                         \
       VT acc = bv;                                                                                 \
-      T *yp = y + o * ow + p;                                                                      \
       int kh;                                                                                      \
       if (rows_in && j0 >= 0 && j0 + 2 < iw) {                                                     \
         const T *r = xb + (i0 * iw + j0) * L;                                                      \
@@ -108,39 +149,61 @@ ATTR static void mxc_convdw_fwd_blk_##SUF##VSUF(const T *xb, const T *wb, const 
           acc += wv[3 * kh] * a + wv[3 * kh + 1] * b + wv[3 * kh + 2] * e;                         \
         }                                                                                          \
       }                                                                                            \
-      for (c = 0; c < cb; c++) yp[c * osz] = acc[c];                                               \
+      memcpy(yb + (o * ow + p) * L, &acc, sizeof(VT));                                             \
     }                                                                                              \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
-/* dx planes = the adjoint: each input position gathers w[tap] dY over the taps that read it */   \
-ATTR static void mxc_convdw_bwd_blk_##SUF##VSUF(const T *yb, const T *wb, T *dx, int64_t cb,       \
+/* xb = the adjoint: each output position's dY times the 9 weights added into the input positions \
+ * its taps read. The positions go in reverse order, so that every input position receives its    \
+ * taps in increasing order (a later output row or column reads it through an earlier tap): the   \
+ * phase loops' sums, tap by tap from 0. */                                                        \
+ATTR static void mxc_convdw_bwd_blk_##SUF##VSUF(const T *yb, const T *wb, T *xb,                   \
                                                 const mxc_conv_geom *g) {                          \
   const int64_t L = (int64_t)(sizeof(VT) / sizeof(T));                                             \
-  const int64_t ih = g->id[1], iw = g->id[2], oh = g->od[1], ow = g->od[2], isz = g->isz;          \
-  const int64_t mh = g->s[1] - 1, mw = g->s[2] - 1; /* strides 1 or 2: parity masks and shifts */ \
+  const int64_t ih = g->id[1], iw = g->id[2], oh = g->od[1], ow = g->od[2];                        \
+  const int64_t sh = g->s[1], sw = g->s[2];                                                        \
   VT wv[9];                                                                                        \
-  int64_t h, q, c;                                                                                 \
+  int64_t o, p;                                                                                    \
   int t;                                                                                           \
   for (t = 0; t < 9; t++) memcpy(&wv[t], wb + t * L, sizeof(VT));                                  \
-  for (h = 0; h < ih; h++) {                                                                       \
-    for (q = 0; q < iw; q++) {                                                                     \
-      VT acc;                                                                                      \
-      T *xp = dx + h * iw + q;                                                                     \
+  memset(xb, 0, sizeof(T) * (size_t)(g->isz * L));                                                 \
+  for (o = oh - 1; o >= 0; o--) {                                                                  \
+    const int64_t i0 = o * sh - g->p[1];                                                           \
+    const int rows_in = i0 >= 0 && i0 + 2 < ih;                                                    \
+    for (p = ow - 1; p >= 0; p--) {                                                                \
+      const int64_t j0 = p * sw - g->p[2];                                                         \
+      VT d;                                                                                        \
       int kh, kw;                                                                                  \
-      memset(&acc, 0, sizeof(VT));                                                                 \
-      for (kh = 0; kh < 3; kh++) {                                                                 \
-        const int64_t a = h + g->p[1] - kh, o = a >> mh;                                           \
-        if (a < 0 || (a & mh) || o >= oh) continue;                                                \
-        for (kw = 0; kw < 3; kw++) {                                                               \
-          const int64_t b = q + g->p[2] - kw, p = b >> mw;                                         \
-          VT d;                                                                                    \
-          if (b < 0 || (b & mw) || p >= ow) continue;                                              \
-          memcpy(&d, yb + (o * ow + p) * L, sizeof(VT));                                           \
-          acc += wv[3 * kh + kw] * d;                                                              \
+      memcpy(&d, yb + (o * ow + p) * L, sizeof(VT));                                               \
+      if (rows_in && j0 >= 0 && j0 + 2 < iw) {                                                     \
+        T *r = xb + (i0 * iw + j0) * L;                                                            \
+        for (kh = 0; kh < 3; kh++, r += iw * L) {                                                  \
+          VT a, b, e;                                                                              \
+          memcpy(&a, r, sizeof(VT));                                                               \
+          memcpy(&b, r + L, sizeof(VT));                                                           \
+          memcpy(&e, r + 2 * L, sizeof(VT));                                                       \
+          a += wv[3 * kh] * d;                                                                     \
+          b += wv[3 * kh + 1] * d;                                                                 \
+          e += wv[3 * kh + 2] * d;                                                                 \
+          memcpy(r, &a, sizeof(VT));                                                               \
+          memcpy(r + L, &b, sizeof(VT));                                                           \
+          memcpy(r + 2 * L, &e, sizeof(VT));                                                       \
+        }                                                                                          \
+      } else {                                                                                     \
+        for (kh = 0; kh < 3; kh++) {                                                               \
+          const int64_t i = i0 + kh;                                                               \
+          if (i < 0 || i >= ih) continue;                                                          \
+          for (kw = 0; kw < 3; kw++) {                                                             \
+            const int64_t j = j0 + kw;                                                             \
+            VT a;                                                                                  \
+            if (j < 0 || j >= iw) continue;                                                        \
+            memcpy(&a, xb + (i * iw + j) * L, sizeof(VT));                                         \
+            a += wv[3 * kh + kw] * d;                                                              \
+            memcpy(xb + (i * iw + j) * L, &a, sizeof(VT));                                         \
+          }                                                                                        \
         }                                                                                          \
       }                                                                                            \
-      for (c = 0; c < cb; c++) xp[c * isz] = acc[c];                                               \
     }                                                                                              \
   }                                                                                                \
 }                                                                                                  \
@@ -151,17 +214,18 @@ ATTR static void mxc_convdw_wgt_blk_##SUF##VSUF(const T *xb, const T *yb, double
   const int64_t L = (int64_t)(sizeof(VT) / sizeof(T));                                             \
   const int64_t ih = g->id[1], iw = g->id[2], oh = g->od[1], ow = g->od[2];                        \
   const int64_t sh = g->s[1], sw = g->s[2];                                                        \
-  VT s[9];                                                                                         \
+  VT s[9], z;                                                                                      \
   int64_t o, p, l, run = 0;                                                                        \
   int t;                                                                                           \
-  memset(s, 0, sizeof(s));                                                                         \
+  memset(&z, 0, sizeof(VT));                                                                       \
+  for (t = 0; t < 9; t++) s[t] = z;                                                                \
   for (o = 0; o < oh; o++) {                                                                       \
     const int64_t i0 = o * sh - g->p[1];                                                           \
     const int rows_in = i0 >= 0 && i0 + 2 < ih;                                                    \
     for (p = 0; p < ow; p++) {                                                                     \
       const int64_t j0 = p * sw - g->p[2];                                                         \
       VT d;                                                                                        \
-      int kh, kw;                                                                                  \
+      int kh;                                                                                      \
       memcpy(&d, yb + (o * ow + p) * L, sizeof(VT));                                               \
       if (rows_in && j0 >= 0 && j0 + 2 < iw) {                                                     \
         const T *r = xb + (i0 * iw + j0) * L;                                                      \
@@ -174,26 +238,31 @@ ATTR static void mxc_convdw_wgt_blk_##SUF##VSUF(const T *xb, const T *yb, double
           s[3 * kh + 1] += d * b;                                                                  \
           s[3 * kh + 2] += d * e;                                                                  \
         }                                                                                          \
-      } else {                                                                                     \
+      } else { /* taps outside the input add d * 0 */                                             \
         for (kh = 0; kh < 3; kh++) {                                                               \
           const int64_t i = i0 + kh;                                                               \
+          const T *r;                                                                              \
+          VT a = z, b = z, e = z;                                                                  \
           if (i < 0 || i >= ih) continue;                                                          \
-          for (kw = 0; kw < 3; kw++) {                                                             \
-            const int64_t j = j0 + kw;                                                             \
-            VT a;                                                                                  \
-            if (j < 0 || j >= iw) continue;                                                        \
-            memcpy(&a, xb + (i * iw + j) * L, sizeof(VT));                                         \
-            s[3 * kh + kw] += d * a;                                                               \
-          }                                                                                        \
+          r = xb + (i * iw + j0) * L;                                                              \
+          if (j0 >= 0 && j0 < iw) memcpy(&a, r, sizeof(VT));                                       \
+          if (j0 + 1 >= 0 && j0 + 1 < iw) memcpy(&b, r + L, sizeof(VT));                           \
+          if (j0 + 2 >= 0 && j0 + 2 < iw) memcpy(&e, r + 2 * L, sizeof(VT));                       \
+          s[3 * kh] += d * a;                                                                      \
+          s[3 * kh + 1] += d * b;                                                                  \
+          s[3 * kh + 2] += d * e;                                                                  \
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \
     run += ow;                                                                                     \
     /* float sums of at most ~MXC_CONVDW_RUN positions, then double */                             \
     if (run >= MXC_CONVDW_RUN || o == oh - 1) {                                                    \
-      for (t = 0; t < 9; t++)                                                                      \
-        for (l = 0; l < L; l++) acc[t * L + l] += (double)s[t][l];                                 \
-      memset(s, 0, sizeof(s));                                                                     \
+      T part[9 * sizeof(VT) / sizeof(T)];                                                          \
+      for (t = 0; t < 9; t++) {                                                                    \
+        memcpy(part + t * L, &s[t], sizeof(VT));                                                   \
+        s[t] = z;                                                                                  \
+      }                                                                                            \
+      for (l = 0; l < 9 * L; l++) acc[l] += (double)part[l];                                       \
       run = 0;                                                                                     \
     }                                                                                              \
   }                                                                                                \
@@ -205,11 +274,23 @@ ATTR static void mxc_convdw_wgt_blk_##SUF##VSUF(const T *xb, const T *yb, double
 typedef float mxc_convdw_v16f __attribute__((vector_size(64)));
 typedef double mxc_convdw_v8d __attribute__((vector_size(64)));
 
+typedef int32_t mxc_convdw_v16i __attribute__((vector_size(64)));
+typedef int64_t mxc_convdw_v8l __attribute__((vector_size(64)));
+
+/* two-vector shuffles: GCC's builtin; elsewhere the pack loops move one element at a time */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MXC_CONVDW_TILES 1
+#define MXC_CONVDW_SHUFFLE(a, b, m) __builtin_shuffle(a, b, m)
+#else
+#define MXC_CONVDW_TILES 0
+#define MXC_CONVDW_SHUFFLE(a, b, m) (a)
+#endif
+
 #ifdef MXC_WINO
-#define MXC_CONVDW_LOOPS(T, VT, SUF)                                                               \
-  MXC_CONVDW_LOOPS_DEFINE(T, VT, SUF, , )                                                          \
-  MXC_CONVDW_LOOPS_DEFINE(T, VT, SUF, 2, MXC_WT)                                                   \
-  MXC_CONVDW_LOOPS_DEFINE(T, VT, SUF, 3, __attribute__((target("avx512f"))))
+#define MXC_CONVDW_LOOPS(T, VT, MT, SUF)                                                           \
+  MXC_CONVDW_LOOPS_DEFINE(T, VT, MT, SUF, , )                                                      \
+  MXC_CONVDW_LOOPS_DEFINE(T, VT, MT, SUF, 2, MXC_WT)                                               \
+  MXC_CONVDW_LOOPS_DEFINE(T, VT, MT, SUF, 3, __attribute__((target("avx512f"))))
 #define MXC_CONVDW_CALL(isa, name, SUF, args)                                                      \
   do {                                                                                             \
     if ((isa) == 2) name##SUF##3 args;                                                             \
@@ -217,21 +298,12 @@ typedef double mxc_convdw_v8d __attribute__((vector_size(64)));
     else name##SUF args;                                                                           \
   } while (0)
 #else
-#define MXC_CONVDW_LOOPS(T, VT, SUF) MXC_CONVDW_LOOPS_DEFINE(T, VT, SUF, , )
+#define MXC_CONVDW_LOOPS(T, VT, MT, SUF) MXC_CONVDW_LOOPS_DEFINE(T, VT, MT, SUF, , )
 #define MXC_CONVDW_CALL(isa, name, SUF, args) name##SUF args
 #endif
 
-#define MXC_CONV_DEPTHWISE_DEFINE(T, VT, SUF)                                                      \
-MXC_CONVDW_LOOPS(T, VT, SUF)                                                                       \
-/* xb[p * L + c] = plane c's position p, c < cb; lanes cb.. zero */                                \
-static void mxc_convdw_pack_##SUF(T *xb, const T *x, int64_t n, int64_t cb) {                      \
-  const int64_t L = (int64_t)(sizeof(VT) / sizeof(T));                                             \
-  int64_t p, c;                                                                                    \
-  if (cb < L) memset(xb, 0, sizeof(T) * (size_t)(n * L));                                          \
-  for (p = 0; p < n; p++)                                                                          \
-    for (c = 0; c < cb; c++) xb[p * L + c] = x[c * n + p];                                         \
-}                                                                                                  \
-                                                                                                   \
+#define MXC_CONV_DEPTHWISE_DEFINE(T, VT, MT, SUF)                                                  \
+MXC_CONVDW_LOOPS(T, VT, MT, SUF)                                                                   \
 /* wb = the 9 taps' weights of channels c0.., lane by lane (zero past cb); bb = their bias */      \
 static void mxc_convdw_weights_##SUF(T *wb, T *bb, const T *w, const T *bias, int64_t c0,          \
                                      int64_t cb) {                                                 \
@@ -257,9 +329,12 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (items * g->osz 
     const int64_t cb = g->co - c0 < L ? g->co - c0 : L;                                            \
     T *xb = buf + MXC_TID() * per, *wb = xb + (g->isz + g->osz) * L, *bb = wb + 9 * L;             \
     mxc_convdw_weights_##SUF(wb, bb, w, bias, c0, cb);                                             \
-    mxc_convdw_pack_##SUF(xb, x + (n * g->ci + c0) * g->isz, g->isz, cb);                          \
-    MXC_CONVDW_CALL(isa, mxc_convdw_fwd_blk_, SUF,                                                 \
-                    (xb, wb, bb, y + (n * g->co + c0) * g->osz, cb, g));                           \
+    T *yb = xb + g->isz * L;                                                                       \
+    MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (xb, (T *)x + (n * g->ci + c0) * g->isz, g->isz,   \
+                                                 cb, 0));                                          \
+    MXC_CONVDW_CALL(isa, mxc_convdw_fwd_blk_, SUF, (xb, wb, bb, yb, g));                           \
+    MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (yb, y + (n * g->co + c0) * g->osz, g->osz, cb,    \
+                                                 1));                                              \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
@@ -274,11 +349,13 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (items * g->osz 
   for (it = 0; it < items; it++) {                                                                 \
     const int64_t n = n0 + it / nblk, c0 = (it % nblk) * L;                                        \
     const int64_t cb = g->ci - c0 < L ? g->ci - c0 : L;                                            \
-    T *yb = buf + MXC_TID() * per + g->isz * L, *wb = yb + g->osz * L, *bb = wb + 9 * L;           \
+    T *xb = buf + MXC_TID() * per, *yb = xb + g->isz * L, *wb = yb + g->osz * L, *bb = wb + 9 * L; \
     mxc_convdw_weights_##SUF(wb, bb, w, NULL, c0, cb);                                             \
-    mxc_convdw_pack_##SUF(yb, dy + (n * g->co + c0) * g->osz, g->osz, cb);                         \
-    MXC_CONVDW_CALL(isa, mxc_convdw_bwd_blk_, SUF,                                                 \
-                    (yb, wb, dx + (n * g->ci + c0) * g->isz, cb, g));                              \
+    MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (yb, (T *)dy + (n * g->co + c0) * g->osz, g->osz,  \
+                                                 cb, 0));                                          \
+    MXC_CONVDW_CALL(isa, mxc_convdw_bwd_blk_, SUF, (yb, wb, xb, g));                               \
+    MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (xb, dx + (n * g->ci + c0) * g->isz, g->isz, cb,   \
+                                                 1));                                              \
   }                                                                                                \
 }                                                                                                  \
                                                                                                    \
@@ -299,8 +376,10 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static)                    
     int64_t n, c, t;                                                                               \
     for (t = 0; t < 9 * L; t++) acc[t] = 0;                                                        \
     for (n = n0; n < n1; n++) {                                                                    \
-      mxc_convdw_pack_##SUF(xb, x + (n * g->ci + c0) * g->isz, g->isz, cb);                        \
-      mxc_convdw_pack_##SUF(yb, dy + (n * g->co + c0) * g->osz, g->osz, cb);                       \
+      MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (xb, (T *)x + (n * g->ci + c0) * g->isz, g->isz, \
+                                                   cb, 0));                                        \
+      MXC_CONVDW_CALL(isa, mxc_convdw_pack_, SUF, (yb, (T *)dy + (n * g->co + c0) * g->osz,        \
+                                                   g->osz, cb, 0));                                \
       MXC_CONVDW_CALL(isa, mxc_convdw_wgt_blk_, SUF, (xb, yb, acc, g));                            \
     }                                                                                              \
     for (c = 0; c < cb; c++)                                                                       \
