@@ -25,16 +25,19 @@
 #ifndef MXC_KERNELS_CONVOLUTION_DEPTHWISE_H
 #define MXC_KERNELS_CONVOLUTION_DEPTHWISE_H
 
-/* Output planes of at most this many positions take the channel blocks; larger ones keep the
- * phase loops where those were measured faster (see mxc_convdw_usable) */
-#ifndef MXC_CONVDW_MAX_OSZ
-#define MXC_CONVDW_MAX_OSZ ((int64_t)1 << 30)
+/* Planes whose input and output positions together exceed this keep the phase loops: the
+ * blocks (64 bytes per position) then outgrow the caches. Measured, one thread, CPU ms of
+ * forward / backward, phase loops -> blocks: 32@224x224 (100352 positions) 7.7-8.6/22.8-22.9 ->
+ * 6.0-6.5/14.3-14.6 (batch 4), 32@112x112 3.9/11.7 -> 2.3-2.8/5.5-5.9 (batch 8), but 16@448x448
+ * (401408) 13.5-14.1/42.6-43.9 -> 18.8-21.4/43.0-44.3 (batch 4). */
+#ifndef MXC_CONVDW_MAX_POS
+#define MXC_CONVDW_MAX_POS ((int64_t)1 << 17)
 #endif
 
 static int mxc_convdw_usable(const mxc_conv_geom *g) {
   return g->flat && g->g > 1 && g->cig == 1 && g->cog == 1 && g->k[1] == 3 && g->k[2] == 3 &&
          g->d[1] == 1 && g->d[2] == 1 && g->s[1] >= 1 && g->s[1] <= 2 && g->s[2] >= 1 &&
-         g->s[2] <= 2 && g->p[1] <= 2 && g->p[2] <= 2 && g->osz <= MXC_CONVDW_MAX_OSZ;
+         g->s[2] <= 2 && g->p[1] <= 2 && g->p[2] <= 2 && g->isz + g->osz <= MXC_CONVDW_MAX_POS;
 }
 
 /* elements (of esz bytes) of one thread's scratch: the input block, the output block, the
