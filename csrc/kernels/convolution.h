@@ -73,6 +73,7 @@ typedef struct {
   int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
   int dense;                     /* inputs smaller than the kernel: convolution_dense.h */
   int grouped;                   /* few channels per group: convolution_grouped.h */
+  int depthwise;                 /* of those, depthwise 3x3: convolution_depthwise.h */
   const int32_t *src;            /* NULL, or blocks of samples: see mxc_conv_col_sources */
 } mxc_conv_geom;
 
@@ -111,6 +112,7 @@ static void mxc_conv_col_sources(int32_t *src, const mxc_conv_geom *g) {
 }
 
 #include "kernels/convolution_grouped.h" /* needs mxc_conv_geom and mxc_conv_span */
+#include "kernels/convolution_depthwise.h"
 
 /* x: the convolution-sense input tensor, y: the convolution-sense output tensor */
 static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_tensor *y,
@@ -175,6 +177,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
   g->dense = g->g == 1 && g->isz < g->ksz && g->n >= MXC_CONV_DENSE_MIN_N &&
              g->co * g->osz * g->ci * g->isz <= MXC_CONV_DENSE_LIMIT;
   g->grouped = !g->dense && mxc_conv_grouped_usable(g);
+  g->depthwise = g->grouped && mxc_convdw_usable(g);
   return 0;
 }
 
@@ -639,6 +642,10 @@ static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
     mxc_conv_dense_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                      \
     return;                                                                                        \
   }                                                                                                \
+  if (g->depthwise) {                                                                              \
+    mxc_convdw_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                          \
+    return;                                                                                        \
+  }                                                                                                \
   if (g->grouped) {                                                                                \
     mxc_convg_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                             \
     return;                                                                                        \
@@ -674,6 +681,8 @@ static void mxc_conv_exec_##SUF(int mode, const mxc_conv_geom *g, const T *a, co
 
 MXC_CONV_GROUPED_DEFINE(float, mxc_convg_v8f, f32)
 MXC_CONV_GROUPED_DEFINE(double, mxc_convg_v4d, f64)
+MXC_CONV_DEPTHWISE_DEFINE(float, mxc_convdw_v16f, mxc_convdw_v16i, f32)
+MXC_CONV_DEPTHWISE_DEFINE(double, mxc_convdw_v8d, mxc_convdw_v8l, f64)
 MXC_CONV_DENSE_DEFINE(float, f32, mxc_sgemm)
 MXC_CONV_DENSE_DEFINE(double, f64, mxc_dgemm)
 MXC_CONV_DEFINE(float, f32, mxc_sgemm)
@@ -797,7 +806,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     }
     return 0;
   }
-  if (g.grouped) /* direct loops: a padded plane and wide rows per thread */
+  if (g.depthwise) /* channel blocks: input, output, weights and sums per thread */
+    colsz = mxc_convdw_scratch(&g, nt, dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float));
+  else if (g.grouped) /* direct loops: a padded plane and wide rows per thread */
     colsz = mxc_convg_scratch(&g, nt);
   else if (g.dense) /* Wd, then the tap table as int32 (elements of at least 4 bytes) */
     colsz = g.co * g.osz * g.ci * g.isz + g.osz * g.isz;

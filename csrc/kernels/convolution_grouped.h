@@ -31,7 +31,9 @@
  * 13.7/20.2 -> 4.2/14.2, 960@7x7 2.8/12.8 -> 0.84/3.0; but two channels per group, 64@56x56
  * 4.0/8.9 -> 2.9/13.2, 64@112x112 12.4/29.8 -> 11.3/38.1; four, 128@56x56 8.1/18.6 ->
  * 11.8/32.9; eight, 512@14x14 5.4/11.6 -> 6.8/17.5 (the backward rebuilds each input plane's
- * phases for every output channel of its group). So depthwise only; the loops take any count. */
+ * phases for every output channel of its group). So depthwise only; the loops take any count.
+ * Depthwise 3x3 layers with strides 1-2 on planes up to MXC_CONVDW_MAX_POS positions take the
+ * channel blocks of convolution_depthwise.h instead (faster there on every MobileNetV2 shape). */
 #ifndef MXC_CONV_GROUPED_MAX_CIG
 #define MXC_CONV_GROUPED_MAX_CIG 1
 #endif

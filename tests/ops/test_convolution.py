@@ -543,6 +543,11 @@ GROUPED_CASES = [
     ((1, 4, 6, 6), 4, (2, 2), (3, 3), (0, 0), (1, 1), 4),       # input rows no tap reads
     ((1, 2, 9, 10), 4, (4, 4), (2, 2), (2, 2), (1, 1), 2),      # stride 2, even padding
     ((2, 8, 7, 7), 4, (3, 3), (1, 1), (1, 1), (1, 1), 2),       # 4 per group: the GEMM path
+    # depthwise 3x3 on blocks of channels (csrc/kernels/convolution_depthwise.h): whole blocks
+    # of 16 (register transposes of 16 positions, then the rest one by one) and a partial one
+    ((2, 32, 9, 8), 32, (3, 3), (2, 2), (1, 1), (1, 1), 32),
+    ((1, 17, 6, 7), 17, (3, 3), (1, 1), (2, 2), (1, 1), 17),
+    ((2, 16, 5, 12), 16, (3, 3), (1, 2), (0, 1), (1, 1), 16),
 ]
 
 
