@@ -222,7 +222,9 @@ static int mxc_q_requantize(mxc_opcall *c) {
   return 0;
 }
 
-/* One level of a product's int32 output times 2^31 (QuantizationRangeForMultiplication). */
+/* One level of a product's int32 output times 2^31 (QuantizationRangeForMultiplication). A
+ * uint8 side's 255 levels are passed with the weight's, as MXNet's S8U8 range is computed (the
+ * product is the same; the float rounding is MXNet's). */
 static void mxc_q_product_range(float a_real, float a_levels, float b_real, float b_levels,
                                 float *omin, float *omax) {
   const float level = (a_real / a_levels) * (b_real / b_levels);
@@ -311,6 +313,27 @@ static int mxc_q_gemm(const void *A, int a_signed, const int8_t *W, const float 
   return fail ? -1 : 0;
 }
 
+/* The int8 bias of a product (FC, conv) in the int32 output's levels: bias level b stands for
+ * b * b_real / 127.5 and one output level for (d_real / d_range) * (w_real / 127.5), as oneDNN's
+ * post-processing scales it. Inputs from slot nb on: min/max of data, weight, bias. NULL (with
+ * the message in c->err) when out of memory. */
+static float *mxc_q_product_bias(mxc_opcall *c, const char *op, int nb, float d_real,
+                                 float w_real, int a_signed, int64_t m) {
+  const float b_real = mxc_q_maxabs(mxc_q_scalar(&c->in[nb + 4]), mxc_q_scalar(&c->in[nb + 5]));
+  const float d_scale = (a_signed ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE) / d_real;
+  const float w_scale = MXC_Q_INT8_RANGE / w_real;
+  const float rescale = d_scale * w_scale * b_real / MXC_Q_INT8_RANGE;
+  const int8_t *b = (const int8_t *)c->in[2].data;
+  float *bias = (float *)malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
+  int64_t i;
+  if (bias == NULL) {
+    snprintf(c->err, MXC_ERR_LEN, "%s: out of memory", op);
+    return NULL;
+  }
+  for (i = 0; i < m; i++) bias[i] = (float)(int32_t)((float)b[i] * rescale);
+  return bias;
+}
+
 /* _contrib_quantized_fully_connected. in: data (rows, k) u8/s8, weight (m, k) s8, [bias (m) s8],
  * then min/max of data, weight[, bias]; out: int32 (rows, m), min, max. iattr: no_bias. */
 static int mxc_q_fully_connected(mxc_opcall *c) {
@@ -323,20 +346,9 @@ static int mxc_q_fully_connected(mxc_opcall *c) {
   const int64_t m = w->shape[0], k = w->shape[1];
   const int64_t rows = k ? x->size / k : 0;
   float *bias = NULL;
-  if (!no_bias) {
-    const float b_real = mxc_q_maxabs(mxc_q_scalar(&c->in[nb + 4]), mxc_q_scalar(&c->in[nb + 5]));
-    const float d_scale = (a_signed ? MXC_Q_INT8_RANGE : MXC_Q_UINT8_RANGE) / d_real;
-    const float w_scale = MXC_Q_INT8_RANGE / w_real;
-    const float rescale = d_scale * w_scale * b_real / MXC_Q_INT8_RANGE;
-    const int8_t *b = (const int8_t *)c->in[2].data;
-    int64_t i;
-    bias = (float *)malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
-    if (bias == NULL) {
-      snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_fully_connected: out of memory");
-      return -1;
-    }
-    for (i = 0; i < m; i++) bias[i] = (float)(int32_t)((float)b[i] * rescale);
-  }
+  if (!no_bias && (bias = mxc_q_product_bias(c, "_contrib_quantized_fully_connected", nb, d_real,
+                                             w_real, a_signed, m)) == NULL)
+    return -1;
   const int rc = mxc_q_gemm(x->data, a_signed, (const int8_t *)w->data, bias,
                             (int32_t *)c->out[0].data, rows, m, k, m, 1,
                             mxc_q_threads(c, rows * m * k));
@@ -345,12 +357,8 @@ static int mxc_q_fully_connected(mxc_opcall *c) {
     snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_fully_connected: out of memory");
     return -1;
   }
-  if (a_signed)
-    mxc_q_product_range(d_real, 127.0f, w_real, 127.0f, (float *)c->out[1].data,
-                        (float *)c->out[2].data);
-  else
-    mxc_q_product_range(d_real, 127.0f, w_real, 255.0f, (float *)c->out[1].data,
-                        (float *)c->out[2].data);
+  mxc_q_product_range(d_real, 127.0f, w_real, a_signed ? 127.0f : 255.0f,
+                      (float *)c->out[1].data, (float *)c->out[2].data);
   return 0;
 }
 
@@ -376,13 +384,9 @@ static int mxc_q_conv(mxc_opcall *c) {
   float *bias = NULL;
   int8_t *cols;
   int64_t b, gi;
-  if (!no_bias) {
-    const int8_t *bq = (const int8_t *)c->in[2].data;
-    int64_t i;
-    bias = (float *)malloc((size_t)(f > 0 ? f : 1) * sizeof(float));
-    if (bias == NULL) return snprintf(c->err, MXC_ERR_LEN, "_contrib_quantized_conv: out of memory"), -1;
-    for (i = 0; i < f; i++) bias[i] = (float)bq[i];
-  }
+  if (!no_bias && (bias = mxc_q_product_bias(c, "_contrib_quantized_conv", nb, d_real, w_real,
+                                             a_signed, f)) == NULL)
+    return -1;
   cols = (int8_t *)malloc((size_t)(npix * k > 0 ? npix * k : 1));
   if (cols == NULL) {
     free(bias);
@@ -423,8 +427,8 @@ static int mxc_q_conv(mxc_opcall *c) {
   }
   free(cols);
   free(bias);
-  mxc_q_product_range(d_real, 127.0f, w_real, 127.0f, (float *)c->out[1].data,
-                      (float *)c->out[2].data);
+  mxc_q_product_range(d_real, 127.0f, w_real, a_signed ? 127.0f : 255.0f,
+                      (float *)c->out[1].data, (float *)c->out[2].data);
   return 0;
 }
 

@@ -153,10 +153,16 @@ def test_quantized_conv_matches_reference(dtype):
         mx.nd.array(d, dtype=dtype), mx.nd.array(w, dtype="int8"), mx.nd.array(b, dtype="int8"),
         _f(-1.0), _f(2.0), _f(-0.5), _f(0.25), _f(-1.0), _f(1.0), kernel=(3, 2), num_filter=5,
         pad=(1, 0), stride=(2, 1), dilate=(1, 2)))
-    want = ref_conv(d, w, (1, 0), (2, 1), (1, 2)) + b.reshape(1, -1, 1, 1)
+    # the int8 bias in the product's levels and uint8 data's 255 levels, as FullyConnected
+    # (MXNet's unfused int8 convolution does neither: its fused oneDNN path does)
+    d_scale = (f32(127.5) if dtype == "int8" else f32(255.5)) / f32(2.0)
+    rescale = f32(f32(f32(d_scale * (f32(127.5) / f32(0.5))) * f32(1.0)) / f32(127.5))
+    qb = (b.astype(np.float32) * rescale).astype(np.int32)
+    want = ref_conv(d, w, (1, 0), (2, 1), (1, 2)) + qb.reshape(1, -1, 1, 1)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, want)
-    assert (omin[0], omax[0]) == ref_product_range(2.0, 127, 0.5, 127)
+    levels = 127 if dtype == "int8" else 255
+    assert (omin[0], omax[0]) == ref_product_range(2.0, 127, 0.5, levels)
 
 
 def test_quantized_conv_1d_and_errors():
@@ -279,11 +285,13 @@ def test_golden_quantize_dequantize_requantize():
 
 def test_golden_products():
     d, w, b = _in("conv", "d"), _in("conv", "w"), _in("conv", "b")
-    _check_golden("conv", mx.nd.contrib.quantized_conv(
-        d, w, b, _f(0.0), _f(3.0), _f(-0.5), _f(0.6), _f(-0.2), _f(0.1), kernel=(3, 3),
-        num_filter=6, pad=(1, 2), stride=(2, 1), dilate=(1, 2)))
-    _check_golden("conv_nobias", mx.nd.contrib.quantized_conv(
+    # MXNet's unfused int8 convolution adds the int8 bias unscaled and gives uint8 data int8's
+    # range (test_quantized_conv_matches_reference): its integer products are the golden's,
+    # the range is the corrected one
+    out, omin, omax = _np(mx.nd.contrib.quantized_conv(
         d, w, _f(0.0), _f(3.0), _f(-0.5), _f(0.6), kernel=(3, 3), num_filter=6, no_bias=True))
+    np.testing.assert_array_equal(out, GOLDEN["conv_nobias/out0"])
+    assert (omin[0], omax[0]) == ref_product_range(3.0, 127, 0.6, 255)
     for dt in ("int8", "uint8"):
         c = f"fc_{dt}"
         d, w, b = _in(c, "d"), _in(c, "w"), _in(c, "b")
