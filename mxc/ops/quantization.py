@@ -324,7 +324,8 @@ register(OpDef("_contrib_quantized_conv", inputs=_product_inputs({"no_bias": Fal
                forward=_conv_forward, grad=_zero_grad, num_outputs=3,
                output_names=_RANGE_OUTPUTS,
                doc="Convolution (1-D/2-D, NCHW) of uint8/int8 data and int8 weight in int32; "
-                   "the int8 bias is added as its integer value (MXNet's oneDNN build). "
+                   "the int8 bias is rescaled to the product's scale, as FullyConnected and MXNet's fused "
+                   "oneDNN convolution (MXNet's unfused one adds it unscaled). "
                    "Returns (int32 output, min, max)."))
 
 
