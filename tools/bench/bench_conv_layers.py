@@ -5,8 +5,9 @@ Figures per layer (float32): ``<layer>_fwd`` (the forward operator) and ``<layer
 backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max pooling:
 ``_backward_Pooling_argmax``, what autograd runs) / ``_backward_BatchNorm`` with every gradient;
 PyTorch's ``aten.convolution_backward`` with the same gradients,
-``max_pool2d_with_indices_backward``, ``native_batch_norm_backward``). For convolutions PyTorch's data-only (``_bwd_data``) and weight-only (``_bwd_weight``) backward are
-printed as well, to show where the time goes.
+``max_pool2d_with_indices_backward``, ``native_batch_norm_backward``). For convolutions
+PyTorch's data-only (``_bwd_data``) and weight-only (``_bwd_weight``) backward are printed as
+well, to show where the time goes.
 
 Each figure is the best of --reps timings of --inner back-to-back calls (then a wait), divided
 by --inner: per-call milliseconds including each runtime's dispatch. One JSON line per
