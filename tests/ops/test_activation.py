@@ -14,6 +14,8 @@ from mxc.base import MXNetError
 from mxc.ops import registry
 from mxc.ops.activation import gamma_view
 
+from tests._core.test_cuda_fake import fake_lib, run as run_fake  # noqa: F401  (fake driver)
+
 from .oputil import check_forward, check_grad
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "activation_golden.npz")
@@ -295,3 +297,27 @@ def test_batchnorm_with_folded_relu_is_relu_of_it_bit_for_bit(dtype, axis, rng):
     got = _run("BatchNorm", ins, kw, True)
     assert np.isnan(got).any()
     np.testing.assert_array_equal(got, _relu_np(plain))
+
+
+def test_folded_relu_on_the_gpu_runs_after_the_forward(fake_lib):  # noqa: F811
+    # the GPU kernels do not fold the ReLU: the relu kernel runs after the convolution's
+    out = run_fake('''
+        from mxc.ops import _gpu, registry
+        from mxc.ops.cuda import loader
+        launched = []
+        def kernel(family, name, dev=0):
+            launched.append(name)
+            return kfn("fake_noop")
+        loader.kernel = kernel
+        _gpu._push_cupy = lambda fn, opname, ins, outs, dev: None
+        x = gpu_array(np.ones((2, 3, 6, 6), np.float32))
+        w = gpu_array(np.ones((4, 3, 3, 3), np.float32))
+        op = registry.get("Convolution")
+        a = dict(op.parse(dict(kernel=(3, 3), num_filter=4, no_bias=True)), _relu=True)
+        y = mx.nd.empty((2, 4, 4, 4), ctx=mx.gpu(0))
+        op.forward(a, [x, w], [y])
+        mx.nd.waitall()
+        assert any("relu" in k for k in launched[-1:]), launched
+        print("ok")
+    ''', fake_lib)
+    assert out.strip().endswith("ok")

@@ -9,6 +9,8 @@ import pytest
 import mxc as mx
 from mxc.ops import registry
 
+from tests._core.test_cuda_fake import fake_lib, run as run_fake  # noqa: F401  (fake driver)
+
 from .oputil import check_forward, check_grad
 from .test_convolution import golden_cases, golden_check
 
@@ -368,3 +370,25 @@ def test_bound_executor_with_gradient_uses_the_argmax(rng, argmax_calls):
     want = mx.nd._backward_Pooling(mx.nd.array(head), mx.nd.array(x), y, kernel=(3, 3),
                                    stride=(2, 2), pad=(1, 1))
     np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy(), want.asnumpy())
+
+
+def test_gpu_max_pooling_gradient_searches_the_windows(fake_lib):  # noqa: F811
+    # the GPU kernels keep no argmax: under autograd the hidden output stays unwritten and the
+    # gradient is _backward_Pooling's (argmax + scatter launches of pooling.cu)
+    out = run_fake('''
+        from mxc.ops.cuda import loader
+        launched = []
+        def kernel(family, name, dev=0):
+            launched.append(name)
+            return kfn("fake_noop")
+        loader.kernel = kernel
+        x = gpu_array(np.ones((1, 2, 6, 6), np.float32))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2))
+        y.backward()
+        mx.nd.waitall()
+        assert "mxc_pool_bwd<float>" in launched and "mxc_pool_argmax<float>" in launched, launched
+        print("ok")
+    ''', fake_lib)
+    assert out.strip().endswith("ok")
