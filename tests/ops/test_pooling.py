@@ -316,16 +316,19 @@ def test_argmax_edge_values(argmax_calls):
     x = np.array([[[[np.nan, 1, -np.inf, -np.inf, 2],
                     [0, 0, -np.inf, low, np.nan],
                     [np.nan, np.nan, 3, 3, -np.inf]]]], np.float32)
-    for kw in (dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(2, 2), stride=(1, 1), pad=(1, 1)),
-               dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), dict(kernel=(1, 1), pad=(1, 1))):
-        xm = mx.nd.array(x)
+    zeros = np.array([[[[-0.0, 0.0, 0.0, -0.0, -1], [0.0, -0.0, -0.0, 0.0, -0.0],
+                        [-1, -0.0, 0.0, -2, 0.0]]]], np.float32)      # signed zeros tie
+    for xv, kw in [(v, kw) for v in (x, zeros) for kw in (
+            dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(2, 2), stride=(1, 1), pad=(1, 1)),
+            dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), dict(kernel=(1, 1), pad=(1, 1)))]:
+        xm = mx.nd.array(xv)
         xm.attach_grad()
         with mx.autograd.record():
             y = mx.nd.Pooling(xm, **kw)
         y.backward(mx.nd.ones_like(y) * 2)
         want = mx.nd._backward_Pooling(mx.nd.ones_like(y) * 2, xm, mx.nd.Pooling(xm, **kw), **kw)
         np.testing.assert_array_equal(xm.grad.asnumpy(), want.asnumpy(), err_msg=str(kw))
-    assert len(argmax_calls) == 4
+    assert len(argmax_calls) == 8
 
 
 def test_argmax_kept_only_for_a_gradient():
