@@ -260,16 +260,22 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
         w0 = j * g->s[2] - g->p[2];                                                                 \
         w1 = w0 + g->k[2] < iw ? w0 + g->k[2] : iw;                                                 \
         ws = w0 > 0 ? w0 : 0;                                                                       \
-        /* the maximum as the forward, then the first element equal to it as the comparing          \
-         * backward finds it: the last match scanning backwards */                                  \
+        /* the maximum as the forward's, and the first element equal to it: strictly greater        \
+         * moves on (selects, no branches); where nothing exceeds the lowest value, the first       \
+         * element equal to it (the comparing backward's rule) by a second look */                  \
         for (h = hs; h < h1; h++)                                                                   \
           for (q = ws; q < w1; q++) {                                                               \
             const A v = LD(xb[h * iw + q]);                                                         \
-            if (v > m) m = v;                                                                       \
+            e = v > m ? (int32_t)(h * iw + q) : e;                                                  \
+            m = v > m ? v : m;                                                                      \
           }                                                                                         \
-        for (h = h1 - 1; h >= hs; h--)                                                              \
-          for (q = w1 - 1; q >= ws; q--)                                                            \
-            e = LD(xb[h * iw + q]) == m ? (int32_t)(h * iw + q) : e;                                \
+        if (e < 0)                                                                                  \
+          for (h = hs; h < h1 && e < 0; h++)                                                        \
+            for (q = ws; q < w1; q++)                                                               \
+              if (LD(xb[h * iw + q]) == m) {                                                        \
+                e = (int32_t)(h * iw + q);                                                          \
+                break;                                                                              \
+              }                                                                                     \
         yb[i * ow + j] = ST(m);                                                                     \
         ib[i * ow + j] = e;                                                                         \
       }                                                                                             \
