@@ -75,6 +75,8 @@ typedef struct {
   int grouped;                   /* few channels per group: convolution_grouped.h */
   int depthwise;                 /* of those, depthwise 3x3: convolution_depthwise.h */
   const int32_t *src;            /* NULL, or blocks of samples: see mxc_conv_col_sources */
+  int relu;                      /* forward: y = relu(y) as each part of Y is finished (a ReLU
+                                  * folded into the convolution, mxc/executor/fold.py) */
 } mxc_conv_geom;
 
 /* Output columns o in [lo, hi) read input column w0 + o * s inside [0, iw); the rest read
@@ -123,6 +125,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
              call->niattr, x->ndim);
     return -1;
   }
+  g->relu = 0;
   g->n = x->shape[0];
   g->ci = x->shape[1];
   g->co = y->shape[1];
@@ -392,6 +395,23 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))          
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
+/* y = relu(y) over len elements, as the relu operator (nan stays nan, -0 becomes 0): a ReLU        \
+ * folded into the forward, applied to each part of Y right after it is written */                  \
+static void mxc_conv_relu_##SUF(T *y, int64_t len, int nt) {                                        \
+  int64_t i;                                                                                        \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (len > 32768))                      \
+  for (i = 0; i < len; i++) y[i] = (y[i] > 0 || y[i] != y[i]) ? y[i] : (T)0;                        \
+}                                                                                                   \
+                                                                                                    \
+/* relu over the Y block of samples [n, n + m) and group gr (the sample blocks' epilogue) */        \
+static void mxc_conv_relu_block_##SUF(T *y, const mxc_conv_geom *g, int64_t n, int64_t m,           \
+                                     int64_t gr, int nt) {                                          \
+  int64_t q;                                                                                        \
+  for (q = 0; q < m; q++)                                                                           \
+    mxc_conv_relu_##SUF(y + ((n + q) * g->co + gr * g->cog) * g->osz, g->cog * g->osz, nt);         \
+}                                                                                                   \
+                                                                                                    \
 /* y[n, c, :] = b[c] (set) or += b[c] */                                                            \
 static void mxc_conv_bias_##SUF(T *y, const T *b, int64_t n, int64_t c, int64_t sz, int add,       \
                                 int nt) {                                                           \
@@ -472,6 +492,7 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
                (int)g->rows, (T)1, col, (int)ld, wg, (int)g->rows, beta, z, (int)g->cog);           \
           mxc_conv_unpack_t_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m,                  \
                                   g->co * g->osz, nt);                                              \
+          if (g->relu) mxc_conv_relu_block_##SUF(y, g, n, m, gr, nt);                               \
           continue;                                                                                 \
         }                                                                                           \
         if (bias) mxc_conv_bias_##SUF(z, bias + gr * g->cog, 1, g->cog, ld, 0, nt);                 \
@@ -479,6 +500,7 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
              (int)g->rows, (T)1, wg, (int)g->rows, col, (int)ld, beta, z, (int)ld);                 \
         mxc_conv_pack_##SUF(y + (n * g->co + gr * g->cog) * g->osz, z, g, m, g->co * g->osz, 1,     \
                             nt);                                                                    \
+        if (g->relu) mxc_conv_relu_block_##SUF(y, g, n, m, gr, nt);                                 \
       }                                                                                             \
     }                                                                                               \
     return;                                                                                         \
@@ -503,6 +525,7 @@ static void mxc_conv_forward_##SUF(const T *x, const T *w, T *y, const mxc_conv_
              (int)g->osz);                                                                          \
       }                                                                                             \
     }                                                                                               \
+    if (g->relu) mxc_conv_relu_##SUF(y + n * g->co * g->osz, g->co * g->osz, nt);                   \
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
@@ -638,16 +661,14 @@ static void mxc_conv_dense_part_##SUF(int mode, const mxc_conv_geom *g, const T 
 static void mxc_conv_part_##SUF(int mode, const mxc_conv_geom *g, const T *a, const T *a2,         \
                                 const T *w, const T *b, T *o0, T *o1, T *col, int nt,              \
                                 int64_t n0, int64_t n1) {                                          \
-  if (g->dense) {                                                                                  \
-    mxc_conv_dense_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                      \
-    return;                                                                                        \
-  }                                                                                                \
-  if (g->depthwise) {                                                                              \
-    mxc_convdw_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                          \
-    return;                                                                                        \
-  }                                                                                                \
-  if (g->grouped) {                                                                                \
-    mxc_convg_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                             \
+  if (g->dense || g->depthwise || g->grouped) {                                                    \
+    if (g->dense)                                                                                  \
+      mxc_conv_dense_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                    \
+    else if (g->depthwise)                                                                         \
+      mxc_convdw_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                        \
+    else                                                                                           \
+      mxc_convg_part_##SUF(mode, g, a, a2, w, b, o0, o1, col, nt, n0, n1);                         \
+    if (g->relu) mxc_conv_relu_##SUF(o0 + n0 * g->co * g->osz, (n1 - n0) * g->co * g->osz, nt);    \
     return;                                                                                        \
   }                                                                                                \
   switch (mode) {                                                                                  \
@@ -720,7 +741,10 @@ static void mxc_conv_exec_f32x(int mode, const mxc_conv_geom *g, const float *a,
     const int64_t oh = g->od[1], ow = g->od[2], ph = g->p[1], pw = g->p[2];
     switch (mode) {
     case MXC_CONV_FWD: /* a = X, o0 = Y */
-      if (mxc_wino_conv(a, w, 0, b, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) == 0) return;
+      if (mxc_wino_conv(a, w, 0, b, o0, 0, n, ci, co, ih, iw, oh, ow, ph, pw, nt) == 0) {
+        if (g->relu) mxc_conv_relu_f32(o0, n * co * oh * ow, nt);
+        return;
+      }
       break;
     case MXC_DECONV_FWD: /* a = conv-sense Y, o0 = conv-sense X */
       if (mxc_wino_conv(a, w, 1, b, o0, 0, n, co, ci, oh, ow, ih, iw, 2 - ph, 2 - pw, nt) == 0)
@@ -794,6 +818,9 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
   default: cx = ta; cy = ta2; break;
   }
   if (mxc_conv_geom_make(&g, cx, cy, call) != 0) return -1;
+  /* iattr[MXC_CONV_NIATTR], when given to a forward: nonzero = a ReLU folded in */
+  g.relu = mode == MXC_CONV_FWD && call->niattr > MXC_CONV_NIATTR &&
+           call->iattr[MXC_CONV_NIATTR] != 0;
   if (dt != MXC_FLOAT32 && dt != MXC_FLOAT64 && dt != MXC_FLOAT16) {
     snprintf(call->err, MXC_ERR_LEN, "%s: unsupported dtype %d", name, dt);
     return -1;

@@ -152,12 +152,20 @@ static void mxc_nrm_bn_stats_##S_(const void *x, int64_t A, int64_t K,          
   *mean = m;                                                                                     \
   *q = v;                                                                                        \
 }                                                                                                \
-/* y = (x - cm) * sc + sh over one channel */                                                    \
-static void mxc_nrm_bn_apply_##S_(const void *x, void *y, int64_t A, int64_t K,  \
-                                                   int64_t B, int64_t c, CT_ cm, CT_ sc, CT_ sh) { \
+/* y = (x - cm) * sc + sh over one channel; relu: then max(y, 0) in the same loop, as the relu   \
+ * operator (nan stays nan), a ReLU folded into an inference BatchNorm (mxc/executor/fold.py) */ \
+static void mxc_nrm_bn_apply_##S_(const void *x, void *y, int64_t A, int64_t K,                  \
+                                  int64_t B, int64_t c, CT_ cm, CT_ sc, CT_ sh, int relu) {      \
   int64_t a, b;                                                                                  \
   for (a = 0; a < A; a++) {                                                                      \
     const int64_t off = (a * K + c) * B;                                                         \
+    if (relu) {                                                                                  \
+      for (b = 0; b < B; b++) {                                                                  \
+        const CT_ v = ((CT_)MXC_NRM_LD_##D_(x, off + b) - cm) * sc + sh;                         \
+        MXC_NRM_ST_##D_(y, off + b, (v > 0 || v != v) ? v : (CT_)0);                             \
+      }                                                                                          \
+      continue;                                                                                  \
+    }                                                                                            \
     for (b = 0; b < B; b++)                                                                      \
       MXC_NRM_ST_##D_(y, off + b, ((CT_)MXC_NRM_LD_##D_(x, off + b) - cm) * sc + sh);            \
   }                                                                                              \
@@ -202,6 +210,7 @@ static int mxc_nrm_bn_fwd_##S_(mxc_opcall *call) {                              
   const int64_t A = call->iattr[0], K = call->iattr[1], B = call->iattr[2];                      \
   const int train = (int)call->iattr[3], fixg = (int)call->iattr[4];                             \
   const int var_out = (int)call->iattr[5];                                                       \
+  const int relu = call->niattr > 6 && call->iattr[6] != 0; /* a folded ReLU */                  \
   const double eps = call->fattr[0];                                                             \
   const int64_t n = A * B;                                                                       \
   const int nt = mxc_nrm_threads(call, A * K * B); (void)nt; /* unused without OpenMP */         \
@@ -224,7 +233,7 @@ static int mxc_nrm_bn_fwd_##S_(mxc_opcall *call) {                              
     }                                                                                            \
     mxc_nrm_bn_apply_##S_(x, y, A, K, B, c, (CT_)mean,                                           \
                           (CT_)(invstd * (fixg ? 1.0 : (double)MXC_NRM_LD_##P_(gam, c))),        \
-                          (CT_)MXC_NRM_LD_##P_(bet, c));                                         \
+                          (CT_)MXC_NRM_LD_##P_(bet, c), relu);                                   \
   }                                                                                              \
   return 0;                                                                                      \
 }                                                                                                \

@@ -6,7 +6,9 @@
  *   the padded border (or by the real elements when count_include_pad is false), sum and lp do
  *   not divide; lp is (sum x^p)^(1/p) for p in 1, 2, 3 (x^p without abs, as MXNet);
  * - the max backward routes each output gradient to the first element (in d, h, w order) of its
- *   window that equals the output; avg/sum/lp spread it as MXNet's unpool_sum.
+ *   window that equals the output; avg/sum/lp spread it as MXNet's unpool_sum. Where a gradient
+ *   will be asked for, the max forward also writes that element's index per output (its argmax)
+ *   and the backward (pool:backward_index) is a scatter from it, without a pass over x and y.
  *
  * Accumulation in float for float16 and float32 (as MXNet's AccType), double for float64.
  * Threads own (n, c) planes, so every output element has one writer.
@@ -167,6 +169,120 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
+/* The forward of max pooling that also keeps, per output, the plane index (d*H + h)*W + w of       \
+ * the first element of its window equal to the output (-1: an empty window): what the              \
+ * comparing backward (below) would find, so the backward from it (mxc_pool_ibwd) routes the          \
+ * gradient to the same element. The outputs are those of mxc_pool_flat_fwd. */                     \
+static void mxc_pool_flat_fwdi_##SUF(const T *x, T *y, int32_t *ix, const mxc_pool_geom *g,         \
+                                     int nt) {                                                      \
+  const int64_t planes = g->n * g->c, ih = g->is[1], iw = g->is[2], oh = g->os[1], ow = g->os[2];   \
+  const int k33 = g->k[1] == 3 && g->k[2] == 3;                                                     \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))          \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const T *xb = x + pl * g->isz;                                                                  \
+    T *yb = y + pl * g->osz;                                                                        \
+    int32_t *ib = ix + pl * g->osz;                                                                 \
+    int64_t i, j, h, q;                                                                             \
+    if (g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 && g->s[2] == 2 && g->p[1] == 0 &&             \
+        g->p[2] == 0) {                                                                             \
+      const int32_t w32 = (int32_t)iw;                                                              \
+      for (i = 0; i < oh; i++) {                                                                    \
+        const T *r0 = xb + 2 * i * iw, *r1 = r0 + iw;                                               \
+        T *yr = yb + i * ow;                                                                        \
+        int32_t *ir = ib + i * ow;                                                                  \
+        int32_t at = (int32_t)(2 * i * iw); /* the window's first element */                        \
+        /* as the forward: from the first element, strictly greater moves on. Selects only,         \
+         * 64-bit addressing and the int32 index as its own counter, so that the loop               \
+         * vectorises under -fwrapv (an int32 address counter would not) */                         \
+        for (j = 0; j < ow; j++, at += 2) {                                                         \
+          A m = LD(r0[2 * j]), v = LD(r0[2 * j + 1]);                                               \
+          int32_t e = at;                                                                           \
+          e = v > m ? at + 1 : e;                                                                   \
+          m = v > m ? v : m;                                                                        \
+          v = LD(r1[2 * j]);                                                                        \
+          e = v > m ? at + w32 : e;                                                                 \
+          m = v > m ? v : m;                                                                        \
+          v = LD(r1[2 * j + 1]);                                                                    \
+          e = v > m ? at + w32 + 1 : e;                                                             \
+          m = v > m ? v : m;                                                                        \
+          yr[j] = ST(m);                                                                            \
+          ir[j] = m == m ? e : -1; /* a NaN first element matches nothing */                        \
+        }                                                                                           \
+      }                                                                                             \
+      continue;                                                                                     \
+    }                                                                                               \
+    for (i = 0; i < oh; i++) {                                                                      \
+      int64_t h0 = i * g->s[1] - g->p[1], h1 = h0 + g->k[1];                                        \
+      const int64_t hs = h0 > 0 ? h0 : 0;                                                           \
+      int64_t jlo = 0, jhi = 0; /* [jlo, jhi): the columns of whole 3x3 windows in a whole row */   \
+      if (h1 > ih) h1 = ih;                                                                         \
+      if (k33 && h0 >= 0 && h1 == h0 + 3) {                                                         \
+        jlo = (g->p[2] + g->s[2] - 1) / g->s[2];                                                    \
+        jhi = iw + g->p[2] >= 3 ? (iw + g->p[2] - 3) / g->s[2] + 1 : 0;                             \
+        if (jhi > ow) jhi = ow;                                                                     \
+        if (jhi < jlo) jhi = jlo;                                                                   \
+      }                                                                                             \
+      if (jhi > jlo) {                                                                              \
+        /* whole 3x3 windows: the maximum as the forward's, then the first element equal to         \
+         * it (scanning backwards, the last match wins); selects only, 64-bit addressing and        \
+         * an int32 index counter, so that the loop vectorises under -fwrapv */                     \
+        const int64_t st = g->s[2], pw = g->p[2];                                                   \
+        const int32_t w32 = (int32_t)iw, st32 = (int32_t)st;                                        \
+        const T *xr = xb + h0 * iw;                                                                 \
+        T *yr = yb + i * ow;                                                                        \
+        int32_t *ir = ib + i * ow;                                                                  \
+        int32_t at = (int32_t)(h0 * iw + jlo * st - pw); /* the window's first element */           \
+        for (j = jlo; j < jhi; j++, at += st32) {                                                   \
+          const T *xw = xr + j * st - pw;                                                           \
+          A m = LOWEST;                                                                             \
+          int32_t e = -1;                                                                           \
+          int64_t a, b;                                                                             \
+          for (a = 0; a < 3; a++)                                                                   \
+            for (b = 0; b < 3; b++) {                                                               \
+              const A v = LD(xw[a * iw + b]);                                                       \
+              m = v > m ? v : m;                                                                    \
+            }                                                                                       \
+          for (a = 2; a >= 0; a--)                                                                  \
+            for (b = 2; b >= 0; b--)                                                                \
+              e = LD(xw[a * iw + b]) == m ? at + (int32_t)a * w32 + (int32_t)b : e;                 \
+          yr[j] = ST(m);                                                                            \
+          ir[j] = e;                                                                                \
+        }                                                                                           \
+      }                                                                                             \
+      for (j = 0; j < ow; j++) {                                                                    \
+        int64_t w0, w1, ws;                                                                         \
+        A m = LOWEST;                                                                               \
+        int32_t e = -1;                                                                             \
+        if (j == jlo && jhi > jlo) j = jhi; /* whole windows: done above */                         \
+        if (j >= ow) break;                                                                         \
+        w0 = j * g->s[2] - g->p[2];                                                                 \
+        w1 = w0 + g->k[2] < iw ? w0 + g->k[2] : iw;                                                 \
+        ws = w0 > 0 ? w0 : 0;                                                                       \
+        /* the maximum as the forward's, and the first element equal to it: strictly greater        \
+         * moves on (selects, no branches); where nothing exceeds the lowest value, the first       \
+         * element equal to it (the comparing backward's rule) by a second look */                  \
+        for (h = hs; h < h1; h++)                                                                   \
+          for (q = ws; q < w1; q++) {                                                               \
+            const A v = LD(xb[h * iw + q]);                                                         \
+            e = v > m ? (int32_t)(h * iw + q) : e;                                                  \
+            m = v > m ? v : m;                                                                      \
+          }                                                                                         \
+        if (e < 0)                                                                                  \
+          for (h = hs; h < h1 && e < 0; h++)                                                        \
+            for (q = ws; q < w1; q++)                                                               \
+              if (LD(xb[h * iw + q]) == m) {                                                        \
+                e = (int32_t)(h * iw + q);                                                          \
+                break;                                                                              \
+              }                                                                                     \
+        yb[i * ow + j] = ST(m);                                                                     \
+        ib[i * ow + j] = e;                                                                         \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
 /* acc: the float accumulator planes when T is float16 (NULL: accumulate in dx) */                  \
 static void mxc_pool_flat_bwd_##SUF(const T *dy, const T *x, const T *y, T *dx,                    \
                                     const mxc_pool_geom *g, A *work, int nt) {                      \
@@ -268,7 +384,9 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
 }
 
 #define MXC_POOL_DEFINE(T, A, SUF, LD, ST, LOWEST)                                                 \
-static void mxc_pool_fwd_##SUF(const T *x, T *y, const mxc_pool_geom *g, int nt) {                 \
+/* ix: where the argmax of every output goes (the plane index of the first maximum, -1 for an       \
+ * empty window), laid out as y; NULL: not kept */                                                  \
+static void mxc_pool_fwd_##SUF(const T *x, T *y, int32_t *ix, const mxc_pool_geom *g, int nt) {     \
   const int64_t planes = g->n * g->c;                                                               \
   int64_t pl;                                                                                       \
   (void)nt;                                                                                         \
@@ -287,15 +405,20 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->osz
           mxc_pool_window(g, od, oh, ow, &w);                                                       \
           if (g->type == MXC_POOL_MAX) {                                                            \
             A m = LOWEST;                                                                           \
+            int64_t e = -1; /* as mxc_pool_flat_fwdi: the first element equal to the maximum */     \
             for (d = w.lo[0]; d < w.hi[0]; d++)                                                     \
               for (h = w.lo[1]; h < w.hi[1]; h++) {                                                 \
                 const T *row = xb + ((d * g->is[1] + h) * g->is[2]) * es;                           \
                 for (q = w.lo[2]; q < w.hi[2]; q++) {                                               \
                   const A v = LD(row[q * es]);                                                      \
-                  if (v > m) m = v;                                                                 \
+                  if (v > m || (e < 0 && v == m)) {                                                 \
+                    m = v;                                                                          \
+                    e = (d * g->is[1] + h) * g->is[2] + q;                                          \
+                  }                                                                                 \
                 }                                                                                   \
               }                                                                                     \
             yb[oi * es] = ST(m);                                                                    \
+            if (ix) ix[(g->last ? nn * g->osz * g->c + cc : pl * g->osz) + oi * es] = (int32_t)e;   \
           } else {                                                                                  \
             const A div = (A)w.size;                                                                \
             const int p = g->type == MXC_POOL_LP ? g->pv : 1;                                       \
@@ -380,6 +503,35 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
   }                                                                                                 \
 }                                                                                                   \
                                                                                                     \
+/* the max backward from the forward's argmax: each output's gradient added at its index, in        \
+ * output order (the comparing backward's order, so sums of overlapping windows round alike).       \
+ * work: accumulator planes as mxc_pool_bwd's (float16 or channels last), NULL: dx itself */        \
+static void mxc_pool_ibwd_##SUF(const T *dy, const int32_t *ix, T *dx, const mxc_pool_geom *g,      \
+                                A *work, int nt) {                                                  \
+  const int64_t planes = g->n * g->c;                                                               \
+  int64_t pl;                                                                                       \
+  (void)nt;                                                                                         \
+MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))          \
+  for (pl = 0; pl < planes; pl++) {                                                                 \
+    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
+    const int64_t es = g->last ? g->c : 1;                                                          \
+    const int64_t xo = g->last ? nn * g->isz * g->c + cc : pl * g->isz;                             \
+    const int64_t yo = g->last ? nn * g->osz * g->c + cc : pl * g->osz;                             \
+    const T *gb = dy + yo;                                                                          \
+    const int32_t *ib = ix + yo;                                                                    \
+    T *db = dx + xo;                                                                                \
+    A *acc = work ? work + pl * g->isz : (A *)(void *)db;                                           \
+    int64_t oi;                                                                                     \
+    memset(acc, 0, sizeof(A) * (size_t)g->isz);                                                     \
+    for (oi = 0; oi < g->osz; oi++) {                                                               \
+      const int32_t e = ib[oi * es];                                                                \
+      if (e >= 0) acc[e] += LD(gb[oi * es]);                                                        \
+    }                                                                                               \
+    if (work)                                                                                       \
+      for (oi = 0; oi < g->isz; oi++) db[oi * es] = ST(acc[oi]);                                    \
+  }                                                                                                 \
+}                                                                                                   \
+                                                                                                    \
 /* nearest upsampling of input `x` (n, cx, h, w) by `sc` into channels [c0, c0 + cx) of y */       \
 static void mxc_upnear_fwd_##SUF(const T *x, T *y, int64_t n, int64_t cx, int64_t h, int64_t w,    \
                                  int64_t cy, int64_t c0, int64_t sc, int add, int nt) {             \
@@ -428,28 +580,79 @@ MXC_POOL_DEFINE(uint16_t, float, f16, mxc_half_to_float, mxc_float_to_half, -655
 MXC_POOL_FLAT_DEFINE(float, float, f32, MXC_POOL_ID, MXC_POOL_ID, -FLT_MAX)
 MXC_POOL_FLAT_DEFINE(double, double, f64, MXC_POOL_ID, MXC_POOL_ID, -DBL_MAX)
 
+/* out: y, and optionally the argmax (int32, y's shape; max pooling, float32/float64 channels
+ * first 2-D through the flat loops, everything else through the general ones) */
 static int mxc_pool_forward(mxc_opcall *call) {
   mxc_pool_geom g;
+  int32_t *ix = NULL;
+  const void *x = call->in[0].data;
+  void *y = call->out[0].data;
   if (mxc_pool_geom_make(&g, &call->in[0], &call->out[0], call) != 0) return -1;
+  if (call->nout > 1) {
+    if (g.type != MXC_POOL_MAX || call->out[1].dtype != MXC_INT32 ||
+        call->out[1].size != call->out[0].size || g.isz > INT32_MAX) {
+      snprintf(call->err, MXC_ERR_LEN, "Pooling: the argmax output needs max pooling, int32 and "
+               "the output's size, and planes under 2^31 elements");
+      return -1;
+    }
+    ix = (int32_t *)call->out[1].data;
+  }
   switch (call->in[0].dtype) {
   case MXC_FLOAT32:
-    (g.flat ? mxc_pool_flat_fwd_f32 : mxc_pool_fwd_f32)((const float *)call->in[0].data,
-                                                        (float *)call->out[0].data, &g,
-                                                        call->nthreads);
+    if (ix && g.flat) mxc_pool_flat_fwdi_f32((const float *)x, (float *)y, ix, &g, call->nthreads);
+    else if (g.flat) mxc_pool_flat_fwd_f32((const float *)x, (float *)y, &g, call->nthreads);
+    else mxc_pool_fwd_f32((const float *)x, (float *)y, ix, &g, call->nthreads);
     return 0;
   case MXC_FLOAT64:
-    (g.flat ? mxc_pool_flat_fwd_f64 : mxc_pool_fwd_f64)((const double *)call->in[0].data,
-                                                        (double *)call->out[0].data, &g,
-                                                        call->nthreads);
+    if (ix && g.flat) mxc_pool_flat_fwdi_f64((const double *)x, (double *)y, ix, &g, call->nthreads);
+    else if (g.flat) mxc_pool_flat_fwd_f64((const double *)x, (double *)y, &g, call->nthreads);
+    else mxc_pool_fwd_f64((const double *)x, (double *)y, ix, &g, call->nthreads);
     return 0;
   case MXC_FLOAT16:
-    mxc_pool_fwd_f16((const uint16_t *)call->in[0].data, (uint16_t *)call->out[0].data, &g,
-                     call->nthreads);
+    mxc_pool_fwd_f16((const uint16_t *)x, (uint16_t *)y, ix, &g, call->nthreads);
     return 0;
   default:
     snprintf(call->err, MXC_ERR_LEN, "Pooling: unsupported dtype %d", call->in[0].dtype);
     return -1;
   }
+}
+
+/* in: dy, argmax (int32, dy's shape), x (for its shape only); out: dx */
+static int mxc_pool_backward_index(mxc_opcall *call) {
+  mxc_pool_geom g;
+  const void *dy = call->in[0].data;
+  const int32_t *ix = (const int32_t *)call->in[1].data;
+  void *dx = call->out[0].data;
+  int dt = call->in[0].dtype;
+  void *work = NULL;
+  if (mxc_pool_geom_make(&g, &call->out[0], &call->in[0], call) != 0) return -1;
+  if (call->in[1].dtype != MXC_INT32 || call->in[1].size != call->in[0].size) {
+    snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: the argmax must be int32 of the output "
+             "gradient's size");
+    return -1;
+  }
+  if (dt == MXC_FLOAT16 || g.last) {
+    size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
+    work = malloc(esz * (size_t)(g.n * g.c * g.isz > 0 ? g.n * g.c * g.isz : 1));
+    if (work == NULL) {
+      snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: out of memory");
+      return -1;
+    }
+  }
+  if (dt == MXC_FLOAT32)
+    mxc_pool_ibwd_f32((const float *)dy, ix, (float *)dx, &g, (float *)work, call->nthreads);
+  else if (dt == MXC_FLOAT64)
+    mxc_pool_ibwd_f64((const double *)dy, ix, (double *)dx, &g, (double *)work, call->nthreads);
+  else if (dt == MXC_FLOAT16)
+    mxc_pool_ibwd_f16((const uint16_t *)dy, ix, (uint16_t *)dx, &g, (float *)work,
+                      call->nthreads);
+  else {
+    free(work);
+    snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: unsupported dtype %d", dt);
+    return -1;
+  }
+  free(work);
+  return 0;
 }
 
 /* in: dy, x, y; out: dx */
@@ -557,6 +760,9 @@ static const mxc_code_entry mxc_pool_table[] = {
   {"pool:backward", MXC_FLOAT32, mxc_pool_backward},
   {"pool:backward", MXC_FLOAT64, mxc_pool_backward},
   {"pool:backward", MXC_FLOAT16, mxc_pool_backward},
+  {"pool:backward_index", MXC_FLOAT32, mxc_pool_backward_index},
+  {"pool:backward_index", MXC_FLOAT64, mxc_pool_backward_index},
+  {"pool:backward_index", MXC_FLOAT16, mxc_pool_backward_index},
   {"upsampling:nearest", MXC_FLOAT32, mxc_upsampling_nearest},
   {"upsampling:nearest", MXC_FLOAT64, mxc_upsampling_nearest},
   {"upsampling:nearest", MXC_FLOAT16, mxc_upsampling_nearest},

@@ -233,12 +233,12 @@ class CachedOp:
         self._num_outputs = len(self._plan.heads)
         self._plans = {}
         self._statics = {}
-        self._folded = None     # (symbol, nodes) with Convolution + BatchNorm folded
+        self._folded = None     # (symbol, nodes) with Convolution + BatchNorm (+ ReLU) folded
 
     def _inference_graph(self):
-        """The graph that inference plans run: Convolution + BatchNorm folded (fold.py)."""
+        """The graph that inference plans run: Convolution + BatchNorm (+ ReLU) folded (fold.py)."""
         if self._folded is None:
-            sym = _fold.fold_conv_bn(self._plan.sym)
+            sym = _fold.fold_inference(self._plan.sym)
             self._folded = (sym, self._plan.nodes if sym is self._plan.sym else _topo(sym._outputs))
         return self._folded
 

@@ -25,6 +25,7 @@ from ..ops import registry
 from ..symbol.symbol import _topo, Symbol
 from . import cse as _cse
 from . import cuda_graphs as _cuda_graphs
+from . import fold as _fold
 from . import graph as _g
 from . import sparse_bind as _sb  # storage types
 from ..symbol.infer import infer_graph
@@ -379,7 +380,9 @@ class Executor:
         want_grad = any(r != "null" for r in self._grad_req)
         self._state = None
         if self._monitor is None and _g.bulk_enabled(is_train):
-            st = self._get_state(want_grad)
+            # an inference forward of an executor without gradients runs the folded graph
+            # (fold.py: Convolution + BatchNorm [+ ReLU]), as CachedOp's inference does
+            st = self._get_state(want_grad, not want_grad and not is_train and _fold.enabled())
             if st is not None:
                 _g.run_steps(st.fwd, is_train)
                 st.fresh = st.ran = True
@@ -410,16 +413,16 @@ class Executor:
         self._set_outputs(heads)
         return self.outputs
 
-    def _get_state(self, want_grad):
+    def _get_state(self, want_grad, folded=False):
         if self._sparse or not _one_memory(self._node_ctx, self._ctx):
             # the planned graph is dense-only and lives in one memory space; otherwise node by
             # node, where crossings are real copies
             return None
-        key = want_grad
+        key = (want_grad, folded)
         if key in self._states:
             return self._states[key]
         try:
-            st = _BoundPlan(self, want_grad)
+            st = _BoundPlan(self, want_grad, folded)
         except _g.Untraceable:
             st = None
         self._states[key] = st
@@ -585,15 +588,19 @@ class Executor:
 class _BoundPlan:
     """A plan with the executor's arrays resolved into its steps once."""
 
-    def __init__(self, ex, want_grad):
+    def __init__(self, ex, want_grad, folded=False):
         p = ex._plan
         nodes = [p.nodes[s] for s in p.arg_slots + p.aux_slots]
+        sym, graph = ex._opt_symbol, p.nodes
+        if folded:      # the same variables around folded operator nodes (fold.py)
+            sym = _fold.fold_inference(sym)
+            graph = graph if sym is ex._opt_symbol else _topo(sym._outputs)
         arrays = list(ex.arg_arrays) + list(ex.aux_arrays)
         na = len(ex.arg_arrays)
         need = [want_grad and r != "null" and g is not None
                 for r, g in zip(ex._grad_req, ex.grad_arrays)] + [False] * len(ex.aux_arrays)
         add = [r == "add" for r in ex._grad_req] + [False] * len(ex.aux_arrays)
-        plan = _g.build(ex._opt_symbol, p.nodes, nodes, [a.shape for a in arrays],
+        plan = _g.build(sym, graph, nodes, [a.shape for a in arrays],
                         [a.dtype for a in arrays], ex._ctx, need_grad=need, grad_add=add,
                         node_ctx=ex._node_ctx)
         self.plan = plan

@@ -18,13 +18,21 @@ Folded: BatchNorm on axis 1 without output_mean_var whose data is output 0 of a 
 (AMP's float16 convolutions stay beside their float32 BatchNorm). The user's symbol is left alone:
 the folded graph is built from fresh operator nodes around the same variables. Off with
 MXNET_USE_FUSION=0 (MXNet's switch of graph fusion).
+
+A ReLU (Activation act_type='relu' or relu) whose data is output 0 of a Convolution (folded
+with its BatchNorm or not) or of a BatchNorm that nothing else reads is then folded into that
+operator (``fold_relu``): its node runs with ``_relu`` and its CPU kernel applies max(y, 0) as
+each part of its output is written (BatchNorm: in its per-channel loop; Convolution: on each
+sample's or sample block's output right after its GEMM), saving the ReLU's own pass over the
+feature map. relu(y) is computed exactly as the relu operator computes it, on the same y, so
+this step changes no bit (tests/executor/test_fold.py). ``fold_inference`` applies both.
 """
 import os
 
 from ..ops import registry
 from ..symbol.symbol import Symbol, _Node, _topo
 
-__all__ = ["enabled", "fold_conv_bn"]
+__all__ = ["enabled", "fold_conv_bn", "fold_relu", "fold_inference"]
 
 
 def enabled():
@@ -110,12 +118,64 @@ def fold_conv_bn(sym):
             canon[id(n)] = _fold(conv, n, conv_inputs, inputs)
             changed = True
         elif any(a[0] is not e[0] for a, e in zip(inputs, n.inputs)):
-            m = _Node(n.op, n.name, dict(n.attrs), inputs, n.subgraphs)
-            m.version = n.version
-            m._parsed = n._parsed
-            canon[id(n)] = m
+            canon[id(n)] = _rebuilt(n, inputs)
         else:
             canon[id(n)] = n
     if not changed:
         return sym
     return Symbol([(canon[id(e[0])],) + tuple(e[1:]) for e in sym._outputs])
+
+
+def _is_relu(n):
+    return n.op is not None and (n.op.name == "relu" or (n.op.name == "Activation" and
+                                                         n.parsed.get("act_type") == "relu"))
+
+
+def _absorbs_relu(entry, reads):
+    """Whether the producer of `entry` (a ReLU's data) can apply the ReLU itself."""
+    src, idx = entry[0], entry[1]
+    if src.op is None or idx != 0 or reads.get((id(src), 0), 0) != 1:
+        return False
+    if src.op.name == "Convolution":
+        return True
+    return (src.op.name == "BatchNorm" and not src.parsed.get("output_mean_var") and
+            not any(reads.get((id(src), k), 0) for k in range(1, src.num_outputs())))
+
+
+def _rebuilt(n, inputs):
+    m = _Node(n.op, n.name, dict(n.attrs), inputs, n.subgraphs)
+    m.version = n.version
+    m._parsed = n._parsed
+    return m
+
+
+def fold_relu(sym):
+    """`sym` with every ReLU whose data a Convolution or BatchNorm alone produces folded into
+    that operator; `sym` itself when none."""
+    nodes = _topo(sym._outputs)
+    reads = _reads(nodes, sym._outputs)
+    canon = {}
+    changed = False
+    for n in nodes:
+        if n.op is None:
+            canon[id(n)] = n
+            continue
+        inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in n.inputs]
+        if _is_relu(n) and _absorbs_relu(n.inputs[0], reads):
+            src = inputs[0][0]      # the producer as rebuilt; no other node reads it
+            m = _rebuilt(src, list(src.inputs))
+            m._parsed = dict(src.parsed, _relu=True)
+            canon[id(n)] = m
+            changed = True
+        elif any(a[0] is not e[0] for a, e in zip(inputs, n.inputs)):
+            canon[id(n)] = _rebuilt(n, inputs)
+        else:
+            canon[id(n)] = n
+    if not changed:
+        return sym
+    return Symbol([(canon[id(e[0])],) + tuple(e[1:]) for e in sym._outputs])
+
+
+def fold_inference(sym):
+    """Both folds, for graphs that run in inference mode; `sym` itself when nothing folds."""
+    return fold_relu(fold_conv_bn(sym))

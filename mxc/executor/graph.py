@@ -278,6 +278,8 @@ def build(sym, nodes, input_nodes, shapes, dtypes, ctx, need_grad=(), grad_add=(
         attrs = node.parsed
         if id(node) in completed:
             attrs = dict(attrs, shape=completed[id(node)])
+        if op.train_attrs is not None and any(need_grad):
+            attrs = op.train_attrs(attrs)
         try:
             if op.composite is not None:
                 if op.grad is not None and any(need_grad):

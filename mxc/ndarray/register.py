@@ -72,6 +72,8 @@ def run(op, inputs, attrs, out=None, ctx=None):
             ctx = Context(ctx.split("(")[0], int(ctx.split("(")[1].rstrip(")")) if "(" in ctx else 0)
         ctx = current_context() if ctx is None else ctx
         check_available(ctx)
+    if _M.recording and op.train_attrs is not None:
+        attrs = op.train_attrs(attrs)
     try:
         oshapes, odtypes = op.infer(attrs, [x._shape for x in inputs], [x._dtype for x in inputs])
     except ValueError as e:

@@ -20,6 +20,20 @@ _FWD["softrelu"] = kernel_forward("activation", "fwd:softrelu", name="Activation
                                   floats=())
 
 
+def folded_relu(forward):
+    """`forward` of an operator whose CPU kernel also applies a ReLU folded into it where
+    attrs["_relu"] is set (Convolution, BatchNorm in inference graphs: mxc/executor/fold.py),
+    as the relu operator does it (nan stays nan). The GPU kernels do not fold it: there the
+    ReLU runs after the forward, in place."""
+    relu = _FWD["relu"]
+
+    def wrapped(attrs, inputs, outputs):
+        forward(attrs, inputs, outputs)
+        if attrs.get("_relu") and outputs[0]._ctx.device_typeid == 2:
+            relu(attrs, [outputs[0]], [outputs[0]])
+    return wrapped
+
+
 def _float_unary_infer(name):
     def infer(attrs, shapes, dtypes):
         check_float(name, dtypes[0])

@@ -14,6 +14,7 @@ import numpy as _np
 from .dot import FLOATS
 from .params import Param
 from ._partial_shape import probe_partial
+from .activation import folded_relu
 from .registry import OpDef, register, kernel_forward
 
 _LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
@@ -168,11 +169,18 @@ def _conv_infer_inputs(a, shapes):
 CONV_INTS = tuple(f"{p}_{j}" for p in ("kernel", "stride", "dilate", "pad") for j in range(3)) + \
     ("num_group",)
 CONV_BWD_INTS = CONV_INTS + ("skip_data_grad",)
+# Convolution's forward kernel then relu: a ReLU folded into an inference Convolution
+# (attrs["_relu"], set by mxc/executor/fold.py)
+CONV_FWD_INTS = CONV_INTS + ("relu",)
 
 
 def _skip_flag(a, i, o):
     """1 = leave the data gradient unwritten (no one reads it)."""
     return 1 if 0 in a.get("_skip_outputs", ()) else 0
+
+
+def _relu_flag(a, i, o):
+    return 1 if a.get("_relu") else 0
 
 
 def _conv_view(op):
@@ -183,6 +191,9 @@ def _conv_view(op):
 
 
 def _conv_forward_of(kname, op, view):
+    if kname == "conv:forward":
+        return folded_relu(kernel_forward("convolution", kname, ints=CONV_FWD_INTS, floats=(),
+                                          fill={CONV_INTS: view, "relu": _relu_flag}, name=op))
     if kname.endswith(":forward"):
         return kernel_forward("convolution", kname, ints=CONV_INTS, floats=(),
                               fill={CONV_INTS: view}, name=op)

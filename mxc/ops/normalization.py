@@ -29,6 +29,7 @@ import numpy as np
 
 from .dot import FLOATS
 from .params import Param
+from .activation import folded_relu
 from .registry import OpDef, register, kernel_forward, is_training
 
 _F32 = np.dtype(np.float32)
@@ -132,7 +133,7 @@ def _bn_infer(op):
 
 # the normalization kernels' slots (csrc/kernels/normalization.h): the data as (A, K, B) around
 # the normalised axis, then the mode flags; eps (and the backward's momentum), float32 in MXNet
-BN_INTS = ("A", "K", "B", "train", "fix_gamma", "var_is_variance")
+BN_INTS = ("A", "K", "B", "train", "fix_gamma", "var_is_variance", "relu")
 BN_BWD_INTS = ("A", "K", "B", "train", "fix_gamma", "update_moving")
 ROW_INTS = ("A", "K", "B", "mode", "P")
 
@@ -152,9 +153,10 @@ def _bn_forward(op, var_is_variance):
     def forward(attrs, inputs, outputs):
         A, C, B = _bn_layout(op, attrs, inputs[0].shape)
         train = is_training() and not attrs["use_global_stats"]
-        ia = (A, C, B, int(train), int(attrs["fix_gamma"]), int(var_is_variance))
+        ia = (A, C, B, int(train), int(attrs["fix_gamma"]), int(var_is_variance),
+              int(bool(attrs.get("_relu"))))
         fwd(dict(attrs, _view=ia), list(inputs), list(outputs))
-    return forward
+    return folded_relu(forward)
 
 
 def _bn_grad(op):

@@ -3,7 +3,14 @@ pooling; valid/full/same conventions) with MXNet 1.9.1's parameters, shape rules
 
 Kernels: mxc/ops/cpu/pooling.pyx (csrc/kernels/pooling.h). The backward pass is the operator
 ``_backward_Pooling`` (inputs out_grad, data, output; output the data gradient), called from the
-gradient through F."""
+gradient through F.
+
+Max pooling whose gradient may be asked for (autograd recording, a planned graph with a
+backward: OpDef.train_attrs) runs with ``_keep_argmax``: it then has a hidden second output, the
+int32 index of each output's first maximum within its (n, c) plane, and its gradient is
+``_backward_Pooling_argmax`` (out_grad, argmax, data), a scatter from those indices with the
+same result as ``_backward_Pooling``'s search of every window (MXNet's unpool_max) and without
+its pass over data and output."""
 
 import math
 
@@ -94,13 +101,29 @@ def plan(op, a, dshape):
     return out, k, st, pd, last
 
 
+# the argmax is an int32 index within one (n, c) plane
+_MAX_PLANE = 2 ** 31 - 1
+
+
+def _keeps_argmax(a):
+    return a.get("_keep_argmax", False)
+
+
+def _train_attrs(a):
+    return dict(a, _keep_argmax=True) if a["pool_type"] == "max" else a
+
+
 def _infer(a, shapes, dtypes):
     if len(shapes) != 1:
         raise ValueError(f"Pooling: expected 1 input, got {len(shapes)}")
     if _np.dtype(dtypes[0]) not in FLOATS:
         raise ValueError(f"Pooling: data type {dtypes[0]} is not supported (float16/32/64 only)")
-    out = plan("Pooling", a, tuple(shapes[0]))[0]
-    return [out], [dtypes[0]]
+    out, _, _, _, last = plan("Pooling", a, tuple(shapes[0]))
+    if not _keeps_argmax(a):
+        return [out], [dtypes[0]]
+    plane = math.prod(shapes[0][1:-1] if last else shapes[0][2:])
+    # a plane too large for int32 indices keeps an empty argmax: the gradient then searches
+    return [out, out if plane <= _MAX_PLANE else (0,)], [dtypes[0], _np.int32]
 
 
 # the pooling kernels' slots (csrc/kernels/pooling.h): kernel, stride and pad as 3-D (leading
@@ -120,15 +143,31 @@ def _pool_fill(op, data_index):
     return {POOL_INTS: view}
 
 
+def _argmax_used(outputs):
+    """Whether the forward writes, and the gradient reads, the hidden argmax: not where it is
+    empty (a plane beyond int32 indices) nor on a GPU (whose kernels search the windows)."""
+    return len(outputs) > 1 and outputs[1].size > 0 and outputs[1].context.device_type == "cpu"
+
+
 def _grad(F, a, inputs, outputs, out_grads):
+    if _keeps_argmax(a):
+        a = {k: v for k, v in a.items() if k != "_keep_argmax"}
+        if _argmax_used(outputs):
+            return [F._backward_Pooling_argmax(out_grads[0], outputs[1], inputs[0], **a)]
     return [F._backward_Pooling(out_grads[0], inputs[0], outputs[0], **a)]
 
 
+_forward = kernel_forward("pooling", "pool:forward", ints=POOL_INTS, floats=(),
+                          fill=_pool_fill("Pooling", 0), name="Pooling")
+
+
+def _pool_forward(a, inputs, outputs):
+    _forward(a, inputs, outputs if _argmax_used(outputs) else outputs[:1])
+
+
 register(OpDef("Pooling", aliases=("_npx_pooling",), params=_PARAMS, infer=_infer,
-               forward=kernel_forward("pooling", "pool:forward", ints=POOL_INTS, floats=(),
-                                      fill=_pool_fill("Pooling", 0),
-                                      name="Pooling"),
-               grad=_grad,
+               forward=_pool_forward, grad=_grad, train_attrs=_train_attrs,
+               num_outputs=lambda a: 2 if _keeps_argmax(a) else 1, num_visible_outputs=1,
                doc="Max, average, sum or Lp pooling over 1-D, 2-D or 3-D windows (or the whole "
                    "feature map with global_pool), as MXNet's Pooling."))
 
@@ -153,3 +192,30 @@ register(OpDef("_backward_Pooling", inputs=("out_grad", "data", "output"), param
                                       name="_backward_Pooling"),
                doc="Gradient of Pooling's data: max routes to the first maximum of each window, "
                    "avg/sum/lp spread as MXNet."))
+
+
+def _ainfer(a, shapes, dtypes):
+    if len(shapes) != 3:
+        raise ValueError(f"_backward_Pooling_argmax: expected 3 inputs (out_grad, argmax, data), "
+                         f"got {len(shapes)}")
+    if a["pool_type"] != "max":
+        raise ValueError("_backward_Pooling_argmax: the argmax gradient is max pooling's")
+    out = plan("_backward_Pooling_argmax", a, tuple(shapes[2]))[0]
+    for nm, s in (("out_grad", shapes[0]), ("argmax", shapes[1])):
+        if tuple(s) != out:
+            raise ValueError(f"_backward_Pooling_argmax: {nm} has shape {tuple(s)}, "
+                             f"expected {out}")
+    if _np.dtype(dtypes[1]) != _np.int32 or _np.dtype(dtypes[0]) != _np.dtype(dtypes[2]):
+        raise ValueError(f"_backward_Pooling_argmax: needs an int32 argmax and out_grad of the "
+                         f"data's dtype, got {[_np.dtype(d).name for d in dtypes]}")
+    return [tuple(shapes[2])], [dtypes[2]]
+
+
+register(OpDef("_backward_Pooling_argmax", inputs=("out_grad", "argmax", "data"), params=_PARAMS,
+               infer=_ainfer,
+               forward=kernel_forward("pooling", "pool:backward_index", ints=POOL_INTS, floats=(),
+                                      fill=_pool_fill("_backward_Pooling_argmax", 2),
+                                      name="_backward_Pooling"),
+               doc="Gradient of max Pooling's data from the argmax its forward kept: each "
+                   "output gradient added at the index of its window's first maximum (data "
+                   "gives the shape only)."))

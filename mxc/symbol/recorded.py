@@ -38,7 +38,10 @@ def from_recorded(x):
         hint = op.name.lower()
         k = counters.get(hint, 0)
         counters[hint] = k + 1
-        attrs = {key: v for key, v in attrs_to_strings(tn.attrs or {}).items()}
+        # keys with a leading underscore are settings of the run (max Pooling's _keep_argmax),
+        # no operator parameters
+        attrs = {key: v for key, v in attrs_to_strings(tn.attrs or {}).items()
+                 if not key.startswith("_")}
         n = _Node(op, f"{hint}{k}", attrs)
         nodes[id(tn)] = n
         n.inputs = [entry(info, (id(tn), i)) for i, info in enumerate(tn.in_info)]

@@ -1,6 +1,7 @@
-"""Convolution + BatchNorm folded in inference graphs (mxc/executor/fold.py): hybridized
-outputs against the unfolded imperative run (float rounding only), which pairs fold, and that
-training and MXNET_USE_FUSION=0 leave the graph alone."""
+"""Convolution + BatchNorm (+ ReLU) folded in inference graphs (mxc/executor/fold.py):
+hybridized and bound-executor outputs against the unfolded run (float rounding only; the ReLU
+step alone changes no bit), which pairs fold, and that training, gradients and
+MXNET_USE_FUSION=0 leave the graph alone."""
 import numpy as np
 import pytest
 
@@ -142,3 +143,107 @@ def test_mixed_precision_convolutions_are_not_folded(rng):
     got = lp(x).asnumpy()
     np.testing.assert_allclose(got.astype(np.float32), want, rtol=3e-2,
                                atol=3e-2 * float(np.abs(want).max()))
+
+
+# ---- ReLU folded into the Convolution or BatchNorm before it (fold_relu) -----------------------
+def _relu_net():
+    """conv -> BN -> relu (both folds), pool -> BN -> Activation(relu) (BatchNorm absorbs it),
+    conv -> relu, and a convolution read by a relu and by the sum (not folded)."""
+    data = mx.sym.var("data")
+    c1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=6, no_bias=True, name="c1")
+    r1 = mx.sym.relu(mx.sym.BatchNorm(c1, fix_gamma=False, name="b1"))
+    p = mx.sym.Pooling(r1, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    r2 = mx.sym.Activation(mx.sym.BatchNorm(p, fix_gamma=False, name="b2"), act_type="relu")
+    c3 = mx.sym.Convolution(r2, kernel=(1, 1), num_filter=6, name="c3")
+    r3 = mx.sym.Activation(c3, act_type="relu")
+    c4 = mx.sym.Convolution(r3, kernel=(3, 3), pad=(1, 1), num_filter=6, name="c4")
+    return mx.sym.Group([mx.sym.relu(c4) + c4, r3])
+
+
+def _relu_feed(sym, rng, shape=(2, 3, 8, 8)):
+    shapes, _, aux = sym.infer_shape(data=shape)
+    args = {n: mx.nd.array(rng.standard_normal(s)) for n, s in zip(sym.list_arguments(), shapes)}
+    auxs = {n: mx.nd.array(np.abs(rng.standard_normal(s)) + 0.5 if n.endswith("var")
+                           else rng.standard_normal(s))
+            for n, s in zip(sym.list_auxiliary_states(), aux)}
+    return args, auxs
+
+
+def test_which_relus_fold():
+    sym = _relu_net()
+    folded = fold.fold_inference(sym)
+    # three of the four ReLUs fold (c4's output is also read by the sum)
+    assert _ops(folded).count("relu") + _ops(folded).count("Activation") == 1
+    assert _ops(folded).count("BatchNorm") == 1
+    with_relu = sorted(n.name for n in _topo(folded._outputs)
+                       if n.op is not None and n.parsed.get("_relu"))
+    assert with_relu == ["b1", "b2", "c3"]      # b1: the convolution c1 folded with b1
+    assert _ops(sym).count("Activation") == 2 and _ops(sym).count("relu") == 2  # untouched
+
+
+def test_relu_fold_changes_no_bit(rng, monkeypatch):
+    # the ReLU step alone: the graph folded with and without it give the same bits
+    sym = _relu_net()
+    args, auxs = _relu_feed(sym, rng)
+    monkeypatch.setenv("MXNET_USE_FUSION", "0")     # the executors run the symbols as given
+    outs = []
+    for s in (fold.fold_conv_bn(sym), fold.fold_inference(sym)):
+        feed = dict(args, **auxs)
+        ex = s.bind(mx.cpu(), args={k: feed[k] for k in s.list_arguments()},
+                    aux_states={k: feed[k] for k in s.list_auxiliary_states()}, grad_req="null")
+        outs.append([o.asnumpy() for o in ex.forward(is_train=False)])
+    assert (outs[0][1] == 0).mean() > 0.2        # the ReLUs cut
+    for a, b in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_hybridized_inference_folds_relu(rng):
+    sym = _relu_net()
+    args, auxs = _relu_feed(sym, rng)
+    net = mx.gluon.SymbolBlock(sym, mx.sym.var("data"))
+    for name, p in net.collect_params().items():
+        p.initialize()
+        p.set_data(args[name] if name in args else auxs[name])
+    x = args["data"]
+    refs = [o.asnumpy() for o in net(x)]
+    net.hybridize(static_alloc=True)
+    for got, ref in zip(net(x), refs):
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+    plans = [p for p in net._cached_op._plans.values() if p is not None]
+    assert len(plans) == 1
+    steps = [op.name for op, *_ in plans[0].fwd]
+    assert steps.count("BatchNorm") == 1 and "Activation" not in steps
+
+
+def _bound(sym, args, auxs, grad_req):
+    return sym.bind(mx.cpu(), args={k: v.copy() for k, v in args.items()},
+                    aux_states={k: v.copy() for k, v in auxs.items()}, grad_req=grad_req)
+
+
+def test_bound_executor_inference_folds(rng, monkeypatch):
+    sym = _relu_net()
+    args, auxs = _relu_feed(sym, rng)
+    ex = _bound(sym, args, auxs, "null")
+    got = [o.asnumpy() for o in ex.forward(is_train=False)]
+    st = ex._states[(False, True)]
+    steps = [op.name for op, *_ in st.plan.fwd]
+    assert steps.count("BatchNorm") == 1 and steps.count("Activation") == 0
+    assert steps.count("relu") == 1
+    # a training forward of the same executor runs the graph as given
+    ex.forward(is_train=True)
+    assert (False, False) in ex._states
+    monkeypatch.setenv("MXNET_USE_FUSION", "0")
+    refs = [o.asnumpy() for o in _bound(sym, args, auxs, "null").forward(is_train=False)]
+    for g, ref in zip(got, refs):
+        np.testing.assert_allclose(g, ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+    assert not np.array_equal(got[0], refs[0])  # the folded convolution rounds differently
+
+
+def test_bound_executor_with_gradients_is_not_folded():
+    sym = _relu_net()
+    ex = sym.simple_bind(mx.cpu(), data=(2, 3, 8, 8), grad_req="write")
+    ex.forward(is_train=False)
+    assert list(ex._states) == [(True, False)]
+    ex = sym.simple_bind(mx.cpu(), data=(2, 3, 8, 8), grad_req="null")
+    ex.forward(is_train=False)
+    assert list(ex._states) == [(False, True)]

@@ -41,7 +41,7 @@ def _run_bound(monkeypatch, fusion):
     for _ in range(3):      # the second run captures the bulk operations; the third reuses them
         out = ex.forward(is_train=True)[0].asnumpy()
         ex.backward(head)
-    st = ex._states[True]
+    st = ex._states[(True, False)]     # (with gradients, not folded)
     chains = [c for seq in st.fwd.bulks[True] + st.bwd.bulks[True]
               if isinstance(seq, _h.KernelSeq) for c in seq.fused_chains]
     return out, ex.grad_dict["x"].asnumpy(), ex.grad_dict["y"].asnumpy(), chains

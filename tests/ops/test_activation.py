@@ -14,6 +14,8 @@ from mxc.base import MXNetError
 from mxc.ops import registry
 from mxc.ops.activation import gamma_view
 
+from tests._core.test_cuda_fake import fake_lib, run as run_fake  # noqa: F401  (fake driver)
+
 from .oputil import check_forward, check_grad
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "activation_golden.npz")
@@ -235,3 +237,87 @@ def test_backward_kernels_direct(rng):
     d, dg = mx.nd._backward_LeakyReLU(mx.nd.array(g), mx.nd.array(x), mx.nd.array([0.2, 0.3]),
                                       act_type="prelu")
     assert d.shape == (2, 3) and dg.shape == (2,)
+
+
+# ---- a ReLU folded into Convolution / BatchNorm (attrs["_relu"], mxc/executor/fold.py) ---------
+def _relu_np(y):
+    return np.where((y > 0) | np.isnan(y), y, np.zeros_like(y))
+
+
+def _run(opname, inputs, kw, relu):
+    op = registry.get(opname)
+    a = op.parse(kw)
+    if relu:
+        a = dict(a, _relu=True)
+    shapes, dtypes = op.infer(a, [x.shape for x in inputs], [x.dtype for x in inputs])
+    outs = [mx.nd.empty(s, dtype=d) for s, d in zip(shapes, dtypes)]
+    op.forward(a, inputs, outs)
+    return outs[0].asnumpy()
+
+
+# (data shape, weight shape, params): the kernel's paths, each must apply the ReLU
+FOLDED_CONV = [
+    ((2, 3, 20, 20), (8, 3, 3, 3), dict(kernel=(3, 3), pad=(1, 1))),            # winograd/per sample
+    ((4, 3, 5, 5), (6, 3, 3, 3), dict(kernel=(3, 3), pad=(1, 1))),              # sample blocks
+    ((4, 16, 3, 3), (2, 16, 1, 1), dict(kernel=(1, 1))),                        # blocks, transposed
+    ((2, 8, 12, 12), (8, 8, 1, 1), dict(kernel=(1, 1))),                        # direct 1x1
+    ((2, 6, 9, 9), (6, 1, 3, 3), dict(kernel=(3, 3), stride=(2, 2), num_group=6)),  # grouped
+    ((2, 3, 2, 2), (4, 3, 3, 3), dict(kernel=(3, 3), pad=(1, 1))),              # dense
+    ((2, 3, 11), (5, 3, 3), dict(kernel=(3,), stride=(2,))),                    # 1-D
+    ((1, 2, 4, 5, 5), (3, 2, 2, 2, 2), dict(kernel=(2, 2, 2))),                 # 3-D
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("case", range(len(FOLDED_CONV)))
+def test_convolution_with_folded_relu_is_relu_of_it_bit_for_bit(case, dtype, rng):
+    dshape, wshape, kw = FOLDED_CONV[case]
+    kw = dict(kw, num_filter=wshape[0], no_bias=False)
+    ins = [mx.nd.array(rng.standard_normal(s), dtype=dtype)
+           for s in (dshape, wshape, (wshape[0],))]
+    plain = _run("Convolution", ins, kw, False)
+    got = _run("Convolution", ins, kw, True)
+    assert (plain < 0).any() and (plain > 0).any()
+    np.testing.assert_array_equal(got, _relu_np(plain))
+    assert not np.signbit(got[got == 0]).any()          # -0 becomes 0, as the relu operator
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_batchnorm_with_folded_relu_is_relu_of_it_bit_for_bit(dtype, axis, rng):
+    x = rng.standard_normal((2, 4, 3, 5))
+    x[0, 0, 0, :2] = np.nan
+    c = x.shape[axis]
+    pdt = "float32" if dtype == "float16" else dtype       # float16 data, float32 parameters
+    ins = [mx.nd.array(x, dtype=dtype)] + [mx.nd.array(v, dtype=pdt) for v in
+                                           (rng.standard_normal(c), rng.standard_normal(c),
+                                            rng.standard_normal(c), rng.random(c) + 0.5)]
+    kw = dict(fix_gamma=False, axis=axis, eps=1e-3)
+    plain = _run("BatchNorm", ins, kw, False)
+    got = _run("BatchNorm", ins, kw, True)
+    assert np.isnan(got).any()
+    np.testing.assert_array_equal(got, _relu_np(plain))
+
+
+def test_folded_relu_on_the_gpu_runs_after_the_forward(fake_lib):  # noqa: F811
+    # the GPU kernels do not fold the ReLU: the relu kernel runs after the convolution's
+    out = run_fake('''
+        from mxc.ops import _gpu, registry
+        from mxc.ops.cuda import loader
+        launched = []
+        def kernel(family, name, dev=0):
+            launched.append(name)
+            return kfn("fake_noop")
+        loader.kernel = kernel
+        _gpu._push_cupy = lambda fn, opname, ins, outs, dev: None
+        x = gpu_array(np.ones((2, 3, 6, 6), np.float32))
+        w = gpu_array(np.ones((4, 3, 3, 3), np.float32))
+        op = registry.get("Convolution")
+        a = dict(op.parse(dict(kernel=(3, 3), num_filter=4, no_bias=True)), _relu=True)
+        y = mx.nd.empty((2, 4, 4, 4), ctx=mx.gpu(0))
+        op.forward(a, [x, w], [y])
+        mx.nd.waitall()
+        assert any("relu" in k for k in launched[-1:]), launched
+        print("ok")
+    ''', fake_lib)
+    assert out.strip().endswith("ok")

@@ -9,6 +9,8 @@ import pytest
 import mxc as mx
 from mxc.ops import registry
 
+from tests._core.test_cuda_fake import fake_lib, run as run_fake  # noqa: F401  (fake driver)
+
 from .oputil import check_forward, check_grad
 from .test_convolution import golden_cases, golden_check
 
@@ -234,3 +236,162 @@ def test_extra_stride_and_pad_entries_are_ignored_as_mxnet():
     np.testing.assert_array_equal(y.asnumpy().ravel(), [1, 3, 5, 7, 9])
     with pytest.raises(mx.base.MXNetError):
         mx.nd.Pooling(x, kernel=2, stride=2, pad=1, pool_type="max", pooling_convention="same")
+
+
+# ---- the max backward from the argmax kept at forward ------------------------------------------
+def _argmax_golden():
+    import json
+    import os
+    data = np.load(os.path.join(os.path.dirname(__file__), "..", "data",
+                                "pool_argmax_golden.npz"))
+    n = len({k.split("/")[0] for k in data.files})
+    return [(json.loads(str(data[f"{i}/params"])), data[f"{i}/x"], data[f"{i}/head"],
+             data[f"{i}/out"], data[f"{i}/grad"]) for i in range(n)]
+
+
+@pytest.fixture
+def argmax_calls(monkeypatch):
+    """How many times the argmax backward ran (the scatter, not the window search)."""
+    op = registry.get("_backward_Pooling_argmax")
+    calls = []
+    fwd = op.forward
+
+    def counted(a, inputs, outputs):
+        calls.append(1)
+        fwd(a, inputs, outputs)
+    monkeypatch.setattr(op, "forward", counted)
+    return calls
+
+
+@pytest.mark.parametrize("case", range(len(_argmax_golden())))
+def test_autograd_max_backward_from_argmax_equals_mxnet(case, argmax_calls):
+    # data full of ties, MXNet 1.9.1's autograd (tests/data/make_pool_argmax_golden.py)
+    kw, x, head, out, grad = _argmax_golden()[case]
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    xm = mx.nd.array(x)
+    xm.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(xm, pool_type="max", **kw)
+    y.backward(mx.nd.array(head))
+    assert argmax_calls
+    np.testing.assert_array_equal(y.asnumpy(), out)
+    np.testing.assert_array_equal(xm.grad.asnumpy(), grad)
+
+
+ARGMAX_CASES = [((2, 3, 8, 8), dict(kernel=(2, 2), stride=(2, 2))),
+                ((2, 3, 9, 7), dict(kernel=(2, 2), stride=(2, 2))),
+                ((2, 3, 11, 11), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
+                ((1, 2, 12, 12), dict(kernel=(3, 3), stride=(2, 2))),
+                ((1, 2, 7, 9), dict(kernel=(3, 3), stride=(3, 2), pad=(2, 1),
+                                    pooling_convention="full")),
+                ((2, 2, 6, 5), dict(kernel=(1, 1), pad=(1, 1))),
+                ((2, 5, 3), dict(kernel=(2,), stride=(1,))),
+                ((1, 2, 4, 5, 6), dict(kernel=(2, 2, 3), stride=(2, 1, 2), pad=(1, 0, 1))),
+                ((2, 7, 7, 3), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), layout="NHWC"))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape,kw", ARGMAX_CASES, ids=[str(i) for i in range(len(ARGMAX_CASES))])
+def test_autograd_max_backward_equals_window_search(shape, kw, dtype, rng, argmax_calls):
+    # the scatter from the kept argmax gives exactly what _backward_Pooling's search of every
+    # window gives (ties, overlapping windows summed in the same order, empty padded windows)
+    x = rng.integers(-2, 2, shape).astype(dtype)
+    xm = mx.nd.array(x, dtype=dtype)
+    xm.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(xm, pool_type="max", **kw)
+    head = mx.nd.array(rng.standard_normal(y.shape), dtype=dtype)
+    y.backward(head)
+    assert argmax_calls
+    plain = mx.nd.Pooling(xm, pool_type="max", **kw)
+    np.testing.assert_array_equal(y.asnumpy(), plain.asnumpy())
+    want = mx.nd._backward_Pooling(head, xm, plain, pool_type="max", **kw)
+    np.testing.assert_array_equal(xm.grad.asnumpy(), want.asnumpy())
+
+
+def test_argmax_edge_values(argmax_calls):
+    # NaN and -inf never win; an element equal to the lowest finite value does; a window of
+    # padding only routes nothing
+    low = np.finfo(np.float32).min
+    x = np.array([[[[np.nan, 1, -np.inf, -np.inf, 2],
+                    [0, 0, -np.inf, low, np.nan],
+                    [np.nan, np.nan, 3, 3, -np.inf]]]], np.float32)
+    zeros = np.array([[[[-0.0, 0.0, 0.0, -0.0, -1], [0.0, -0.0, -0.0, 0.0, -0.0],
+                        [-1, -0.0, 0.0, -2, 0.0]]]], np.float32)      # signed zeros tie
+    for xv, kw in [(v, kw) for v in (x, zeros) for kw in (
+            dict(kernel=(2, 2), stride=(2, 2)), dict(kernel=(2, 2), stride=(1, 1), pad=(1, 1)),
+            dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), dict(kernel=(1, 1), pad=(1, 1)))]:
+        xm = mx.nd.array(xv)
+        xm.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(xm, **kw)
+        y.backward(mx.nd.ones_like(y) * 2)
+        want = mx.nd._backward_Pooling(mx.nd.ones_like(y) * 2, xm, mx.nd.Pooling(xm, **kw), **kw)
+        np.testing.assert_array_equal(xm.grad.asnumpy(), want.asnumpy(), err_msg=str(kw))
+    assert len(argmax_calls) == 8
+
+
+def test_argmax_kept_only_for_a_gradient():
+    # outside recording max pooling has one output; avg pooling never keeps an argmax
+    x = mx.nd.ones((1, 1, 4, 4))
+    op = registry.get("Pooling")
+    assert op.n_out(op.parse(dict(kernel=(2, 2)))) == 1
+    assert op.train_attrs(op.parse(dict(kernel=(2, 2), pool_type="avg"))).get(
+        "_keep_argmax") is None
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(x, kernel=(2, 2))
+    assert isinstance(y, mx.nd.NDArray) and y.shape == (1, 1, 3, 3)
+    # a recorded graph turned into a symbol has no trace of the run's setting
+    sym = mx.autograd.get_symbol(y)
+    assert "_keep_argmax" not in sym.tojson()
+
+
+def test_argmax_backward_errors():
+    x = mx.nd.ones((1, 1, 4, 4))
+    with pytest.raises(mx.base.MXNetError, match="_backward_Pooling_argmax"):
+        mx.nd._backward_Pooling_argmax(mx.nd.ones((1, 1, 2, 2)), mx.nd.zeros((1, 1, 2, 2)),
+                                       x, kernel=(2, 2), stride=(2, 2))   # float argmax
+    with pytest.raises(mx.base.MXNetError, match="_backward_Pooling_argmax"):
+        mx.nd._backward_Pooling_argmax(mx.nd.ones((1, 1, 2, 2)),
+                                       mx.nd.zeros((1, 1, 3, 3), dtype="int32"), x,
+                                       kernel=(2, 2), stride=(2, 2))      # wrong shape
+
+
+def test_bound_executor_with_gradient_uses_the_argmax(rng, argmax_calls):
+    data = mx.sym.Variable("data")
+    net = mx.sym.Pooling(data, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+    x = rng.integers(0, 3, (2, 3, 9, 9)).astype(np.float32)
+    ex = net.simple_bind(mx.cpu(), data=x.shape)
+    ex.arg_dict["data"][:] = x
+    ex.forward(is_train=True)
+    head = rng.standard_normal(ex.outputs[0].shape).astype(np.float32)
+    ex.backward(mx.nd.array(head))
+    assert argmax_calls
+    assert len(net.list_outputs()) == 1
+    y = mx.nd.Pooling(mx.nd.array(x), kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    want = mx.nd._backward_Pooling(mx.nd.array(head), mx.nd.array(x), y, kernel=(3, 3),
+                                   stride=(2, 2), pad=(1, 1))
+    np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy(), want.asnumpy())
+
+
+def test_gpu_max_pooling_gradient_searches_the_windows(fake_lib):  # noqa: F811
+    # the GPU kernels keep no argmax: under autograd the hidden output stays unwritten and the
+    # gradient is _backward_Pooling's (argmax + scatter launches of pooling.cu)
+    out = run_fake('''
+        from mxc.ops.cuda import loader
+        launched = []
+        def kernel(family, name, dev=0):
+            launched.append(name)
+            return kfn("fake_noop")
+        loader.kernel = kernel
+        x = gpu_array(np.ones((1, 2, 6, 6), np.float32))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2))
+        y.backward()
+        mx.nd.waitall()
+        assert "mxc_pool_bwd<float>" in launched and "mxc_pool_argmax<float>" in launched, launched
+        print("ok")
+    ''', fake_lib)
+    assert out.strip().endswith("ok")

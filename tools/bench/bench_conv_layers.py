@@ -2,11 +2,12 @@
 (batch 32): mxc against PyTorch, forward and backward operator by operator.
 
 Figures per layer (float32): ``<layer>_fwd`` (the forward operator) and ``<layer>_bwd`` (the
-backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` /
-``_backward_BatchNorm`` with every gradient; PyTorch's ``aten.convolution_backward`` with the
-same gradients, ``max_pool2d_with_indices_backward``, ``native_batch_norm_backward``). For
-convolutions PyTorch's data-only (``_bwd_data``) and weight-only (``_bwd_weight``) backward are
-printed as well, to show where the time goes.
+backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max pooling:
+``_backward_Pooling_argmax``, what autograd runs) / ``_backward_BatchNorm`` with every gradient;
+PyTorch's ``aten.convolution_backward`` with the same gradients,
+``max_pool2d_with_indices_backward``, ``native_batch_norm_backward``). For convolutions
+PyTorch's data-only (``_bwd_data``) and weight-only (``_bwd_weight``) backward are printed as
+well, to show where the time goes.
 
 Each figure is the best of --reps timings of --inner back-to-back calls (then a wait), divided
 by --inner: per-call milliseconds including each runtime's dispatch. One JSON line per
@@ -105,8 +106,17 @@ def mxc_steps(names):
                 kw = dict(kernel=(k, k), stride=(s, s), pad=(p, p), pool_type=pk)
             y = nd.Pooling(x, **kw)
             steps[name + "_fwd"] = lambda x=x, kw=kw: nd.Pooling(x, **kw)
-            steps[name + "_bwd"] = (lambda x=x, y=y, dy=dy, kw=kw:
-                                    nd._internal._backward_Pooling(dy, x, y, **kw))
+            if pk == "max":
+                # what autograd runs: the scatter from the argmax its forward kept (the
+                # search of every window, _backward_Pooling, is bench_pool's "search")
+                pool = mx.ops.registry.get("Pooling")
+                ix = nd.zeros(y.shape, dtype="int32")
+                pool.forward(pool.train_attrs(pool.parse(kw)), [x], [y, ix])
+                steps[name + "_bwd"] = (lambda x=x, ix=ix, dy=dy, kw=kw:
+                                        nd._internal._backward_Pooling_argmax(dy, ix, x, **kw))
+            else:
+                steps[name + "_bwd"] = (lambda x=x, y=y, dy=dy, kw=kw:
+                                        nd._internal._backward_Pooling(dy, x, y, **kw))
         else:
             c = shape[1]
             mean, var = nd.zeros(c), nd.ones(c)
