@@ -827,7 +827,8 @@ static int mxc_q_batch_norm(mxc_opcall *c) {
  * float_output). iattr: calibrated, float_output; fattr: min_calib_range, max_calib_range.
  * Each scale is 127.5 / max(|min|, |max|). float_output: c = a * b / (s_a * s_b) in float32.
  * Calibrated: c = int8(a * b * (127.5 / |calib|) / s_a / s_b), truncated toward zero (the C cast
- * of MXNet's loop; products past the int8 range wrap as that cast does on x86). Otherwise c = a * b
+ * of MXNet's loop) and saturated at +-127 (MXNet's cast wraps products past the calibrated range
+ * round: 1.5x the range reads as its negative). Otherwise c = a * b
  * in int32 with the S8S8 product range (one level of each times 2^31). */
 static int mxc_q_elemwise_mul(mxc_opcall *c) {
   const int8_t *a = (const int8_t *)c->in[0].data, *bb = (const int8_t *)c->in[1].data;
@@ -852,7 +853,10 @@ static int mxc_q_elemwise_mul(mxc_opcall *c) {
     const float scale = MXC_Q_INT8_RANGE / mxc_q_maxabs(omin, omax) / a_scale / b_scale;
     int8_t *o = (int8_t *)c->out[0].data;
     MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static))
-    for (i = 0; i < n; i++) o[i] = (int8_t)(int32_t)((float)(a[i] * bb[i]) * scale);
+    for (i = 0; i < n; i++) {
+      const int32_t v = (int32_t)((float)(a[i] * bb[i]) * scale);
+      o[i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+    }
     *(float *)c->out[1].data = omin;
     *(float *)c->out[2].data = omax;
     return 0;
