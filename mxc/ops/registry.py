@@ -71,14 +71,15 @@ class OpDef:
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
                  "output_names", "input_init", "infer_input_dtypes", "infer_partial", "skippable",
-                 "infer_dtypes")
+                 "infer_dtypes", "differentiable")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
                  inplace=(), doc="", fast=None, aux=(), mutate=(), resources=(),
                  infer_inputs=None, infer_back=None, open_params=False, input_names=None,
                  num_visible_outputs=None, output_names=None, input_init=None,
-                 infer_input_dtypes=None, infer_partial=None, skippable=(), infer_dtypes=None):
+                 infer_input_dtypes=None, infer_partial=None, skippable=(), infer_dtypes=None,
+                 differentiable=True):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -127,6 +128,10 @@ class OpDef:
         # shapes are unknown (MXNet's FInferType), where the outputs' dtype is not the first
         # input's or the "dtype" parameter's (where: x's; shape_array: int64)
         self.infer_dtypes = infer_dtypes
+        # differentiable=False: MXNet 1.9.1 registers no FGradient for this operator (batch_take,
+        # the multi-tensor optimizer updates...): binding a graph whose gradient flows through it
+        # is refused (mxc/executor/nograd.py), even where `grad` or a composite could give one
+        self.differentiable = differentiable
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         self._parsed = {}         # parse() results by the call's keyword items (see parse)
