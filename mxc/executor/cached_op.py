@@ -5,18 +5,18 @@ and auxiliary states in graph order, as MXNet's CachedOp does) and returns the o
 NDArray, or a list when the symbol has several. Flags are MXNet's (``static_alloc``,
 ``static_shape``, ``data_indices``, ``param_indices``...), given as a list of pairs or a dict.
 
-Each call runs a plan (``graph.py``) chosen by the inputs' shapes and dtypes, which inputs are
-in an autograd graph, and the training flag. Under ``autograd.record()`` a graph of at most
+Each call runs a plan (``graph.py``) chosen by the inputs' shapes and dtypes, which inputs are in
+an autograd graph, and the training flag. Under ``autograd.record()`` a graph of at most
 ``inline_limit`` operators (default 2, as MXNet; not with ``static_alloc``) runs operator by
-operator, each recorded on its own; a larger one is recorded
-as ONE autograd node (``autograd.get_symbol`` shows it as a ``_CachedOp`` node) whose backward runs the plan's backward steps on the values the forward
-left in the plan's storage; gradients reach the inputs and BatchNorm's moving statistics are
-updated in place by its backward, as imperatively. ``static_alloc`` keeps the intermediate
-storage across calls (as MXNet: a second forward before the first backward overwrites it) and
-more: each plan's arrays and resolved steps are made once (``_Static``), so from the second call
-on the forward and the backward each run as one bulk engine operation, as a bound executor's;
-parameters are read where they are, data inputs are copied into the plan's own buffers, outputs
-are copied out into fresh arrays.
+operator, each recorded on its own; a larger one is recorded as ONE autograd node
+(``autograd.get_symbol`` shows a ``_CachedOp`` node) whose backward runs the plan's backward steps
+on the values the forward left in the plan's storage; gradients reach the inputs and BatchNorm's
+moving statistics are updated in place by its backward, as imperatively. ``static_alloc`` keeps the
+intermediate storage across calls (as MXNet: a second forward before the first backward overwrites
+it) and more: each plan's arrays and resolved steps are made once (``_Static``), so from the second
+call on the forward and the backward each run as one bulk engine operation, as a bound executor's;
+parameters are read where they are, data inputs are copied into the plan's own buffers, outputs are
+copied out into fresh arrays.
 With a higher-order backward (``create_graph=True``) the node's backward replays the planned
 steps imperatively while recording, so gradients are differentiable. A graph that cannot be
 planned (Custom operators, gradients that read values on the host) and

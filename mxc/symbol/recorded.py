@@ -11,7 +11,8 @@ __all__ = ["from_recorded"]
 
 def from_recorded(x):
     """The recorded graph of `x` as a Symbol: recorded operators become operator nodes (a
-    hybridized block's call one ``_CachedOp`` node unless it was inlined), marked variables and arrays outside the graph become variables ``var0``, ``var1``..."""
+    hybridized block's call one ``_CachedOp`` node unless it was inlined), marked variables and
+    arrays outside the graph become variables ``var0``, ``var1``..."""
     if x._ag is None:
         raise MXNetError("autograd.get_symbol: the array is not in a recorded graph")
     nodes, variables, counters = {}, {}, {}
