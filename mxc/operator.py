@@ -15,6 +15,7 @@
 
     y = mx.nd.Custom(x, op_type="sqr")       # works under autograd.record() too
 """
+import ctypes
 import itertools
 import warnings
 from collections import namedtuple
@@ -22,12 +23,16 @@ from collections import namedtuple
 import numpy as np
 
 from . import symbol as _sym
-from .base import MXNetError
+from .base import MXNetError, NDArrayHandle
+from .ndarray import NDArray
 from .ops import registry
 from .ops.custom import PROPS
 
+# MXNet's module has no __all__: code written for it (its test_operator.py) takes ctypes,
+# NDArrayHandle and NDArray from ``from mxnet.operator import *`` to unwrap a monitor's arrays
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
-           "PythonOp", "NumpyOp", "NDArrayOp", "OperatorArguments", "get_operator_arguments"]
+           "PythonOp", "NumpyOp", "NDArrayOp", "OperatorArguments", "get_operator_arguments",
+           "ctypes", "NDArrayHandle", "NDArray"]
 
 
 class CustomOp:

@@ -252,6 +252,21 @@ cpdef NDArrayBase make_array(type cls, Chunk chunk, Py_ssize_t offset, tuple sha
     return a
 
 
+def adopt(NDArrayBase dst, NDArrayBase src):
+    """Make `dst`, a new instance nothing has filled (``NDArray(handle)``: the Python constructor
+    runs on what __new__ made), another view of src's storage, as make_array makes views."""
+    if dst._chunk is not None:
+        raise ValueError("adopt: the array already has storage")
+    dst._chunk = src._chunk
+    dst._offset = src._offset
+    dst._shape = src._shape
+    dst._dtype = src._dtype
+    dst._dcode = src._dcode
+    dst._itemsize = src._itemsize
+    dst._size = src._size
+    dst._ctx = src._ctx
+
+
 cpdef NDArrayBase empty(type cls, tuple shape, object dtype, object ctx):
     """A new array with fresh (uninitialised) pooled storage."""
     dtype = np.dtype(dtype)

@@ -5,18 +5,19 @@ and auxiliary states in graph order, as MXNet's CachedOp does) and returns the o
 NDArray, or a list when the symbol has several. Flags are MXNet's (``static_alloc``,
 ``static_shape``, ``data_indices``, ``param_indices``...), given as a list of pairs or a dict.
 
-Each call runs a plan (``graph.py``) chosen by the inputs' shapes and dtypes, which inputs are
-in an autograd graph, and the training flag. Under ``autograd.record()`` the call is recorded
-as ONE autograd node whose backward runs the plan's backward steps on the values the forward
-left in the plan's storage; gradients reach the inputs and BatchNorm's moving statistics are
-updated in place by its backward, as imperatively. ``static_alloc`` keeps the intermediate
-storage across calls (as MXNet: a second forward before the first backward overwrites it) and
-more: each plan's arrays and resolved steps are made once (``_Static``), so from the second call
-on the forward and the backward each run as one bulk engine operation, as a bound executor's
+Each call runs a plan (``graph.py``) chosen by the inputs' shapes and dtypes, which inputs are in
+an autograd graph, and the training flag. Under ``autograd.record()`` a graph of at most
+``inline_limit`` operators (default 2, as MXNet; not with ``static_alloc``) runs operator by
+operator, each recorded on its own; a larger one is recorded as ONE autograd node
+(``autograd.get_symbol`` shows a ``_CachedOp`` node) whose backward runs the plan's backward steps
+on the values the forward left in the plan's storage; gradients reach the inputs and BatchNorm's
+moving statistics are updated in place by its backward, as imperatively. ``static_alloc`` keeps the
+intermediate storage across calls (as MXNet: a second forward before the first backward overwrites
+it) and more: each plan's arrays and resolved steps are made once (``_Static``), so from the second
+call on the forward and the backward each run as one bulk engine operation, as a bound executor's
 (on a GPU with ``static_shape`` too and MXNET_ENABLE_CUDA_GRAPHS=1: as CUDA graphs,
-cuda_graphs.py);
-parameters are read where they are, data inputs are copied into the plan's own buffers, outputs
-are copied out into fresh arrays.
+cuda_graphs.py); parameters are read where they are, data inputs are copied into the plan's own
+buffers, outputs are copied out into fresh arrays.
 With a higher-order backward (``create_graph=True``) the node's backward replays the planned
 steps imperatively while recording, so gradients are differentiable. A graph that cannot be
 planned (Custom operators, gradients that read values on the host) and
@@ -34,6 +35,7 @@ from ..ops import registry
 from . import cuda_graphs as _cuda_graphs
 from . import graph as _g
 from .executor import _Plan, _optimized, _run_graph
+from ..symbol.infer import infer_graph
 from ..symbol.symbol import _topo
 from . import fold as _fold
 from ..ndarray.register import _forward
@@ -53,7 +55,8 @@ class _CachedNode:
     """The autograd node operator of one recorded CachedOp call."""
     name = "_CachedOp"
 
-    def __init__(self, plan, arrs, ctx, training, static=None):
+    def __init__(self, cached_op, plan, arrs, ctx, training, static=None):
+        self.cached_op = cached_op
         self.plan = plan
         self.arrs = arrs
         self.ctx = ctx
@@ -88,6 +91,10 @@ class _CachedNode:
         return [arrs[g] if g is not None else
                 (F.zeros_like(x) if w else None)
                 for g, w, x in zip(plan.grads, plan.need, inputs)]
+
+    def opdef(self):
+        """The call as one graph operator (``autograd.get_symbol``)."""
+        return self.cached_op.opdef()
 
     def _replay(self, inputs, out_grads):
         """Forward and backward steps again, imperatively and recorded (create_graph)."""
@@ -231,6 +238,11 @@ class CachedOp:
         self._input_nodes = [by_name[n] for n in names]
         self._aux_set = frozenset(self._aux_pos)
         self._num_outputs = len(self._plan.heads)
+        # MXNet's inlining: a small graph recorded operator by operator (recording is the only
+        # case where it differs: a graph run without recording is one bulk run either way)
+        self._inlining = (not self._static_alloc
+                          and len(self._plan.steps) <= int(flags.get("inline_limit", 2)))
+        self._opdef = None
         self._plans = {}
         self._statics = {}
         self._folded = None     # (symbol, nodes) with Convolution + BatchNorm (+ ReLU) folded
@@ -272,6 +284,32 @@ class CachedOp:
         st = self._statics[key] = _Static(plan, ctx, args, copy_in, self._static_shape)
         return st
 
+    def opdef(self):
+        """This CachedOp as one graph operator, as MXNet's ``_CachedOp`` node holds it: inputs and
+        outputs named by the graph's, shapes inferred through the graph, run by this CachedOp.
+        Not registered and not serialised (the JSON names the operator, as MXNet's does), so a
+        graph holding it binds and runs in this process only."""
+        if self._opdef is None:
+            sym = self._sym
+
+            def run(F, attrs, *inputs):
+                if not all(isinstance(x, NDArray) for x in inputs):
+                    raise _g.Untraceable("_CachedOp runs its graph as a CachedOp")
+                return self(*inputs)
+
+            def infer(attrs, in_shapes, in_dtypes):
+                S, D = infer_graph(sym, dict(zip(self._input_names, in_shapes)),
+                                   {n: d for n, d in zip(self._input_names, in_dtypes) if d},
+                                   default_dtype="float32")
+                heads = [(id(e[0]), e[1]) for e in sym._outputs]
+                return [S.get(k) for k in heads], [D.get(k) for k in heads]
+
+            self._opdef = registry.OpDef(
+                "_CachedOp", inputs=tuple(self._input_names), composite=run, infer=infer,
+                num_outputs=self._num_outputs, output_names=tuple(sym.list_outputs()),
+                doc="A CachedOp's graph as one operator.")
+        return self._opdef
+
     def __call__(self, *args, out=None, default_ctx=None):
         if len(args) != len(self._input_names):
             raise ValueError(f"CachedOp: expected {len(self._input_names)} inputs "
@@ -280,31 +318,7 @@ class CachedOp:
             if not isinstance(a, NDArray):
                 raise TypeError(f"CachedOp: input {name!r} must be an NDArray, "
                                 f"got {type(a).__name__}")
-        training = _M.training
-        plan = None
-        if _g.bulk_enabled(training) and not any(a._sparse for a in args):
-            rec = _M.recording
-            aux = self._aux_set
-            need = tuple(rec and a._ag is not None and i not in aux for i, a in enumerate(args))
-            key = (tuple((a._shape, a._dtype) for a in args), need, training)
-            ctx = args[0].context if args else (default_ctx or current_context())
-            plan = self._get_plan(key, args, need, ctx)
-        if plan is None:
-            outs = _run_graph(self._plan, [args[i] for i in self._arg_pos],
-                              [args[i] for i in self._aux_pos])
-        elif self._static_alloc:
-            st = self._static(key, plan, args, ctx)
-            outs = st.forward(args, training)
-            if any(need):
-                _tape.record(_CachedNode(plan, st.arrs, ctx, training, st), None, list(args),
-                             outs, tuple(self._aux_pos))
-        else:
-            arrs = plan.arrays(ctx, plan.arena(ctx), args)
-            _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), training)
-            outs = [arrs[h] for h in plan.heads]
-            if any(need):
-                _tape.record(_CachedNode(plan, arrs, ctx, training), None, list(args), outs,
-                             tuple(self._aux_pos))
+        outs = self._run(args, default_ctx)
         if out is not None:
             dst = [out] if isinstance(out, NDArray) else list(out)
             if len(dst) != len(outs):
@@ -313,3 +327,33 @@ class CachedOp:
                 o.copyto(d)
             return out
         return outs[0] if self._num_outputs == 1 else outs
+
+    def _run(self, args, default_ctx):
+        """The outputs of one call, recorded when autograd records (see the module doc)."""
+        training = _M.training
+        plan = None
+        if _g.bulk_enabled(training) and not any(a._sparse for a in args) \
+                and not (self._inlining and _M.recording):
+            rec = _M.recording
+            aux = self._aux_set
+            need = tuple(rec and a._ag is not None and i not in aux for i, a in enumerate(args))
+            key = (tuple((a._shape, a._dtype) for a in args), need, training)
+            ctx = args[0].context if args else (default_ctx or current_context())
+            plan = self._get_plan(key, args, need, ctx)
+        if plan is None:
+            return _run_graph(self._plan, [args[i] for i in self._arg_pos],
+                              [args[i] for i in self._aux_pos])
+        if self._static_alloc:
+            st = self._static(key, plan, args, ctx)
+            outs = st.forward(args, training)
+            if any(need):
+                _tape.record(_CachedNode(self, plan, st.arrs, ctx, training, st), None,
+                             list(args), outs, tuple(self._aux_pos))
+            return outs
+        arrs = plan.arrays(ctx, plan.arena(ctx), args)
+        _g.run_steps(_g.Plan.resolve(plan.fwd, arrs), training)
+        outs = [arrs[h] for h in plan.heads]
+        if any(need):
+            _tape.record(_CachedNode(self, plan, arrs, ctx, training), None, list(args), outs,
+                         tuple(self._aux_pos))
+        return outs

@@ -28,6 +28,7 @@ from . import cuda_graphs as _cuda_graphs
 from . import fold as _fold
 from . import graph as _g
 from . import sparse_bind as _sb  # storage types
+from .nograd import refuse_nondifferentiable
 from ..symbol.infer import infer_graph
 
 _GRAD_REQS = ("write", "add", "null", "inplace", "to")
@@ -300,6 +301,8 @@ class Executor:
         self.grad_arrays = list(grad_arrays)
         self._grad_req = list(grad_reqs)
         self.aux_arrays = list(aux_arrays)
+        refuse_nondifferentiable(symbol, any(r != "null" and g is not None
+                                             for r, g in zip(self._grad_req, self.grad_arrays)))
         self._heads = None
         self._infos = None
         self._monitor = None

@@ -5,6 +5,7 @@ Every operation is queued on the dependency engine and returns at once; reading 
 Basic slicing returns views that share storage wherever the selected region is contiguous
 (as MXNet 1.x); writes through a view are ordered by the engine like any other write.
 """
+import ctypes as _ctypes
 import numbers
 import sys
 import weakref
@@ -68,6 +69,26 @@ def _new_shape(shape, what):
     return shape
 
 
+# ---- handles: MXNet's NDArray(handle) round trip ------------------------------------------------
+# MXNet code passes arrays through C handles: a monitor callback or a custom Function casts what it
+# is given (``ctypes.cast(arr, NDArrayHandle)``) and wraps it again (``NDArray(handle)``). mxc has
+# no C API: an array converts to a c_void_p whose value is a key in this registry of live arrays
+# (NDArray._as_parameter_, which ctypes reads), and NDArray(handle) looks the key up. The value is
+# never an address, and a key whose array is gone is refused.
+_LIVE = weakref.WeakValueDictionary()
+
+
+def _live(handle):
+    if not isinstance(handle, _ctypes.c_void_p):
+        raise TypeError("NDArray: handle must be an NDArrayHandle (ctypes.c_void_p), got "
+                        f"{type(handle).__name__}")
+    arr = _LIVE.get(handle.value)
+    if arr is None:
+        raise MXNetError(f"NDArray: handle {handle.value} names no live array (mxc has no C API: "
+                         "a handle comes from ctypes.cast(array, NDArrayHandle))")
+    return arr
+
+
 class NDArray(NDArrayBase):
     """An array on a device whose values are produced asynchronously by the engine."""
 
@@ -87,9 +108,27 @@ class NDArray(NDArrayBase):
             return self
         return _nd().transpose(self)
 
+    def __init__(self, handle, writable=True):
+        """MXNet's constructor from a handle (see _LIVE): another view of the array `handle`
+        names, sharing its storage and autograd state; writable=False: a read-only view. Arrays
+        made inside mxc never come here (handle.make_array makes them with __new__)."""
+        arr = _live(handle)
+        if arr._sparse:
+            raise MXNetError("NDArray(handle): the handle names a sparse array; use it directly")
+        _h.adopt(self, arr)
+        self._ag = arr._ag
+        if not writable:
+            self.__class__ = _ReadOnlyNDArray
+
     @property
     def writable(self):
         return True
+
+    @property
+    def _as_parameter_(self):
+        """This array as a ctypes handle (see _LIVE): ``ctypes.cast(arr, NDArrayHandle)``."""
+        _LIVE[id(self)] = self
+        return _ctypes.c_void_p(id(self))
 
     def __repr__(self):
         shape_info = "x".join(str(d) for d in self.shape)
@@ -784,3 +823,22 @@ def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
         counts, edges = np.histogram(a.asnumpy(), bins=bins)
         return array(counts, ctx=a.context, dtype="int64"), array(edges, ctx=a.context, dtype=a.dtype)
     return _nd()._histogram(a, bin_cnt=bins, range=range)
+
+
+def _readonly(what):
+    def refuse(self, other):
+        raise ValueError(f"trying to {what} a readonly NDArray")
+    return refuse
+
+
+class _ReadOnlyNDArray(NDArray):
+    """``NDArray(handle, writable=False)``: a view that refuses in-place arithmetic, as MXNet's
+    read-only arrays do (a monitor's or a custom Function's output gradients)."""
+
+    __slots__ = ()
+    writable = property(lambda self: False)
+    __iadd__ = _readonly("add to")
+    __isub__ = _readonly("subtract from")
+    __imul__ = _readonly("multiply to")
+    __idiv__ = __itruediv__ = _readonly("divide from")
+    __imod__ = _readonly("take modulo from")

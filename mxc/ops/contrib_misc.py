@@ -82,7 +82,7 @@ def _allclose_forward(a, inputs, outputs):
     return _allclose_host(a, inputs, outputs)
 
 
-register(OpDef("_contrib_allclose", inputs=("a", "b"),
+register(OpDef("_contrib_allclose", inputs=("a", "b"), differentiable=False,
                params=(Param("rtol", float, 1e-05), Param("atol", float, 1e-08),
                        Param("equal_nan", bool, True)),
                infer=_allclose_infer, forward=_allclose_forward,

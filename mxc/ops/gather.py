@@ -251,7 +251,7 @@ def _scatter_set_nd_grad(F, a, i, o, g):
     return [keep, F.gather_nd(g[0], idx), F.zeros_like(idx)]
 
 
-register(OpDef("_scatter_set_nd", inputs=("lhs", "rhs", "indices"),
+register(OpDef("_scatter_set_nd", inputs=("lhs", "rhs", "indices"), differentiable=False,
                params=(Param("shape", "shape", ()),), infer=_scatter_set_nd_infer,
                forward=copy_then_inplace(
                    kernel_forward("gather", "scatter_nd", name="_scatter_set_nd",
@@ -495,7 +495,7 @@ def _hist_range_slots(a, i, o):
 register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"),
                input_names=lambda a: ("data",) if a["bin_cnt"] is not None else ("data", "bins"),
                params=(Param("bin_cnt", int, None, optional=True), Param("range", str, None, optional=True)),
-               infer=_hist_infer, num_outputs=2,
+               infer=_hist_infer, num_outputs=2, differentiable=False,
                infer_dtypes=lambda a, d: [np.dtype(np.int64), d[0]],
                forward=kernel_forward("gather", "histogram", name="_histogram",
                                       ints=("has_bins", "nbins"), floats=("low", "high"),
@@ -509,4 +509,5 @@ register(OpDef("_histogram", aliases=("_npi_histogram",), inputs=("data", "bins"
 
 # ---- argmax_channel ----------------------------------------------------------------------------
 register(OpDef("argmax_channel", composite=lambda F, a, x: F.argmax(x, axis=1),
+               differentiable=False,
                doc="argmax along axis 1 (in the input's dtype, as MXNet 1.9.1)."))

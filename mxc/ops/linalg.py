@@ -416,7 +416,7 @@ def _kr_composite(F, attrs, *xs):
     return out if len(xs) > 1 else F.identity(out)
 
 
-register(OpDef("khatri_rao", inputs=(), variadic="num_args",
+register(OpDef("khatri_rao", inputs=(), variadic="num_args", differentiable=False,
                params=(Param("num_args", int, required=True),),
                infer=_kr_infer, composite=_kr_composite,
                doc="Column-wise Khatri-Rao product: column k of the result is the Kronecker "

@@ -136,7 +136,7 @@ def _batch_take(F, a, data, idx):
     return out.reshape(idx.shape)
 
 
-register(OpDef("batch_take", inputs=("a", "indices"), composite=_batch_take,
+register(OpDef("batch_take", inputs=("a", "indices"), composite=_batch_take, differentiable=False,
                doc="out[i] = a[i, indices[i]] (indices clipped to the last axis)."))
 
 
@@ -270,9 +270,10 @@ def _finite_forward(name):
 
 register(OpDef("all_finite", params=(Param("init_output", bool, True),),
                infer=_finite_infer("all_finite"), forward=_finite_forward("all_finite"),
+               differentiable=False,
                grad=lambda F, a, i, o, g: [F.zeros_like(i[0])],
                doc="[1.0] when every element is finite (checked as float32), else [0.0]."))
-register(OpDef("multi_all_finite", inputs=(), variadic="num_arrays",
+register(OpDef("multi_all_finite", inputs=(), variadic="num_arrays", differentiable=False,
                params=(Param("num_arrays", int, 1), Param("init_output", bool, True)),
                infer=_finite_infer("multi_all_finite"), forward=_finite_forward("multi_all_finite"),
                grad=lambda F, a, i, o, g: [F.zeros_like(x) for x in i],

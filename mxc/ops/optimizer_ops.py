@@ -8,7 +8,7 @@ Each update is one fused kernel pass per parameter (mxc/ops/cpu/optimizer_ops.py
 csrc/kernels/optimizer_ops.h). The weight output is normally the weight itself (``out=weight``,
 as MXNet's Python optimizers call them; declared in ``inplace``); states (mom, mean, var, n, z,
 weight32, ...) are inputs updated in place (``mutate``), so they are pushed as kernel outputs
-too. No operator here has a gradient.
+too. No operator here has a gradient: MXNet registers none (``differentiable=False``).
 
 MXNet's float parameters are C floats: every one is rounded to float32 before it reaches a
 kernel (FTML's epsilon is a double in MXNet and stays one). Arrays are dense: the row_sparse
@@ -156,7 +156,8 @@ def _reg(name, inputs, params, kname, mutate, floats, ints=None, fill=None, alia
     register(OpDef(name, aliases=aliases, inputs=inputs, params=params,
                    infer=_infer_single(name, inputs, fp32, weight_dtypes, out_dtype),
                    forward=_single_forward(kname, mutate, floats, ints, fill, name),
-                   inplace=((0, 0),) if out_dtype is None else (), mutate=mutate, doc=doc))
+                   inplace=((0, 0),) if out_dtype is None else (), mutate=mutate, doc=doc,
+                   differentiable=False))
 
 
 _SGD_F = ("lr", "wd", "rescale_grad", "clip_gradient")
@@ -286,6 +287,7 @@ def _lamb2_infer(op, mp):
 
 for _name, _mp in (("lamb_update_phase2", False), ("mp_lamb_update_phase2", True)):
     register(OpDef(_name, inputs=("weight", "g", "r1", "r2") + (("weight32",) if _mp else ()),
+                   differentiable=False,
                    params=_LAMB2_PARAMS, infer=_lamb2_infer(_name, _mp),
                    forward=_single_forward("mp_lamb2" if _mp else "lamb2", (),
                                            ("lr", "lower_bound", "upper_bound"), name=_name),
@@ -302,7 +304,7 @@ def _adagrad_infer(attrs, shapes, dtypes):
     return _infer_single("_sparse_adagrad_update", ("weight", "grad", "history"))(attrs, shapes, dtypes)
 
 
-register(OpDef("_sparse_adagrad_update", inputs=("weight", "grad", "history"),
+register(OpDef("_sparse_adagrad_update", inputs=("weight", "grad", "history"), differentiable=False,
                params=(_lr(), Param("epsilon", float, 1e-7), _WD, _RS, _CG),
                infer=_adagrad_infer,
                forward=_single_forward("adagrad", (2,),
@@ -342,6 +344,7 @@ def _adamw_infer(op, mp):
 for _name, _mp in (("_adamw_update", False), ("_mp_adamw_update", True)):
     _ins = ("weight", "grad", "mean", "var") + (("weight32",) if _mp else ()) + ("rescale_grad",)
     register(OpDef(_name, inputs=_ins, params=_ADAMW_PARAMS, infer=_adamw_infer(_name, _mp),
+                   differentiable=False,
                    forward=_single_forward("mp_adamw" if _mp else "adamw",
                                            (2, 3, 4) if _mp else (2, 3), _ADAMW_F, _ADAMW_I,
                                            {"multi": lambda a, i, o: 0}, name=_name),
@@ -453,7 +456,7 @@ _WDS = Param("wds", "floats", required=True, doc="Weight decays (a tuple of floa
 
 
 def _reg_multi(name, stride, params, forward, fp32=(), extra=None, tuples=("lrs", "wds"), doc=""):
-    register(OpDef(name, inputs=(), variadic="num_weights", params=params,
+    register(OpDef(name, inputs=(), variadic="num_weights", params=params, differentiable=False,
                    num_outputs=lambda a: a["num_weights"],
                    infer=_multi_infer(name, stride, fp32, extra, tuples), forward=forward,
                    inplace=tuple((stride * i, i) for i in range(_MAX_INPLACE)), doc=doc))
@@ -526,7 +529,7 @@ def _multi_sum_sq_forward(attrs, inputs, outputs):
         nd.sum(nd.square(xf.reshape((-1,))), axis=0, keepdims=True, out=out[k:k + 1])
 
 
-register(OpDef("multi_sum_sq", inputs=(), variadic="num_arrays",
+register(OpDef("multi_sum_sq", inputs=(), variadic="num_arrays", differentiable=False,
                params=(Param("num_arrays", int, required=True, doc="number of input arrays."),),
                infer=_multi_sum_sq_infer, forward=_multi_sum_sq_forward, grad=_no_grad,
                doc="The sum of squares of each of num_arrays arrays, as a float32 array of "
@@ -559,6 +562,7 @@ def _multi_lars_forward(attrs, inputs, outputs):
 
 
 register(OpDef("multi_lars", inputs=("lrs", "weights_sum_sq", "grads_sum_sq", "wds"),
+               differentiable=False,
                params=(Param("eta", float, required=True, doc="LARS coefficient eta."),
                        Param("eps", float, required=True, doc="Small value added to the "
                              "denominator."),
@@ -580,7 +584,7 @@ def _reset_forward(attrs, inputs, outputs):
         x[:] = 0
 
 
-register(OpDef("reset_arrays", inputs=(), variadic="num_arrays",
+register(OpDef("reset_arrays", inputs=(), variadic="num_arrays", differentiable=False,
                params=(Param("num_arrays", int, required=True, doc="number of input arrays."),),
                infer=_reset_infer, forward=_reset_forward, num_outputs=0, grad=_no_grad,
                mutate=tuple(range(_MAX_INPLACE)),
@@ -616,6 +620,7 @@ def _group_adagrad_forward(attrs, inputs, outputs):
 
 
 register(OpDef("_contrib_group_adagrad_update", inputs=("weight", "grad", "history"),
+               differentiable=False,
                params=(_lr(), _RS, _CG, Param("epsilon", float, 1e-5,
                                              doc="Epsilon for numerical stability")),
                infer=_group_adagrad_infer, forward=_group_adagrad_forward,

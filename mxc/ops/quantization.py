@@ -410,7 +410,7 @@ def _calibrate_infer(a, shapes, dtypes):
     return [(1,), (1,)], [np.float32, np.float32]
 
 
-register(OpDef("_contrib_calibrate_entropy", inputs=("hist", "hist_edges"),
+register(OpDef("_contrib_calibrate_entropy", inputs=("hist", "hist_edges"), differentiable=False,
                params=(Param("num_quantized_bins", int, 255),),
                infer=_calibrate_infer,
                forward=_qforward("calibrate_entropy", ints=("num_quantized_bins",),
@@ -461,7 +461,7 @@ def _add_dtypes(a, d):
     return [_name(d[0]) if _name(d[0]) == _name(d[1]) else "int8", _F32, _F32]
 
 
-register(OpDef("_contrib_quantized_elemwise_add",
+register(OpDef("_contrib_quantized_elemwise_add", differentiable=False,
                inputs=("lhs", "rhs", "lhs_min", "lhs_max", "rhs_min", "rhs_max"),
                params=_CALIB_PARAMS[1:], **_rules(_add_infer, "int8", 2),
                forward=_qforward("elemwise_add", ints=_CALIB_INTS, floats=_CALIB_FLOATS,

@@ -352,6 +352,7 @@ def _shuffle_blocks(a, inputs, outputs):
 
 
 register(OpDef("_shuffle", aliases=("shuffle", "_npi_shuffle"), inputs=("data",),
+               differentiable=False,
                infer=lambda a, s, d: ([tuple(s[0])], [d[0]]),
                forward=_rng_forward("shuffle", "_shuffle", _shuffle_blocks),
                grad=lambda F, a, i, o, g: [None], resources=("random",),

@@ -71,7 +71,7 @@ class OpDef:
                  "fast", "fast_kind", "_fast_kernel", "aux", "mutate", "resources",
                  "infer_inputs", "infer_back", "open_params", "input_names", "num_visible_outputs",
                  "output_names", "input_init", "infer_input_dtypes", "infer_partial", "skippable",
-                 "infer_dtypes", "train_attrs")
+                 "infer_dtypes", "train_attrs", "differentiable")
 
     def __init__(self, name, *, inputs=("data",), params=(), infer=None, forward=None,
                  composite=None, grad=None, aliases=(), num_outputs=1, variadic=None,
@@ -79,7 +79,7 @@ class OpDef:
                  infer_inputs=None, infer_back=None, open_params=False, input_names=None,
                  num_visible_outputs=None, output_names=None, input_init=None,
                  infer_input_dtypes=None, infer_partial=None, skippable=(), infer_dtypes=None,
-                 train_attrs=None):
+                 train_attrs=None, differentiable=True):
         if (forward is None) == (composite is None):
             raise TypeError(f"{name}: give exactly one of forward= (a kernel) or composite=")
         if forward is not None and infer is None:
@@ -132,6 +132,10 @@ class OpDef:
         # be asked for (autograd recording, a planned graph with a backward), so that it keeps
         # what the backward reads (max Pooling's argmax); None: the same attributes
         self.train_attrs = train_attrs
+        # differentiable=False: MXNet 1.9.1 registers no FGradient for this operator (batch_take,
+        # the multi-tensor optimizer updates...): binding a graph whose gradient flows through it
+        # is refused (mxc/executor/nograd.py), even where `grad` or a composite could give one
+        self.differentiable = differentiable
         self._param_names = frozenset(p.name for p in self.params)
         self._defaults = None
         self._parsed = {}         # parse() results by the call's keyword items (see parse)

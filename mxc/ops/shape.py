@@ -618,13 +618,14 @@ def _slice_assign_infer(a, s, d):
 
 
 register(OpDef("_slice_assign", aliases=("_crop_assign",), inputs=("lhs", "rhs"),
+               differentiable=False,
                params=_SLICE_PARAMS, infer=_slice_assign_infer,
                forward=_slice_assign_forward("slice_assign"), inplace=((0, 0),),
                grad=lambda F, a, i, o, g: [
                    F._slice_assign_scalar(g[0], scalar=0.0, begin=a["begin"], end=a["end"], step=a["step"]),
                    F.slice(g[0], begin=a["begin"], end=a["end"], step=a["step"])],
                doc="lhs with the slice replaced by rhs."))
-register(OpDef("_slice_assign_scalar", aliases=("_crop_assign_scalar",),
+register(OpDef("_slice_assign_scalar", aliases=("_crop_assign_scalar",), differentiable=False,
                params=(Param("scalar", float, 0.0),) + _SLICE_PARAMS, infer=_slice_assign_infer,
                forward=_slice_assign_forward("slice_assign_scalar", scalar=True), inplace=((0, 0),),
                grad=lambda F, a, i, o, g: [

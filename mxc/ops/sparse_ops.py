@@ -85,7 +85,7 @@ def _getnnz_infer(attrs, shapes, dtypes):
     raise ValueError("_contrib_getnnz: data must be a csr array (got dense storage)")
 
 
-register(OpDef("_contrib_getnnz", inputs=("data",),
+register(OpDef("_contrib_getnnz", inputs=("data",), differentiable=False,
                params=(Param("axis", int, None, optional=True),),
                infer=_getnnz_infer, forward=_retain_forward,
                doc="The number of stored values of a csr array: in all (axis=None), per column "

@@ -10,8 +10,9 @@ __all__ = ["from_recorded"]
 
 
 def from_recorded(x):
-    """The recorded graph of `x` as a Symbol: recorded operators become operator nodes,
-    marked variables and arrays outside the graph become variables ``var0``, ``var1``..."""
+    """The recorded graph of `x` as a Symbol: recorded operators become operator nodes (a
+    hybridized block's call one ``_CachedOp`` node unless it was inlined), marked variables and
+    arrays outside the graph become variables ``var0``, ``var1``..."""
     if x._ag is None:
         raise MXNetError("autograd.get_symbol: the array is not in a recorded graph")
     nodes, variables, counters = {}, {}, {}
@@ -32,6 +33,8 @@ def from_recorded(x):
         if id(tn) in nodes:
             return nodes[id(tn)]
         op = tn.op
+        if not isinstance(op, registry.OpDef) and hasattr(op, "opdef"):
+            op = op.opdef()     # a recorded CachedOp call: one _CachedOp node, as MXNet's
         if not isinstance(op, registry.OpDef):
             raise MXNetError(f"autograd.get_symbol: {getattr(op, 'name', op)} (a custom "
                              "Function) cannot be expressed as a symbol")

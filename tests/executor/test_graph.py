@@ -91,8 +91,10 @@ def _bound(sym, args, aux, ogs, train, grad_req="write"):
             {k: v.asnumpy() for k, v in ex.aux_dict.items()}), ex
 
 
-def _cached(sym, args, aux, ogs, train, flags=()):
-    op = mx.nd.CachedOp(sym, flags)
+def _cached(sym, args, aux, ogs, train):
+    # inline_limit 0: planned even when the graph is small (MXNet runs a recorded graph of at
+    # most inline_limit operators, default 2, operator by operator)
+    op = mx.nd.CachedOp(sym, [("inline_limit", 0)])
     arrays = {k: mx.nd.array(v) for k, v in args.items()}
     arrays.update({k: mx.nd.array(v) for k, v in aux.items()})
     for k in args:
