@@ -370,3 +370,28 @@ def test_backward_writes_a_sole_gradient_into_dot_grad_in_place():
             z = (mx.nd.FullyConnected(x, w, b, num_hidden=4) * 3).sum()
         z.backward()
     np.testing.assert_allclose(w.grad.asnumpy(), 6 * np.tile(xn.sum(0), (4, 1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_a_grad_array_the_computation_reads_is_not_written_early(hybrid):
+    """dW = dY^T . data where data is W's own .grad array: the product must read the old .grad,
+    so that gradient is not written into .grad by the kernel (it is copied afterwards)."""
+    wn = np.arange(9, dtype=np.float32).reshape(3, 3)
+    gn = np.linspace(1, 2, 9, dtype=np.float32).reshape(3, 3)
+    w = mx.nd.array(wn)
+    w.attach_grad()
+    w.grad[:] = gn
+    if hybrid:
+        d, v = mx.sym.var("d"), mx.sym.var("w")
+        op = mx.nd.CachedOp(mx.sym.FullyConnected(d, v, num_hidden=3, no_bias=True),
+                            [("static_alloc", True)])
+        fc = lambda a, b: op(a, b)                                      # noqa: E731
+    else:
+        fc = lambda a, b: mx.nd.FullyConnected(a, b, num_hidden=3, no_bias=True)  # noqa: E731
+    for _ in range(2):
+        with autograd.record():
+            y = fc(w.grad, w)
+        y.backward(mx.nd.ones((3, 3)))
+        expected = np.tile(gn.sum(0), (3, 1))
+        np.testing.assert_allclose(w.grad.asnumpy(), expected, rtol=1e-6)
+        gn = expected

@@ -95,7 +95,7 @@ cdef class GradPlans:
         if plan is False:
             return None
         if dests is not None:
-            into = _redirect(plan, dests, n, ctx)
+            into = _redirect(plan, dests, arrs, ctx)
         vals = arrs + [None] * (<Py_ssize_t>plan.nvals - n)    # external values come first
         for v, c in plan.consts:
             vals[v] = c
@@ -136,19 +136,22 @@ cdef class GradPlans:
         return [None if v is None else vals[v] for v in plan.results]
 
 
-cdef dict _redirect(object plan, list dests, Py_ssize_t n, object ctx):
+cdef dict _redirect(object plan, list dests, list arrs, object ctx):
     """{value slot: destination array} for the plan's results that may be written straight
-    into `dests` (see GradPlans.run): a result made by a step of the plan (not a value passed
-    in), the result of one input only; through a reshape view, the step making its source."""
+    into `dests` (see GradPlans.run): a result made by a step of the plan (not one of the
+    values `arrs` passed in, none of which may share the destination's storage), the result of
+    one input only; through a reshape view, the step making its source."""
     cdef dict into = {}
     cdef list results = list(plan.results)
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k, n = len(arrs)
     for k in range(min(len(dests), len(results))):
         d = dests[k]
         v = results[k]
         if d is None or v is None or v < n or results.count(v) != 1:
             continue
         if (<NDArrayBase>d)._ctx is not ctx and (<NDArrayBase>d)._ctx != ctx:
+            continue
+        if _shares_storage(<NDArrayBase>d, arrs):
             continue
         into[v] = d
     if not into:
@@ -159,6 +162,15 @@ cdef dict _redirect(object plan, list dests, Py_ssize_t n, object ctx):
             if v >= n and v not in into and v not in results:
                 into[v] = into[step[3][0]]
     return into
+
+
+cdef bint _shares_storage(NDArrayBase d, list arrs):
+    """Whether `d` is the storage of one of `arrs` (a .grad array that the recorded
+    computation read: writing it early would change what a later step reads)."""
+    for a in arrs:
+        if (<NDArrayBase>a)._chunk is d._chunk:
+            return True
+    return False
 
 
 def set_grad_runner(runner):

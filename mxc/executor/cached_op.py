@@ -70,6 +70,9 @@ class _CachedNode:
         if self.static is not None:
             rerun = self.used and plan.tight
             self.used = True
+            if dests is not None:     # a .grad the call read is not written early
+                read = {x._chunk for x in inputs}
+                dests = [d if d is not None and d._chunk not in read else None for d in dests]
             grads = self.static.backward(out_grads, _M.training, rerun, self.training, dests)
             return [g if g is not None else (F.zeros_like(x) if w else None)
                     for g, w, x in zip(grads, plan.need, inputs)]
