@@ -312,3 +312,86 @@ def test_prepared_gradient_skips_unneeded_input_and_keeps_needed_ones():
         y = mx.nd.FullyConnected(x, w, no_bias=True, num_hidden=4)
     y.backward(mx.nd.ones((2, 4)))
     np.testing.assert_array_equal(x.grad.asnumpy(), np.tile(w.asnumpy().sum(0), (2, 1)))
+
+
+def _storage(a):
+    return (a._chunk, a._offset)
+
+
+def test_backward_writes_a_sole_gradient_into_dot_grad_in_place():
+    """backward() hands a variable's .grad to the kernel making its gradient when that gradient
+    alone sets it (grad_req 'write'), as MXNet's kWriteTo: no copy, same values; a variable
+    reached twice, a head, 'add' and autograd.grad keep the summed/copied/returned results."""
+    from mxc.ndarray.ndarray import run_backward
+    xn = np.arange(6, dtype=np.float32).reshape(2, 3)
+    wn = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    bn = np.array([0.5, -0.5, 1.0, 2.0], np.float32)
+    x, w, b = mx.nd.array(xn), mx.nd.array(wn), mx.nd.array(bn)
+    for a in (w, b):
+        a.attach_grad()
+        a.grad[:] = 99                      # stale contents are overwritten, not added to
+    w_grad, b_grad = w.grad, b.grad
+    for _ in range(2):                      # the second time through prepared gradients
+        with autograd.record():
+            y = mx.nd.FullyConnected(x, w, b, num_hidden=4)
+            z = (y * y).sum()
+        grads = run_backward([z], None, False, False, True, into_grads=True)
+        assert _storage(grads[id(w._ag)][1]) == _storage(w.grad)
+        assert _storage(grads[id(b._ag)][1]) == _storage(b.grad)
+        with autograd.record():
+            y = mx.nd.FullyConnected(x, w, b, num_hidden=4)
+            z = (y * y).sum()
+        z.backward()
+        dy = 2 * (xn @ wn.T + bn)
+        assert w.grad is w_grad and b.grad is b_grad
+        np.testing.assert_allclose(w.grad.asnumpy(), dy.T @ xn, rtol=1e-5)
+        np.testing.assert_allclose(b.grad.asnumpy(), dy.sum(0), rtol=1e-5)
+    # reached by two nodes: the sum lands in .grad
+    with autograd.record():
+        z = (mx.nd.FullyConnected(x, w, b, num_hidden=4) * 2).sum() + (w * w).sum()
+    grads = run_backward([z], None, False, False, True, into_grads=True)
+    assert _storage(grads[id(w._ag)][1]) != _storage(w.grad)
+    with autograd.record():
+        z = (mx.nd.FullyConnected(x, w, b, num_hidden=4) * 2).sum() + (w * w).sum()
+    z.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), 2 * np.tile(xn.sum(0), (4, 1)) + 2 * wn,
+                               rtol=1e-5)
+    # autograd.grad leaves .grad alone
+    before = w.grad.asnumpy()
+    with autograd.record():
+        z = (mx.nd.FullyConnected(x, w, b, num_hidden=4) * 3).sum()
+    (g,) = autograd.grad(z, [w])
+    np.testing.assert_allclose(g.asnumpy(), 3 * np.tile(xn.sum(0), (4, 1)), rtol=1e-5)
+    np.testing.assert_array_equal(w.grad.asnumpy(), before)
+    # grad_req 'add' accumulates
+    w.attach_grad(grad_req="add")
+    for _ in range(2):
+        with autograd.record():
+            z = (mx.nd.FullyConnected(x, w, b, num_hidden=4) * 3).sum()
+        z.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), 6 * np.tile(xn.sum(0), (4, 1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_a_grad_array_the_computation_reads_is_not_written_early(hybrid):
+    """dW = dY^T . data where data is W's own .grad array: the product must read the old .grad,
+    so that gradient is not written into .grad by the kernel (it is copied afterwards)."""
+    wn = np.arange(9, dtype=np.float32).reshape(3, 3)
+    gn = np.linspace(1, 2, 9, dtype=np.float32).reshape(3, 3)
+    w = mx.nd.array(wn)
+    w.attach_grad()
+    w.grad[:] = gn
+    if hybrid:
+        d, v = mx.sym.var("d"), mx.sym.var("w")
+        op = mx.nd.CachedOp(mx.sym.FullyConnected(d, v, num_hidden=3, no_bias=True),
+                            [("static_alloc", True)])
+        fc = lambda a, b: op(a, b)                                      # noqa: E731
+    else:
+        fc = lambda a, b: mx.nd.FullyConnected(a, b, num_hidden=3, no_bias=True)  # noqa: E731
+    for _ in range(2):
+        with autograd.record():
+            y = fc(w.grad, w)
+        y.backward(mx.nd.ones((3, 3)))
+        expected = np.tile(gn.sum(0), (3, 1))
+        np.testing.assert_allclose(w.grad.asnumpy(), expected, rtol=1e-6)
+        gn = expected

@@ -51,13 +51,17 @@ cdef class GradPlans:
         self.array_type = array_type
         self.max_plans = max_plans
 
-    def __call__(self, node, list ins, list outs, list ogs):
-        return self.run(<Node?>node, ins, outs, ogs)
+    def __call__(self, node, list ins, list outs, list ogs, list dests=None):
+        return self.run(<Node?>node, ins, outs, ogs, dests)
 
-    cdef object run(self, Node node, list ins, list outs, list ogs):
+    cdef object run(self, Node node, list ins, list outs, list ogs, list dests=None):
+        """`dests`: None, or per input the array its gradient may be written into (a
+        variable's .grad that this gradient alone sets); the kernel making that result
+        writes there, so the result is that array (or a view of it) and needs no copy."""
         cdef object op = node.op
-        cdef NDArrayBase a, src
+        cdef NDArrayBase a, src, dst
         cdef list arrs, vals, res
+        cdef dict into = None
         cdef tuple step, fast
         cdef object sins, souts
         cdef Py_ssize_t i, n
@@ -90,6 +94,8 @@ cdef class GradPlans:
             self.plans[key] = plan
         if plan is False:
             return None
+        if dests is not None:
+            into = _redirect(plan, dests, arrs, ctx)
         vals = arrs + [None] * (<Py_ssize_t>plan.nvals - n)    # external values come first
         for v, c in plan.consts:
             vals[v] = c
@@ -115,10 +121,56 @@ cdef class GradPlans:
                     vals[souts[0]] = r
                     continue
             res = [_empty(cls, s, d, ctx) for s, d in zip(step[4], step[5])]
+            if into is not None:
+                for i in range(len(souts)):
+                    dst_o = into.get(souts[i])
+                    if dst_o is not None:
+                        dst = <NDArrayBase>dst_o
+                        a = <NDArrayBase>res[i]
+                        if dst._dtype == a._dtype and dst._size == a._size:
+                            res[i] = _make_array(cls, dst._chunk, dst._offset, a._shape,
+                                                 a._dtype, ctx)
             step[0].forward(step[1], [vals[k] for k in sins], res)
             for k in range(len(souts)):
                 vals[souts[k]] = res[k]
         return [None if v is None else vals[v] for v in plan.results]
+
+
+cdef dict _redirect(object plan, list dests, list arrs, object ctx):
+    """{value slot: destination array} for the plan's results that may be written straight
+    into `dests` (see GradPlans.run): a result made by a step of the plan (not one of the
+    values `arrs` passed in, none of which may share the destination's storage), the result of
+    one input only; through a reshape view, the step making its source."""
+    cdef dict into = {}
+    cdef list results = list(plan.results)
+    cdef Py_ssize_t k, n = len(arrs)
+    for k in range(min(len(dests), len(results))):
+        d = dests[k]
+        v = results[k]
+        if d is None or v is None or v < n or results.count(v) != 1:
+            continue
+        if (<NDArrayBase>d)._ctx is not ctx and (<NDArrayBase>d)._ctx != ctx:
+            continue
+        if _shares_storage(<NDArrayBase>d, arrs):
+            continue
+        into[v] = d
+    if not into:
+        return None
+    for step in reversed(plan.steps):
+        if step[0] is None and step[3][0] in into:
+            v = step[2][0]
+            if v >= n and v not in into and v not in results:
+                into[v] = into[step[3][0]]
+    return into
+
+
+cdef bint _shares_storage(NDArrayBase d, list arrs):
+    """Whether `d` is the storage of one of `arrs` (a .grad array that the recorded
+    computation read: writing it early would change what a later step reads)."""
+    for a in arrs:
+        if (<NDArrayBase>a)._chunk is d._chunk:
+            return True
+    return False
 
 
 def set_grad_runner(runner):
@@ -303,9 +355,49 @@ cdef inline void _accumulate(dict store, object key, object g):
     store[key] = g if prev is None else prev + g
 
 
+cdef dict _leaf_uses(list order, list infos):
+    """{id(AGInfo of a variable): how many gradients it receives} over this backward (a head
+    that is a variable counts twice: its head gradient is never written in place)."""
+    cdef dict uses = {}
+    cdef Node node
+    for pi in infos:
+        if (<AGInfo>pi).node is None:
+            uses[id(pi)] = uses.get(id(pi), 0) + 2
+    for node in order:
+        for pi in node.in_info:
+            if pi is not None and (<AGInfo>pi).node is None:
+                uses[id(pi)] = uses.get(id(pi), 0) + 1
+    return uses
+
+
+cdef list _dests(Node node, dict uses):
+    """Per input of `node`: the .grad array of a variable whose gradient (grad_req 'write')
+    comes from this input alone, which the gradient may be written into; None if none has."""
+    cdef list d = None
+    cdef AGInfo info
+    cdef Py_ssize_t k, n = len(node.in_info)
+    for k in range(n):
+        pi = node.in_info[k]
+        if pi is None:
+            continue
+        info = <AGInfo>pi
+        if info.node is not None or info.grad is None or info.grad_req != "write" \
+                or uses.get(id(info)) != 1 or info.grad._sparse:
+            continue
+        if d is None:
+            d = [None] * n
+        d[k] = info.grad
+    return d
+
+
 def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_graph,
-                 bint train_mode):
-    """Walk the graph of `heads` backwards. Returns {id(AGInfo of a variable): (AGInfo, grad)}."""
+                 bint train_mode, bint into_grads=False):
+    """Walk the graph of `heads` backwards. Returns {id(AGInfo of a variable): (AGInfo, grad)}.
+
+    `into_grads` (backward(), which stores gradients in the variables' .grad): a gradient
+    that alone sets a variable's .grad (grad_req 'write') is written into it by the kernel
+    that makes it, so the returned gradient is that array (or a view of it) and the caller's
+    copy is skipped; MXNet's backward writes such gradients in place (kWriteTo) too."""
     cdef list infos = []
     cdef NDArrayBase h
     for x in heads:
@@ -324,10 +416,13 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
     cdef dict var_grads = {}
     cdef Node node
     cdef AGInfo info
-    cdef list ogs, ins, outs, grads
+    cdef list ogs, ins, outs, grads, dests = None
+    cdef dict uses = None
     cdef Py_ssize_t k, n
     try:
         order = _topo(infos)
+        if into_grads and not create_graph:
+            uses = _leaf_uses(order, infos)
         for x, info_o, hg in zip(heads, infos, head_grads):
             info = <AGInfo>info_o
             if hg is None:
@@ -365,13 +460,19 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
                 scope.__enter__()
             try:
                 grads = None
+                dests = _dests(node, uses) if uses is not None and _grad_hook is None else None
                 if not create_graph and _grad_runner is not None and _grad_hook is None:
                     if type(_grad_runner) is GradPlans:
-                        grads = (<GradPlans>_grad_runner).run(node, ins, outs, ogs)
+                        grads = (<GradPlans>_grad_runner).run(node, ins, outs, ogs, dests)
                     else:
                         grads = _grad_runner(node, ins, outs, ogs)
                 if grads is None:
-                    grads = list(gfn(F, node.attrs, ins, outs, ogs))
+                    # an operator that can write gradients in place (a CachedOp call)
+                    gin = getattr(node.op, "grad_into", None) if dests is not None else None
+                    if gin is not None:
+                        grads = list(gin(F, node.attrs, ins, outs, ogs, dests))
+                    else:
+                        grads = list(gfn(F, node.attrs, ins, outs, ogs))
             finally:
                 if scope is not None:
                     scope.__exit__(None, None, None)

@@ -65,13 +65,21 @@ class _CachedNode:
         self.static = static
 
     def grad(self, F, attrs, inputs, outputs, out_grads):
+        return self.grad_into(F, attrs, inputs, outputs, out_grads, None)
+
+    def grad_into(self, F, attrs, inputs, outputs, out_grads, dests):
+        """grad; with `dests` (tape.run_backward's), a static plan writes the gradient of
+        input k into dests[k] where that is given."""
         plan = self.plan
         if _M.recording:
             return self._replay(inputs, out_grads)
         if self.static is not None:
             rerun = self.used and plan.tight
             self.used = True
-            grads = self.static.backward(out_grads, _M.training, rerun, self.training)
+            if dests is not None:     # a .grad the call read is not written early
+                read = {x._chunk for x in inputs}
+                dests = [d if d is not None and d._chunk not in read else None for d in dests]
+            grads = self.static.backward(out_grads, _M.training, rerun, self.training, dests)
             return [g if g is not None else (F.zeros_like(x) if w else None)
                     for g, w, x in zip(grads, plan.need, inputs)]
         arrs = self.arrs
@@ -155,6 +163,7 @@ class _Static:
         self.outs = [arrs[h] for h in plan.heads]
         self.bwd = None
         self.handed = []
+        self.bound = {}         # gradient value id -> the caller's array it is written into
         if any(plan.need):
             self.hg = [_h.empty(NDArray, t.shapes[v], t.dtypes[v], t.ctxs[v])
                        for v in plan.hgrads]
@@ -164,11 +173,24 @@ class _Static:
             self.hg_used = [v in read for v in plan.hgrads]
             self._resolve_bwd()
 
-    def _resolve_bwd(self):
-        self.plan.own_grads(self.arrs, self.ctx)
+    def _resolve_bwd(self, bound=None):
+        self.bound = bound or {}
+        self.plan.own_grads(self.arrs, self.ctx, self.bound)
         self.bwd = _g.Plan.resolve(self.plan.bwd, self.arrs)
         if self.graphs:
             _cuda_graphs.attach(self.bwd, self.ctx, "CachedOp backward")
+
+    def _bound(self, dests):
+        """{gradient value id: array} of the `dests` (variables' .grad arrays) that the
+        backward can write into: shape, dtype and context of the planned gradient."""
+        plan = self.plan
+        t = plan.t
+        bound = {}
+        for g, d in zip(plan.grads, dests):
+            if g is not None and d is not None and d.shape == t.shapes[g] \
+                    and d.dtype == t.dtypes[g] and d.context == t.ctxs[g]:
+                bound[g] = d
+        return bound
 
     def fits(self, args):
         """Whether every input read in place is still the caller's array."""
@@ -187,11 +209,18 @@ class _Static:
             outs.append(r)
         return outs
 
-    def backward(self, out_grads, training, rerun_forward, fwd_training):
+    def backward(self, out_grads, training, rerun_forward, fwd_training, dests=None):
+        """Gradients per input; with `dests`, those that fit are written into the given
+        arrays (the plan's steps are resolved again when the arrays change)."""
         plan = self.plan
         t = plan.t
         if any(r() is not None for r in self.handed):
             self._resolve_bwd()             # a caller kept last backward's gradients
+        elif dests is not None or self.bound:
+            bound = self._bound(dests) if dests is not None else {}
+            if bound.keys() != self.bound.keys() or \
+                    any(a is not self.bound[v] for v, a in bound.items()):
+                self._resolve_bwd(bound)
         for g, b, used, v in zip(out_grads, self.hg, self.hg_used, plan.hgrads):
             if used:
                 if g.dtype != t.dtypes[v]:

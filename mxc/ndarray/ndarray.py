@@ -486,8 +486,9 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         v._ag = _tape.AGInfo(None, 0, g, r)
 
 
-def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
-    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach."""
+def run_backward(heads, head_grads, retain_graph, create_graph, train_mode, into_grads=False):
+    """{id: (AGInfo of a variable, its gradient)} for every variable the heads reach
+    (`into_grads`: see tape.run_backward; a gradient may then be the variable's .grad)."""
     heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
@@ -510,7 +511,8 @@ def run_backward(heads, head_grads, retain_graph, create_graph, train_mode):
         return {}
     if len(keep) < len(heads):
         heads, head_grads = [heads[i] for i in keep], [head_grads[i] for i in keep]
-    return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode)
+    return _tape.run_backward(_nd(), heads, head_grads, retain_graph, create_graph, train_mode,
+                              into_grads)
 
 
 @api_call("MXAutogradBackwardEx")
@@ -518,8 +520,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute the gradients of `heads` and store them in the marked variables' ``.grad``
     (overwritten for grad_req 'write', accumulated for 'add', skipped for 'null')."""
     nd = _nd()
-    for info, g in run_backward(heads, head_grads, retain_graph, False, train_mode).values():
+    for info, g in run_backward(heads, head_grads, retain_graph, False, train_mode,
+                                True).values():
         if info.grad_req == "null" or info.grad is None:
+            continue
+        dst = info.grad
+        if g._chunk is dst._chunk and g._offset == dst._offset and g.shape == dst.shape \
+                and g.dtype == dst.dtype:
+            info.fresh = True           # written in place by the kernel that made it
             continue
         if g.dtype != info.grad.dtype:
             g = g.astype(info.grad.dtype)

@@ -104,3 +104,36 @@ def test_gradients_kept_by_the_caller_are_not_overwritten():
     for k, g in enumerate(kept):
         np.testing.assert_allclose(g.asnumpy(), 2 * (k + 1) * np.cos((k + 1) * v), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_backward_writes_into_the_parameters_grad_arrays():
+    """Under backward() a static plan writes parameter gradients straight into the parameters'
+    .grad arrays (no copy); autograd.grad in between gets arrays of its own and leaves .grad
+    as the last backward wrote it."""
+    x, w = S.var("x"), S.var("w")
+    op = mx.nd.CachedOp(S.tanh(S.dot(x, w)), [("static_alloc", True), ("data_indices", [0])])
+    rng = np.random.RandomState(3)
+    wv = rng.uniform(-1, 1, (3, 2)).astype(np.float32)
+    w_arr = mx.nd.array(wv)
+    w_arr.attach_grad()
+    grad_arr = w_arr.grad
+
+    def expected(xv):
+        return xv.T @ (1 - np.tanh(xv @ wv) ** 2)
+
+    for k in range(4):
+        xv = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+        with mx.autograd.record():
+            y = op(mx.nd.array(xv), w_arr)
+        if k == 2:
+            last = w_arr.grad.asnumpy()
+            (g,) = mx.autograd.grad([y], [w_arr])
+            np.testing.assert_allclose(g.asnumpy(), expected(xv), rtol=1e-5, atol=1e-6)
+            np.testing.assert_array_equal(w_arr.grad.asnumpy(), last)
+            del g                   # (one still held would move the plan to new arrays)
+            continue
+        y.backward()
+        (st,) = op._statics.values()
+        assert list(st.bound.values()) == [grad_arr]
+        assert w_arr.grad is grad_arr
+        np.testing.assert_allclose(w_arr.grad.asnumpy(), expected(xv), rtol=1e-5, atol=1e-6)
