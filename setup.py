@@ -73,7 +73,8 @@ def extensions():
             # -fno-math-errno: sqrtf and friends never set errno, so loops with them vectorise;
             # -fno-trapping-math: nothing reads the FP exception flags, so loops with selects
             # between float results (the float16 conversions) vectorise too. Neither changes a
-            # value: no reassociation, no contraction.
+            # value (no reassociation); gcc still contracts multiply-adds where a target clone
+            # has FMA (docs/architecture.md, float16 on the CPU).
             extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math",
                                 "-Wno-unused-function"] + omp_c,
             extra_link_args=omp_l,
