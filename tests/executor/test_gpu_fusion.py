@@ -1,0 +1,66 @@
+"""Pointwise chains of a static graph on a GPU run as ONE generated kernel (mxc/ops/cuda/
+fusion.py), on the fake CUDA driver (tests/_core/fake_libcuda.py): the fake counts launches.
+Operators get their per-operator launches from test_cuda_graphs' stand-in launch_spec (the
+fake's add and scale kernels); the generated kernel is the fake's no-op, its source kept for
+the assertions (what it computes is checked by the g++ emulation, tests/ops/cuda/
+test_fusion_codegen.py)."""
+import textwrap
+
+from tests._core.test_cuda_fake import fake_lib, run  # noqa: F401  (the fixture)
+from tests.executor.test_cuda_graphs import SETUP
+
+BLOCK = '''
+    generated = []
+    loader.generated_kernel = lambda name, src, dev: (generated.append((name, src)),
+                                                      kfn("fake_noop"))[1]
+    class Chain(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, w):
+            return ((x + w) * 3.0) * 0.5
+    net = Chain()
+    net.hybridize(static_alloc=True, static_shape=True)
+    wv = gx((4, 50))
+    w_gpu = mx.nd.array(wv, ctx=mx.gpu(0))
+    launches = []
+    for i in range(4):
+        xv = gx((4, 50))
+        x_gpu = mx.nd.array(xv, ctx=mx.gpu(0))
+        mx.nd.waitall()
+        s0 = stats()
+        y = net(x_gpu, w_gpu)
+        mx.nd.waitall()
+        launches.append(delta(s0)["launch"])
+        last = (y, xv)
+'''
+
+
+def _run(code, lib, **env):
+    env.setdefault("MXNET_ENABLE_CUDA_GRAPHS", 0)
+    return run(textwrap.dedent(SETUP) + textwrap.dedent(BLOCK) + textwrap.dedent(code), lib,
+               **env)
+
+
+def test_chain_is_one_launch(fake_lib):
+    """Warm-up run: the 3 operators' launches; from the second run (the steps captured) the
+    add and both scalings are one launch of one generated kernel, compiled once."""
+    out = _run('''
+        assert launches[0] == 3, launches
+        assert launches[1:] == [1, 1, 1], launches
+        assert len(generated) == 1, generated
+        name, src = generated[0]
+        assert 'extern "C" __global__ void %s(' % name in src
+        assert src.count("apply2(op_add()") == 1 and src.count("apply2(op_mul()") == 2, src
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
+
+
+def test_fusion_off(fake_lib):
+    """MXNET_USE_FUSION=0: every operator launches its own kernel, with the right values."""
+    out = _run('''
+        assert launches == [3, 3, 3, 3], launches
+        assert not generated
+        y, xv = last
+        np.testing.assert_allclose(y.asnumpy(), ((xv + wv) * 3.0) * 0.5, rtol=1e-6)
+        print("ok")
+    ''', fake_lib, MXNET_USE_FUSION=0)
+    assert out.strip() == "ok"
