@@ -114,8 +114,8 @@ def source(ct, steps, n_in, outs, n_scalars):
     hit = _SOURCES.get(key)
     if hit is not None:
         return hit
-    params = (["const T *p_x%d" % k for k in range(n_in)]
-              + ["T *p_y%d" % k for k in range(len(outs))] + ["i64 n"]
+    params = (["const %s *p_x%d" % (ct, k) for k in range(n_in)]
+              + ["%s *p_y%d" % (ct, k) for k in range(len(outs))] + ["i64 n"]
               + ["double s%d" % k for k in range(n_scalars)])
     body = ["  typedef %s T;" % ct]
     body += ["  const T c%d = from_double<T>(s%d);" % (k, k) for k in range(n_scalars)]
