@@ -15,7 +15,8 @@ per device, on disk by CuPy's cache); the chain is one packed launch on the engi
 place of its calls' launches. ``MXNET_USE_FUSION=0`` turns it off (the executor does not ask).
 
 Supported: the elemwise family's unary, binary (equal element counts), scalar/rscalar and clip
-kernels on one dtype; anything else ends a chain.
+kernels, and activation.cu's Activation and LeakyReLU (leaky, elu, selu, gelu) forward and
+backward kernels, on one dtype; anything else (prelu, rrelu, cast, broadcasting) ends a chain.
 """
 import hashlib
 
@@ -32,7 +33,8 @@ def step_of(rec):
     """(kind, op, scalars) of a recorded GPU call the generator handles, else None. rec is
     ``_gpu.record_calls``'s (opname, attrs, inputs, outputs, family, kernel, iattr, fattr)."""
     _, _, inputs, outputs, family, kernel, _, fattr = rec
-    if family != "elemwise" or kernel is None or not _fusion.is_pointwise(family, kernel):
+    if family not in ("elemwise", "activation") or kernel is None \
+            or not _fusion.is_pointwise(family, kernel):
         return None
     if len(outputs) != 1:
         return None
@@ -48,9 +50,11 @@ def step_of(rec):
         return None
     c = CTYPE[dt]
     kind, _, op = kernel.partition(":")
-    names = instantiations("elemwise")
     sig = registry.declared_kernel(family, kernel)
     f = sig.floats_of(fattr) if sig is not None else None
+    if family == "activation":
+        return _activation_step(kind, op, c, len(inputs), f)
+    names = instantiations("elemwise")
     if kind == "unary" and len(inputs) == 1:
         if op == "copy" or "mxc_unary<mxc::op_%s, %s>" % (op, c) in names:
             return ("unary", op, ())
@@ -62,6 +66,21 @@ def step_of(rec):
             return (kind, op, (float(f.scalar),))
     elif kernel == "clip" and len(inputs) == 1 and f is not None:
         return ("clip", "", (float(f.a_min), float(f.a_max)))
+    return None
+
+
+def _activation_step(kind, t, c, n_in, f):
+    """activation.cu's kernels without a per-element parameter array (not prelu, rrelu):
+    ("act_fwd"/"act_bwd", code, ()) or ("leaky_fwd"/"leaky_bwd", code, (slope,))."""
+    from .activation import ACT_TYPES, LEAKY_TYPES
+    if "mxc_activation<%s>" % c not in instantiations("activation"):
+        return None
+    if t in ACT_TYPES and (kind, n_in) in (("fwd", 1), ("bwd", 2), ("bwd", 3)):
+        return ("act_" + kind, "%d%s" % (ACT_TYPES[t], "s" if t == "softsign" else ""), ())
+    if t in ("xelu", "elu", "selu", "gelu") and (kind, n_in) in (("fwd", 1), ("bwd", 2)):
+        slope = float(f.slope) if t in ("xelu", "elu") and f is not None else 0.0
+        return ("leaky_" + kind, "%d%s" % (LEAKY_TYPES[t], "v" if t in ("elu", "selu") else ""),
+                (slope,))
     return None
 
 
@@ -104,8 +123,21 @@ def _expr(kind, op, args, sc):
         return "apply2(op_%s(), %s, c%d)" % (op, args[0], sc[0])
     if kind == "rscalar":
         return "apply2(op_%s(), c%d, %s)" % (op, sc[0], args[0])
-    # clip: mxc_clip's arithmetic (bounds cast to the dtype, compared in the compute type)
-    return "clip_value<T>(load(%s), load(c%d), load(c%d))" % (args[0], sc[0], sc[1])
+    if kind == "clip":    # mxc_clip's arithmetic (bounds cast to the dtype, compared in A)
+        return "clip_value<T>(load(%s), load(c%d), load(c%d))" % (args[0], sc[0], sc[1])
+    # activation.cu's kernels, op = the act code (+ "s": softsign's gradient reads the input
+    # slot 1 as x; "v": elu/selu's gradient reads slot 1 as the output value too)
+    code = op.rstrip("sv")
+    if kind == "act_fwd":
+        return "store<T>(act_fwd(%s, load(%s)))" % (code, args[0])
+    if kind == "act_bwd":
+        x = "load(%s)" % args[1] if op.endswith("s") else "(A)0"
+        return "store<T>(act_bwd(%s, load(%s), load(%s), %s))" % (code, args[0], args[1], x)
+    if kind == "leaky_fwd":
+        return "store<T>(leaky_fwd(%s, load(%s), (A)s%d))" % (code, args[0], sc[0])
+    y = "load(%s)" % args[1] if op.endswith("v") else "(A)0"
+    return "store<T>(leaky_bwd(%s, load(%s), load(%s), %s, (A)s%d))" % (code, args[0], args[1],
+                                                                        y, sc[0])
 
 
 def source(ct, steps, n_in, outs, n_scalars):
@@ -117,7 +149,7 @@ def source(ct, steps, n_in, outs, n_scalars):
     params = (["const %s *p_x%d" % (ct, k) for k in range(n_in)]
               + ["%s *p_y%d" % (ct, k) for k in range(len(outs))] + ["i64 n"]
               + ["double s%d" % k for k in range(n_scalars)])
-    body = ["  typedef %s T;" % ct]
+    body = ["  typedef %s T;" % ct, "  typedef typename acc<T>::type A;", "  (void)sizeof(A);"]
     body += ["  const T c%d = from_double<T>(s%d);" % (k, k) for k in range(n_scalars)]
     body.append("  MXC_LOOP(i, n) {")
     body += ["    const T x%d = p_x%d[i];" % (k, k) for k in range(n_in)]
@@ -128,7 +160,8 @@ def source(ct, steps, n_in, outs, n_scalars):
     text = "(%s) {\n%s\n}\n" % (", ".join(params), "\n".join(body))
     name = "mxc_fused_" + hashlib.sha1(text.encode()).hexdigest()[:16]
     src = ('// generated by mxc/ops/cuda/fusion.py: a fused pointwise chain\n'
-           '#include "mxc/common.cuh"\n#include "mxc/elemwise_ops.cuh"\nusing namespace mxc;\n'
+           '#include "mxc/common.cuh"\n#include "mxc/elemwise_ops.cuh"\n'
+           '#include "mxc/activation_ops.cuh"\nusing namespace mxc;\n'
            '// mxc_clip\'s arithmetic on one value\n'
            'template <class T, class A> MXC_DEV T clip_value(A v, A l, A h) {\n'
            '  return store<T>(v < l ? l : (v > h ? h : v));\n}\n'

@@ -2,6 +2,7 @@
 through the g++ emulation (tests/ops/cuda/_emu.py) it writes, bit for bit, what the per-operator
 kernels of elemwise.cu write when launched one after the other (emulated the same way); and it
 compiles through NVRTC (skipped without cupy + NVRTC, as test_compile.py)."""
+import importlib
 import types
 
 import numpy as np
@@ -43,65 +44,93 @@ def _chain(n, dt, in_place):
     return recs, (x, w)
 
 
-DTYPES = ("float32", "float16", "float64")
+def _act_chain(n, dt, in_place):
+    """Activation/LeakyReLU forwards (gelu, softrelu, leaky with a slope; relu, sigmoid and tanh
+    are elemwise unary kernels) and a backward
+    chain (tanh', relu', elu', softsign', gelu', leaky'), over inputs x, w, y."""
+    x, w, y = Arr(n, dt), Arr(n, dt), Arr(n, dt)
+    t = [Arr(n, dt) for _ in range(12)]
+    out = x if in_place else Arr(n, dt)
+    calls = [("activation", "fwd:gelu", [x], t[0], ()),
+             ("elemwise", "scalar:mul", [t[0]], t[1], (0.75,)),
+             ("activation", "fwd:softrelu", [t[1]], t[2], ()),
+             ("elemwise", "binary:add", [t[2], w], t[3], ()),
+             ("elemwise", "unary:tanh", [t[3]], t[4], ()),
+             ("activation", "fwd:xelu", [t[4]], t[5], (0.2,)),
+             ("activation", "bwd:tanh", [w, t[4]], t[6], ()),
+             ("activation", "bwd:relu", [t[6], y], t[7], ()),
+             ("activation", "bwd:elu", [t[7], y], t[8], (0.3,)),
+             ("activation", "bwd:softsign", [t[8], x], t[9], ()),
+             ("activation", "bwd:gelu", [t[9], t[5]], t[10], ()),
+             ("activation", "bwd:xelu", [t[10], y], out, (0.1,))]
+    recs = [("op", {}, ins, [o], fam, k, (), f) for fam, k, ins, o, f in calls]
+    return recs, (x, w, y)
+
+
+CHAINS = {"elemwise": _chain, "activation": _act_chain}
+
+
+CASES = [("elemwise", "float32"), ("elemwise", "float16"), ("elemwise", "float64"),
+         ("activation", "float32"), ("activation", "float16")]
+
+
+def _spec(rec):
+    build = importlib.import_module("mxc.ops.cuda." + rec[4]).build
+    sig = registry.declared_kernel(rec[4], rec[5])
+    return build("op", rec[5], {}, rec[2], rec[3], (), sig.floats_of(rec[7]))
 
 
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
-    """(per-operator Launcher, {dtype: (library of the generated kernel, records, inputs)})."""
-    gen, texts, names = {}, [], set()
-    for dt in DTYPES:
-        recs, xs = _chain(1000, dt, in_place=(dt == "float16"))
+    """({family: per-operator Launcher}, {case: library of its generated kernel}, {case: (kernel name,
+    records, inputs)})."""
+    gen, libs, names = {}, {}, {}
+    for chain, dt in CASES:
+        recs, xs = CHAINS[chain](1000, dt, in_place=(dt == "float16"))
         name, src, *_ = fusion.chain_launch(recs)
-        gen[dt] = (name, recs, xs)
-        texts.append(loader.inline_text(src))
+        gen[chain, dt] = (name, recs, xs)
         for r in recs:
-            names.add(elemwise.build("op", r[5], {}, r[2], r[3], (), _floats(r))["name"])
-    # one library per generated kernel (each text repeats the headers)
-    libs = {}
-    for dt, text in zip(DTYPES, texts):
-        name = gen[dt][0]
-        libs[dt] = build(tmp_path_factory, "fused_" + dt, text + _PACKED
-                         + 'extern "C" void k0(unsigned g, unsigned b, void **a) { '
-                           'mxc_emu_run(g, b, [&] { mxc_emu_packed(%s, a); }); }' % name)
-    ref = Launcher(tmp_path_factory, "unfused", {"elemwise": sorted(names)})
+            names.setdefault(r[4], set()).add(_spec(r)["name"])
+        # one library per generated kernel (each text repeats the headers)
+        libs[chain, dt] = build(tmp_path_factory, "fused_%s_%s" % (chain, dt),
+                                loader.inline_text(src) + _PACKED
+                                + 'extern "C" void k0(unsigned g, unsigned b, void **a) { '
+                                  'mxc_emu_run(g, b, [&] { mxc_emu_packed(%s, a); }); }' % name)
+    # one Launcher per family (each family's text keeps its own headers)
+    ref = {f: Launcher(tmp_path_factory, "unfused_" + f, {f: sorted(v)})
+           for f, v in names.items()}
     return ref, libs, gen
 
 
-def _floats(rec):
-    return registry.declared_kernel("elemwise", rec[5]).floats_of(rec[7])
-
-
-@pytest.mark.parametrize("dt", DTYPES)
-def test_fused_equals_unfused_bitwise(emu, dt):
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+def test_fused_equals_unfused_bitwise(emu, case):
     ref, libs, gen = emu
-    name, recs, (x, w) = gen[dt]
+    dt = case[1]
+    name, recs, xs = gen[case]
     rng = np.random.default_rng(7)
-    start = {id(x): rng.standard_normal(1000).astype(dt),
-             id(w): rng.standard_normal(1000).astype(dt)}
+    start = {id(a): (rng.standard_normal(1000) * 2).astype(dt) for a in xs}
     # unfused: each call's own kernel, in order, on buffers per array
     bufs = {k: v.copy() for k, v in start.items()}
     for r in recs:
         y = r[3][0]
         bufs.setdefault(id(y), np.zeros(1000, dt))
-        launch = elemwise.build("op", r[5], {}, r[2], r[3], (), _floats(r))
-        ref.run(launch, [bufs[id(a)] for a in r[2]], [bufs[id(y)]])
+        ref[r[4]].run(_spec(r), [bufs[id(a)] for a in r[2]], [bufs[id(y)]])
     # fused: one launch of the generated kernel
     _, _, ins, outs, args, grid, block = fusion.chain_launch(recs)
     fb = {k: v.copy() for k, v in start.items()}
     for a in outs:
         fb.setdefault(id(a), np.zeros(1000, dt))
-    assert len(ins) == 2 and len(outs) == 7
+    assert len(ins) == len(xs) and len(outs) == len(recs)
     fused = Launcher.__new__(Launcher)
-    fused.lib, fused.fn_of = libs[dt], {("gen", name): "k0"}
+    fused.lib, fused.fn_of = libs[case], {("gen", name): "k0"}
     fused.run({"family": "gen", "name": name, "args": args, "grid": grid, "block": block},
               [fb[id(a)] for a in ins], [fb[id(a)] for a in outs])
-    for a in outs:
-        assert fb[id(a)].tobytes() == bufs[id(a)].tobytes(), dt
-    # the chain computed something (not all zeros, not the inputs)
+    for k, a in enumerate(outs):
+        assert fb[id(a)].tobytes() == bufs[id(a)].tobytes(), (case, k)
+    # the chain computed something (not all zeros, not the first input)
     last = recs[-1][3][0]
-    assert np.count_nonzero(fb[id(last)]) > 900
-    assert not np.array_equal(fb[id(last)], start[id(x)])
+    assert np.count_nonzero(fb[id(last)]) > 300
+    assert not np.array_equal(fb[id(last)], start[id(xs[0])])
 
 
 def test_source_keyed_by_signature():
@@ -119,16 +148,17 @@ def test_source_keyed_by_signature():
 
 
 @pytest.mark.skipif(not HAVE_NVRTC, reason="cupy with NVRTC not installed (pip install 'mxc[gpu]')")
-@pytest.mark.parametrize("dt", DTYPES)
-def test_generated_source_compiles(dt):
-    recs, _ = _chain(1000, dt, in_place=False)
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
+def test_generated_source_compiles(case):
+    recs, _ = CHAINS[case[0]](1000, case[1], in_place=False)
     name, src, *_ = fusion.chain_launch(recs)
-    prog = nvrtc.createProgram(loader.inline_text(src), name + ".cu", [], [])
-    try:
+    for arch in (80, 90):
+        prog = nvrtc.createProgram(loader.inline_text(src), name + ".cu", [], [])
         try:
-            nvrtc.compileProgram(prog, list(loader.options(90)) + ["-Werror=all-warnings"])
-        except nvrtc.NVRTCError:
-            raise AssertionError(nvrtc.getProgramLog(prog)) from None
-        assert nvrtc.getCUBIN(prog)
-    finally:
-        nvrtc.destroyProgram(prog)
+            try:
+                nvrtc.compileProgram(prog, list(loader.options(arch)) + ["-Werror=all-warnings"])
+            except nvrtc.NVRTCError:
+                raise AssertionError(nvrtc.getProgramLog(prog)) from None
+            assert nvrtc.getCUBIN(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
