@@ -64,3 +64,41 @@ def test_fusion_off(fake_lib):
         print("ok")
     ''', fake_lib, MXNET_USE_FUSION=0)
     assert out.strip() == "ok"
+
+
+def test_bound_executor_forward_and_backward_chains(fake_lib):
+    """A bound executor's forward (tanh, scalar mul, sigmoid, add: 4 launches) and backward
+    (sigmoid', scalar mul, tanh', the gradient sum) each become one generated kernel from the
+    second run (the head gradient's ones() is counted apart). The stand-in maps
+    the backward operators to the fake's kernels (only the launch count is read)."""
+    out = _run('''
+        base_spec = pkg.launch_spec
+        def spec2(opname, attrs, inputs, outputs, **kw):
+            r = base_spec(opname, attrs, inputs, outputs, **kw)
+            if r is None and len(inputs) == 1:
+                r = base_spec("_mul_scalar", {"scalar": 1.0}, inputs, outputs)
+            if r is None and len(inputs) == 2:
+                r = base_spec("_plus", {}, inputs, outputs)
+            return r
+        pkg.launch_spec = spec2
+        generated.clear()
+        x = mx.sym.var("x")
+        ex = (mx.sym.sigmoid(mx.sym.tanh(x) * 3.0) + x).simple_bind(mx.gpu(0), x=(4, 50))
+        fwd, bwd = [], []
+        for i in range(4):
+            mx.nd.waitall()
+            s0 = stats()
+            ex.forward(is_train=True)
+            mx.nd.waitall()
+            s1 = stats()
+            ex.backward(mx.nd.ones((4, 50), ctx=mx.gpu(0)))
+            mx.nd.waitall()
+            fwd.append(s1["launch"] - s0["launch"])
+            bwd.append(delta(s1)["launch"] - 1)      # less the head gradient's fill
+        assert fwd == [4, 1, 1, 1] and bwd == [4, 1, 1, 1], (fwd, bwd)
+        assert len(generated) == 2
+        src = generated[1][1]
+        assert "op_sigmoid_grad" in src and "op_tanh_grad" in src, src
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
