@@ -35,6 +35,7 @@ BLOCK = '''
 
 def _run(code, lib, **env):
     env.setdefault("MXNET_ENABLE_CUDA_GRAPHS", 0)
+    env.setdefault("MXNET_USE_FUSION", 1)
     return run(textwrap.dedent(SETUP) + textwrap.dedent(BLOCK) + textwrap.dedent(code), lib,
                **env)
 
