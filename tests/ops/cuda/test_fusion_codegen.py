@@ -86,7 +86,7 @@ def emu(tmp_path_factory):
     records, inputs)})."""
     gen, libs, names = {}, {}, {}
     for chain, dt in CASES:
-        recs, xs = CHAINS[chain](1000, dt, in_place=(dt == "float16"))
+        recs, xs = CHAINS[chain](1001, dt, in_place=(dt == "float16"))
         name, src, *_ = fusion.chain_launch(recs)
         gen[chain, dt] = (name, recs, xs)
         for r in recs:
@@ -108,25 +108,37 @@ def test_fused_equals_unfused_bitwise(emu, case):
     dt = case[1]
     name, recs, xs = gen[case]
     rng = np.random.default_rng(7)
-    start = {id(a): (rng.standard_normal(1000) * 2).astype(dt) for a in xs}
+    start = {id(a): (rng.standard_normal(1001) * 2).astype(dt) for a in xs}
     # unfused: each call's own kernel, in order, on buffers per array
     bufs = {k: v.copy() for k, v in start.items()}
     for r in recs:
         y = r[3][0]
-        bufs.setdefault(id(y), np.zeros(1000, dt))
+        bufs.setdefault(id(y), np.zeros(1001, dt))
         ref[r[4]].run(_spec(r), [bufs[id(a)] for a in r[2]], [bufs[id(y)]])
     # fused: one launch of the generated kernel
     _, _, ins, outs, args, grid, block = fusion.chain_launch(recs)
-    fb = {k: v.copy() for k, v in start.items()}
-    for a in outs:
-        fb.setdefault(id(a), np.zeros(1000, dt))
-    assert len(ins) == len(xs) and len(outs) == len(recs)
     fused = Launcher.__new__(Launcher)
     fused.lib, fused.fn_of = libs[case], {("gen", name): "k0"}
-    fused.run({"family": "gen", "name": name, "args": args, "grid": grid, "block": block},
-              [fb[id(a)] for a in ins], [fb[id(a)] for a in outs])
-    for k, a in enumerate(outs):
-        assert fb[id(a)].tobytes() == bufs[id(a)].tobytes(), (case, k)
+    assert len(ins) == len(xs) and len(outs) == len(recs)
+
+    def buffer(shift, like=None):
+        """1001 elements `shift` elements into a 16-byte aligned block (shift 1: the kernel
+        takes its element-by-element path)."""
+        raw = np.zeros(1001 + 8 + shift, dt)
+        off = (-raw.ctypes.data % 16) // raw.itemsize
+        b = raw[off + shift:off + shift + 1001]
+        if like is not None:
+            b[:] = like
+        return b
+
+    for shift in (0, 1):
+        fb = {k: buffer(shift, v) for k, v in start.items()}
+        for a in outs:
+            fb.setdefault(id(a), buffer(shift))
+        fused.run({"family": "gen", "name": name, "args": args, "grid": grid, "block": block},
+                  [fb[id(a)] for a in ins], [fb[id(a)] for a in outs])
+        for k, a in enumerate(outs):
+            assert fb[id(a)].tobytes() == bufs[id(a)].tobytes(), (case, shift, k)
     # the chain computed something (not all zeros, not the first input)
     last = recs[-1][3][0]
     assert np.count_nonzero(fb[id(last)]) > 300
@@ -156,9 +168,12 @@ def test_generated_source_compiles(case):
         prog = nvrtc.createProgram(loader.inline_text(src), name + ".cu", [], [])
         try:
             try:
-                nvrtc.compileProgram(prog, list(loader.options(arch)) + ["-Werror=all-warnings"])
+                nvrtc.compileProgram(prog, list(loader.options(arch))
+                                     + ["-Werror=all-warnings", "--ptxas-options=-v"])
             except nvrtc.NVRTCError:
                 raise AssertionError(nvrtc.getProgramLog(prog)) from None
             assert nvrtc.getCUBIN(prog)
+            (stats,) = loader.parse_ptxas(nvrtc.getProgramLog(prog)).values()
+            assert stats["stack"] == stats["spill_st"] == stats["lmem"] == 0, (arch, stats)
         finally:
             nvrtc.destroyProgram(prog)
