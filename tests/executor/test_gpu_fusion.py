@@ -49,7 +49,8 @@ def test_chain_is_one_launch(fake_lib):
         assert len(generated) == 1, generated
         name, src = generated[0]
         assert 'extern "C" __global__ void %s(' % name in src
-        assert src.count("apply2(op_add()") == 1 and src.count("apply2(op_mul()") == 2, src
+        # one add and two scalings, in the vector loop and the element-by-element loop
+        assert src.count("apply2(op_add()") == 2 and src.count("apply2(op_mul()") == 4, src
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
