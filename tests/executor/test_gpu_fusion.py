@@ -104,3 +104,35 @@ def test_bound_executor_forward_and_backward_chains(fake_lib):
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
+
+
+def test_static_block_backward_chain_is_one_launch(fake_lib):
+    """The backward of a static hybridized block (three scalar scalings' gradients, into the
+    same x.grad every run) is one generated kernel from the second run."""
+    out = _run('''
+        generated.clear()
+        class Scales(mx.gluon.HybridBlock):
+            def hybrid_forward(self, F, x):
+                return ((x * 2.0) * 3.0) * 0.5
+        net2 = Scales()
+        net2.hybridize(static_alloc=True, static_shape=True)
+        x = mx.nd.array(gx((4, 50)), ctx=mx.gpu(0))
+        x.attach_grad()
+        head = mx.nd.ones((4, 50), ctx=mx.gpu(0))
+        fwd, bwd = [], []
+        for i in range(4):
+            mx.nd.waitall()
+            s0 = stats()
+            with mx.autograd.record():
+                y = net2(x)
+            mx.nd.waitall()
+            s1 = stats()
+            y.backward(head)
+            mx.nd.waitall()
+            fwd.append(s1["launch"] - s0["launch"])
+            bwd.append(delta(s1)["launch"])
+        assert fwd == [3, 1, 1, 1] and bwd == [3, 1, 1, 1], (fwd, bwd)
+        assert len(generated) == 2
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"
