@@ -579,30 +579,38 @@ cdef bint _overlaps_badly(dict ranges, list arrays):
     return False
 
 
-cdef list _find_chains(list calls):
-    """[(first item, length, elements)] of the fusable runs of `calls`."""
+def find_runs(list sizes, list arrays, int64_t min_elems, int max_len=MAX_CHAIN):
+    """[(first, length, elements)] of the fusable runs of a sequence of calls: sizes[i] is
+    call i's element count when it is pointwise (else -1) and arrays[i] its inputs + outputs;
+    a run is at least 2 consecutive pointwise calls over one count of at least `min_elems`
+    whose arrays overlap only exactly (same start and element size), so element i of every
+    call depends only on element i of the others. The one chain notion of the CPU's tiled
+    chains and the GPU's generated kernels (mxc/ops/cuda/fusion.py)."""
     cdef list found = []
-    cdef int i = 0, j, n = len(calls)
-    cdef int64_t size, sj
+    cdef int i = 0, j, n = len(sizes)
+    cdef int64_t size
     while i < n:
-        ptr, inputs, outputs, _ = calls[i]
-        size = _pointwise_size(ptr, inputs, outputs)
-        if size < CHAIN_MIN_ELEMS:
+        size = sizes[i]
+        if size < 0 or size < min_elems:
             i += 1
             continue
         ranges = {}
-        _overlaps_badly(ranges, inputs + outputs)
+        _overlaps_badly(ranges, arrays[i])
         j = i + 1
-        while j < n and j - i < MAX_CHAIN:
-            ptr, inputs, outputs, _ = calls[j]
-            sj = _pointwise_size(ptr, inputs, outputs)
-            if sj != size or _overlaps_badly(ranges, inputs + outputs):
+        while j < n and j - i < max_len:
+            if sizes[j] != size or _overlaps_badly(ranges, arrays[j]):
                 break
             j += 1
         if j - i >= 2:
             found.append((i, j - i, size))
         i = j
     return found
+
+
+cdef list _find_chains(list calls):
+    """[(first item, length, elements)] of the fusable runs of `calls`."""
+    return find_runs([_pointwise_size(c[0], c[1], c[2]) for c in calls],
+                     [c[1] + c[2] for c in calls], CHAIN_MIN_ELEMS)
 
 
 cdef int _run_chain(SeqOp *s, int i0, char *err, size_t errlen) noexcept nogil:

@@ -157,11 +157,16 @@ def _max_bulk_nodes(training):
 
 
 def _capture_segments(resolved, training):
-    """[KernelSeq or step]: runs of steps whose forwards only queue kernels become one bulk
-    operation; a step that draws random numbers (its seed is taken when it is queued) or that
-    queues anything else runs on its own, in its place."""
+    """[KernelSeq, FusedChain or step]: runs of steps whose forwards only queue kernels become
+    one bulk operation; a step that draws random numbers (its seed is taken when it is queued)
+    or that queues anything else runs on its own, in its place. GPU steps that each make one
+    pointwise call are recorded too: chains of them run as one generated kernel
+    (``_fuse_gpu_chains``)."""
+    from ..ops import _gpu
     limit = _max_bulk_nodes(training)
+    fuse = _h.fusion_enabled()
     segs, calls, labels, nsteps, ops = [], [], [], 0, []
+    gpu_calls = {}               # id(step) -> its one recorded pointwise GPU call
 
     def flush():
         nonlocal calls, labels, nsteps, ops
@@ -177,12 +182,23 @@ def _capture_segments(resolved, training):
             segs.append(st)
             continue
         _h.capture_begin()
+        rec = _gpu.record_calls() if fuse else None
         try:
             st[0](st[1], st[2], st[3])
         except Exception:           # noqa: BLE001  refused or failing: runs alone (and names
             _h.capture_end(keep=False)      # itself if it fails there)
             flush()
             segs.append(st)
+            continue
+        finally:
+            if rec is not None:
+                _gpu.record_calls(False)
+        if rec:                     # recorded, not queued: the step runs itself (or fused)
+            _h.capture_end(keep=False)
+            flush()
+            segs.append(st)
+            if len(rec) == 1:
+                gpu_calls[id(st)] = rec[0]
             continue
         got = _h.capture_end()
         calls += got
@@ -192,7 +208,28 @@ def _capture_segments(resolved, training):
         if limit is not None and nsteps >= limit:
             flush()
     flush()
-    return segs
+    return _fuse_gpu_chains(segs, gpu_calls) if gpu_calls else segs
+
+
+def _fuse_gpu_chains(segs, gpu_calls):
+    """segs with each chain of GPU steps that the CPU's chain rule (``handle.find_runs``, no
+    minimum size: a launch saved is worth it at any size) joins replaced by one
+    ``fusion.FusedChain``, the steps' calls generated into one kernel."""
+    from ..ops.cuda import fusion
+    sizes, arrays = [], []
+    for st in segs:
+        rec = gpu_calls.get(id(st)) if type(st) is tuple else None
+        ok = rec is not None and fusion.step_of(rec) is not None
+        sizes.append(int(np.prod(rec[3][0].shape)) if ok else -1)
+        arrays.append(rec[2] + rec[3] if ok else [])
+    out, i = [], 0
+    for i0, m, _ in _h.find_runs(sizes, arrays, 1):
+        out += segs[i:i0]
+        run = segs[i0:i0 + m]
+        out.append(fusion.FusedChain([gpu_calls[id(st)] for st in run],
+                                     "FusedOp[" + ",".join(st[5].name for st in run) + "]"))
+        i = i0 + m
+    return out + segs[i:]
 
 
 def run_steps(resolved, training):

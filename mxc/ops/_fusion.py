@@ -21,13 +21,21 @@ _POINTWISE = {
 _NOT_POINTWISE = ("prelu",)
 
 
+def is_pointwise(family, name):
+    """Whether kernel `name` of ops/cpu/`family` is pointwise (the CPU's bulk operations and the
+    GPU's fused chains, mxc/ops/cuda/fusion.py, ask the same question)."""
+    prefixes = _POINTWISE.get(family)
+    return (prefixes is not None and name.startswith(prefixes)
+            and not any(x in name for x in _NOT_POINTWISE))
+
+
 def pointwise_kernels():
     """Addresses of every pointwise kernel."""
     out = set()
-    for module, prefixes in _POINTWISE.items():
+    for module in _POINTWISE:
         table = importlib.import_module(f"mxc.ops.cpu.{module}").KERNELS
         for name, by_key in table.items():
-            if name.startswith(prefixes) and not any(x in name for x in _NOT_POINTWISE):
+            if is_pointwise(module, name):
                 out.update(by_key.values())
     return out
 

@@ -26,7 +26,7 @@ Specs with a ``check`` or ``cublas`` callable are built every time (made for tho
 """
 from .._core import cuda
 from ..base import MXNetError
-from . import services
+from . import _fusion, services
 
 _COPIES = frozenset(("_copyto", "copyto", "copy", "_copy", "identity"))
 
@@ -46,10 +46,29 @@ def _sig(arrays):
     return tuple([(a._ctx.device_typeid, a._ctx.device_id, a._shape, a._dcode) for a in arrays])
 
 
+_RECORD = None       # while a bound graph's steps are captured: their pointwise calls (fusion)
+
+
+def record_calls(on=True):
+    """Start (a new list, returned) or stop (on=False) recording the calls of pointwise kernels
+    (``_fusion.is_pointwise``) instead of queueing them: the executor captures a plan's GPU
+    steps this way to fuse their chains (mxc/ops/cuda/fusion.py); any other GPU call queues as
+    usual (and is refused while the executor captures, so that step runs on its own).
+    Entries: (opname, attrs, inputs, outputs, family, kernel, iattr, fattr)."""
+    global _RECORD
+    _RECORD = [] if on else None
+    return _RECORD
+
+
 def forward(opname, attrs, inputs, outputs, family=None, kernel=None, iattr=(), fattr=()):
     """Queue operator `opname` (CPU kernel `kernel` of `family`, for the spec lookup; `iattr`
     and `fattr` are the attributes that kernel would get: the GPU kernels read the same
     values) whose inputs/outputs involve a GPU."""
+    if (_RECORD is not None and kernel is not None and _fusion.is_pointwise(family, kernel)
+            and opname not in _COPIES):
+        _RECORD.append((opname, attrs, list(inputs), list(outputs), family, kernel,
+                        tuple(iattr or ()), tuple(fattr or ())))
+        return
     if _KEEP is not None:             # a CUDA graph is captured: its arrays stay with it
         _KEEP.extend(inputs)
         _KEEP.extend(outputs)

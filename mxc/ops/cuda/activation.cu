@@ -3,59 +3,9 @@
 // random.cu). Float types only, as MXNet; compute in acc<T>.
 #include "mxc/common.cuh"
 
-using namespace mxc;
+#include "mxc/activation_ops.cuh"
 
-namespace mxc {
-// act_type codes (specs.py ACT_TYPES): 0 relu, 1 sigmoid, 2 tanh, 3 softrelu, 4 softsign
-template <class A> MXC_DEV A act_fwd(int t, A x) {
-  switch (t) {
-    case 0: return x > (A)0 ? x : (A)0;
-    case 1: return (A)1 / ((A)1 + exp(-x));
-    case 2: return tanh(x);
-    case 3: return x > (A)20 ? x : log1p(exp(x));  // MXNet's softrelu threshold
-    default: return x / ((A)1 + fabs(x));
-  }
-}
-// gradient from the output y (relu, sigmoid, tanh, softrelu) or the input x (softsign)
-template <class A> MXC_DEV A act_bwd(int t, A g, A y, A x) {
-  switch (t) {
-    case 0: return g * (y > (A)0 ? (A)1 : (y != y ? y : (A)0));  // nan propagates, as the CPU
-    case 1: return g * y * ((A)1 - y);
-    case 2: return g * ((A)1 - y * y);
-    case 3: return g * -expm1(-y);
-    default: {
-      const A d = (A)1 + fabs(x);
-      return g / (d * d);
-    }
-  }
-}
-// LeakyReLU act_type codes: 0 leaky, 1 elu, 2 selu, 3 gelu (erf form), 4 prelu, 5 rrelu
-MXC_DEV double kSeluAlpha() { return 1.6732632423543772848170429916717; }
-MXC_DEV double kSeluLambda() { return 1.0507009873554804934193349852946; }
-template <class A> MXC_DEV A leaky_fwd(int t, A x, A slope) {
-  switch (t) {
-    case 1: return x > (A)0 ? x : slope * expm1(x);
-    case 2: return (A)kSeluLambda() * (x > (A)0 ? x : (A)kSeluAlpha() * expm1(x));
-    case 3: return (A)0.5 * x * ((A)1 + erf(x * (A)0.7071067811865476));
-    default: return x > (A)0 ? x : slope * x;
-  }
-}
-// x: what decides the branch (the output y for leaky, elu, selu, rrelu; the input for gelu and
-// prelu), y: the output (elu, selu)
-template <class A> MXC_DEV A leaky_bwd(int t, A g, A x, A y, A slope) {
-  switch (t) {
-    case 1: return x > (A)0 ? g : g * (y + slope);
-    // MXNet 1.9.1's selu' from the output: L * (A + y) for y <= 0 (as the CPU kernel)
-    case 2: return x > (A)0 ? g * (A)kSeluLambda() : g * ((A)kSeluLambda() * ((A)kSeluAlpha() + y));
-    case 3: {
-      const A cdf = (A)0.5 * ((A)1 + erf(x * (A)0.7071067811865476));
-      const A pdf = exp((A)-0.5 * x * x) * (A)0.3989422804014327;
-      return g * (cdf + x * pdf);
-    }
-    default: return x > (A)0 ? g : g * slope;
-  }
-}
-}  // namespace mxc
+using namespace mxc;
 
 template <class T>
 __global__ void mxc_activation(const T *x, T *y, i64 n, int act) {

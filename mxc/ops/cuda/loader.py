@@ -69,7 +69,12 @@ def _find_header(name):
 
 def _inline(path, seen):
     with open(path, encoding="utf-8") as f:
-        text = f.read()
+        return inline_text(f.read(), path, seen)
+
+
+def inline_text(text, path="<generated>", seen=None):
+    """`text` with mxc's headers inlined (a family's .cu, or a generated kernel's source)."""
+    seen = set() if seen is None else seen
 
     def repl(m):
         name = m.group(1)
@@ -176,6 +181,27 @@ def kernel(family, name_expression, device_id=0):
                 mod = cupy.RawModule(code=source(family), options=options(),
                                      name_expressions=[name_expression])
                 fn = mod.get_function(name_expression)
+                hit = (fn, function_pointer(fn))
+            _functions[key] = hit
+    return hit[1]
+
+
+def generated_kernel(name, text, device_id=0):
+    """The CUfunction of ``extern "C"`` kernel `name` in generated source `text` (mxc's headers
+    not yet inlined: the fused pointwise chains of fusion.py), compiled on first use per device
+    and kept like the families' kernels: in memory here, on disk by CuPy's cache (keyed by the
+    inlined text, so a header edit recompiles)."""
+    key = ("<generated>", name, device_id)
+    hit = _functions.get(key)
+    if hit is not None:
+        return hit[1]
+    cupy = _cupy()
+    with _lock:
+        hit = _functions.get(key)
+        if hit is None:
+            with cupy.cuda.Device(device_id):
+                mod = cupy.RawModule(code=inline_text(text), options=options())
+                fn = mod.get_function(name)
                 hit = (fn, function_pointer(fn))
             _functions[key] = hit
     return hit[1]
