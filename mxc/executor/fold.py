@@ -101,8 +101,10 @@ def _fold(conv, bn, conv_inputs, bn_inputs):
     return _Node(conv.op, nm, attrs, [conv_inputs[0], weight, bias])
 
 
-def fold_conv_bn(sym):
-    """`sym` with every foldable Convolution + BatchNorm pair folded; `sym` itself when none."""
+def _rewrite(sym, fold_one):
+    """`sym` with every node that ``fold_one(node, inputs, reads, canon)`` replaces (it returns
+    the new node, or None to keep the node, rebuilt where its inputs were); `sym` itself when
+    none is. `inputs` are the node's inputs as rebuilt, `reads` the readers of each output."""
     nodes = _topo(sym._outputs)
     reads = _reads(nodes, sym._outputs)
     canon = {}
@@ -112,10 +114,9 @@ def fold_conv_bn(sym):
             canon[id(n)] = n
             continue
         inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in n.inputs]
-        if _foldable(n, reads):
-            conv = n.inputs[0][0]
-            conv_inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in conv.inputs]
-            canon[id(n)] = _fold(conv, n, conv_inputs, inputs)
+        m = fold_one(n, inputs, reads, canon)
+        if m is not None:
+            canon[id(n)] = m
             changed = True
         elif any(a[0] is not e[0] for a, e in zip(inputs, n.inputs)):
             canon[id(n)] = _rebuilt(n, inputs)
@@ -124,6 +125,19 @@ def fold_conv_bn(sym):
     if not changed:
         return sym
     return Symbol([(canon[id(e[0])],) + tuple(e[1:]) for e in sym._outputs])
+
+
+def _fold_conv_bn_node(n, inputs, reads, canon):
+    if not _foldable(n, reads):
+        return None
+    conv = n.inputs[0][0]
+    conv_inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in conv.inputs]
+    return _fold(conv, n, conv_inputs, inputs)
+
+
+def fold_conv_bn(sym):
+    """`sym` with every foldable Convolution + BatchNorm pair folded; `sym` itself when none."""
+    return _rewrite(sym, _fold_conv_bn_node)
 
 
 def _is_relu(n):
@@ -149,31 +163,19 @@ def _rebuilt(n, inputs):
     return m
 
 
+def _fold_relu_node(n, inputs, reads, canon):
+    if not (_is_relu(n) and _absorbs_relu(n.inputs[0], reads)):
+        return None
+    src = inputs[0][0]      # the producer as rebuilt; no other node reads it
+    m = _rebuilt(src, list(src.inputs))
+    m._parsed = dict(src.parsed, _relu=True)
+    return m
+
+
 def fold_relu(sym):
     """`sym` with every ReLU whose data a Convolution or BatchNorm alone produces folded into
     that operator; `sym` itself when none."""
-    nodes = _topo(sym._outputs)
-    reads = _reads(nodes, sym._outputs)
-    canon = {}
-    changed = False
-    for n in nodes:
-        if n.op is None:
-            canon[id(n)] = n
-            continue
-        inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in n.inputs]
-        if _is_relu(n) and _absorbs_relu(n.inputs[0], reads):
-            src = inputs[0][0]      # the producer as rebuilt; no other node reads it
-            m = _rebuilt(src, list(src.inputs))
-            m._parsed = dict(src.parsed, _relu=True)
-            canon[id(n)] = m
-            changed = True
-        elif any(a[0] is not e[0] for a, e in zip(inputs, n.inputs)):
-            canon[id(n)] = _rebuilt(n, inputs)
-        else:
-            canon[id(n)] = n
-    if not changed:
-        return sym
-    return Symbol([(canon[id(e[0])],) + tuple(e[1:]) for e in sym._outputs])
+    return _rewrite(sym, _fold_relu_node)
 
 
 def fold_inference(sym):
