@@ -1,7 +1,8 @@
 """mx.contrib.quantization on nets holding BatchNorm, elemwise_mul and Embedding (tensor-wise and
-channel-wise): the rewritten graph, the calibrated thresholds, the quantized parameters and the quantized net's output
+channel-wise): the rewritten graph, the calibrated thresholds and the quantized parameters
 against MXNet 1.9.1's (tests/data/quantized_layers_golden.json, made by
-tests/data/make_quantized_ops_golden.py without a subgraph backend)."""
+tests/data/make_quantized_ops_golden.py without a subgraph backend); the quantized net's output
+against MXNet's where it holds no quantized convolution, else against the float net's."""
 import json
 import os
 
@@ -11,23 +12,11 @@ import pytest
 import mxc as mx
 from mxc.contrib import quantization as q
 
+from .test_quantization import _graph
+
 with open(os.path.join(os.path.dirname(__file__), "..", "data",
                        "quantized_layers_golden.json")) as _fh:
     MODEL = json.load(_fh)
-CALIB_KEYS = ("min_calib_range", "max_calib_range")
-
-
-def _graph(js):
-    """(op, name, attrs without thresholds, inputs) per node, the thresholds by node, heads."""
-    g = json.loads(js)
-    nodes, ths = [], {}
-    for n in g["nodes"]:
-        attrs = dict(n.get("attrs", {}))
-        th = tuple(float(attrs.pop(k)) for k in CALIB_KEYS if k in attrs)
-        if th:
-            ths[n["name"]] = th
-        nodes.append((n["op"], n["name"], attrs, [list(e) for e in n["inputs"]]))
-    return nodes, ths, g["heads"]
 
 
 @pytest.mark.parametrize("case", sorted(MODEL["cases"]))
