@@ -617,6 +617,20 @@ static int mxc_pool_forward(mxc_opcall *call) {
   }
 }
 
+/* The float scratch of one input gradient that float16 and channels-last backwards sum into
+ * (NULL where the backward writes dx directly); -1 with the message when out of memory. */
+static int mxc_pool_bwd_workspace(mxc_opcall *call, const mxc_pool_geom *g, int dt, void **work) {
+  const size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
+  *work = NULL;
+  if (dt != MXC_FLOAT16 && !g->last) return 0;
+  *work = malloc(esz * (size_t)(g->n * g->c * g->isz > 0 ? g->n * g->c * g->isz : 1));
+  if (*work == NULL) {
+    snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 /* in: dy, argmax (int32, dy's shape), x (for its shape only); out: dx */
 static int mxc_pool_backward_index(mxc_opcall *call) {
   mxc_pool_geom g;
@@ -631,14 +645,7 @@ static int mxc_pool_backward_index(mxc_opcall *call) {
              "gradient's size");
     return -1;
   }
-  if (dt == MXC_FLOAT16 || g.last) {
-    size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
-    work = malloc(esz * (size_t)(g.n * g.c * g.isz > 0 ? g.n * g.c * g.isz : 1));
-    if (work == NULL) {
-      snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: out of memory");
-      return -1;
-    }
-  }
+  if (mxc_pool_bwd_workspace(call, &g, dt, &work) != 0) return -1;
   if (dt == MXC_FLOAT32)
     mxc_pool_ibwd_f32((const float *)dy, ix, (float *)dx, &g, (float *)work, call->nthreads);
   else if (dt == MXC_FLOAT64)
@@ -667,14 +674,7 @@ static int mxc_pool_backward(mxc_opcall *call) {
     snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: unsupported dtype %d", dt);
     return -1;
   }
-  if (dt == MXC_FLOAT16 || g.last) {
-    size_t esz = dt == MXC_FLOAT64 ? sizeof(double) : sizeof(float);
-    work = malloc(esz * (size_t)(g.n * g.c * g.isz > 0 ? g.n * g.c * g.isz : 1));
-    if (work == NULL) {
-      snprintf(call->err, MXC_ERR_LEN, "_backward_Pooling: out of memory");
-      return -1;
-    }
-  }
+  if (mxc_pool_bwd_workspace(call, &g, dt, &work) != 0) return -1;
   if (dt == MXC_FLOAT32)
     (g.flat ? mxc_pool_flat_bwd_f32 : mxc_pool_bwd_f32)((const float *)dy, (const float *)x,
                                                         (const float *)y, (float *)dx, &g,
