@@ -111,17 +111,27 @@ class build_ext(_build_ext):
             self.parallel = int(os.environ.get("MXC_BUILD_JOBS", os.cpu_count() or 1))
 
 
+def cuda_shared_headers():
+    """The csrc/ headers that the CUDA sources include (arithmetic shared by the CPU and CUDA
+    kernels: hd_math.h, rnn_cell_math.h...), followed transitively, and half.h (the CPU's
+    float16, which the kernel tests' CUDA emulation header uses for __half)."""
+    deps = {os.path.join("csrc", "kernels", "half.h")}
+    for path in glob.glob(os.path.join("mxc", "ops", "cuda", "**", "*.cu*"), recursive=True):
+        header_deps(path, deps)
+    return sorted(deps)
+
+
 class build_py(_build_py):
-    """Also ships csrc/kernels/hd_math.h (arithmetic shared by the CPU and CUDA kernels) inside
-    the package, where mxc/ops/cuda/loader.py finds it in an installed mxc, and half.h (the
-    CPU's float16, which the kernel tests' CUDA emulation header uses for __half)."""
+    """Also ships the csrc/ headers the CUDA sources include inside the package, under
+    mxc/ops/cuda/include/shared/, where mxc/ops/cuda/loader.py finds them in an installed mxc."""
 
     def run(self):
         super().run()
-        dst = os.path.join(self.build_lib, "mxc", "ops", "cuda", "include", "shared", "kernels")
-        os.makedirs(dst, exist_ok=True)
-        for name in ("hd_math.h", "half.h", "unary_math.h"):
-            shutil.copy(os.path.join(HERE, "csrc", "kernels", name), dst)
+        shared = os.path.join(self.build_lib, "mxc", "ops", "cuda", "include", "shared")
+        for h in cuda_shared_headers():
+            dst = os.path.join(shared, os.path.relpath(h, "csrc"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(os.path.join(HERE, h), dst)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_py": build_py, "build_ext": build_ext})
