@@ -31,10 +31,10 @@ copes with oversubscription (issue 28's item 4, measured apart).
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
+
+import _runs      # tools/bench/_runs.py: this script's directory is on sys.path
 
 MODELS = ("resnet18_v1", "resnet50_v1", "mobilenetv2_1.0", "densenet121", "vgg11")
 BATCH = 8
@@ -225,19 +225,7 @@ def run_child(argv, python, results, threads=0):
         for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                   "MXNET_CPU_WORKER_NTHREADS"):
             env[k] = str(threads)
-    proc = subprocess.run([python, os.path.abspath(__file__)] + argv, capture_output=True,
-                          text=True, env=env)
-    sys.stdout.write(proc.stdout)
-    sys.stdout.flush()
-    for line in proc.stdout.splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if "value" in r:
-            results.setdefault((r["figure"], r["impl"]), []).append(r["value"])
-    if proc.returncode != 0:
-        print(json.dumps({"figure": " ".join(argv), "error": proc.stderr[-800:]}), flush=True)
+    _runs.run_child(os.path.abspath(__file__), argv, python, results, " ".join(argv), env)
 
 
 def emit_ratios(results):
@@ -247,13 +235,8 @@ def emit_ratios(results):
         a = results.get((figure, "mxc"))
         for peer in ("mxnet", "torch"):
             b = results.get((figure, peer))
-            if not a or not b:
-                continue
-            pairs = [x / y for x, y in zip(a, b)]
-            print(json.dumps({"figure": f"{figure} mxc / {peer}", "impl": "ratio",
-                              "pairs": [round(r, 3) for r in pairs],
-                              "value": round(statistics.median(pairs), 3),
-                              "unit": "median ratio"}), flush=True)
+            if a and b:
+                _runs.print_ratio(f"{figure} mxc / {peer}", a, b)
 
 
 # ---- per-layer convolutions against the GEMM peak ----------------------------------------------

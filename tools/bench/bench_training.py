@@ -19,10 +19,10 @@ quote on a noisy machine).
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
+
+import _runs      # tools/bench/_runs.py: this script's directory is on sys.path
 
 BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32}
 IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
@@ -177,19 +177,7 @@ def run_local(models, impls, args, results):
 
 
 def run_child(argv, python, what, results):
-    proc = subprocess.run([python, os.path.abspath(__file__)] + argv, capture_output=True,
-                          text=True)
-    sys.stdout.write(proc.stdout)
-    sys.stdout.flush()
-    for line in proc.stdout.splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if "value" in r:
-            results.setdefault((r["figure"], r["impl"]), []).append(r["value"])
-    if proc.returncode != 0:
-        print(json.dumps({"figure": what, "error": proc.stderr[-500:]}), flush=True)
+    _runs.run_child(os.path.abspath(__file__), argv, python, results, what)
 
 
 # (numerator, denominator) of the ratio lines: the two targets
@@ -204,13 +192,8 @@ def emit_ratios(results):
     for figure in sorted({f for f, _ in results}):
         for num, den in RATIOS:
             a, b = results.get((figure, num)), results.get((figure, den))
-            if not a or not b:
-                continue
-            pairs = [x / y for x, y in zip(a, b)] if len(b) > 1 else [x / b[0] for x in a]
-            print(json.dumps({"figure": f"{figure} {num} / {den}", "impl": "ratio",
-                              "pairs": [round(r, 3) for r in pairs],
-                              "value": round(statistics.median(pairs), 3),
-                              "unit": "median ratio"}), flush=True)
+            if a and b:
+                _runs.print_ratio(f"{figure} {num} / {den}", a, b)
 
 
 def run_as_peer(models, steps, rounds):
