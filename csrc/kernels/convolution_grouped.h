@@ -94,6 +94,20 @@ static void mxc_convg_plan_taps(mxc_convg_plan *q, const mxc_conv_geom *g, void 
  * forward's loop scalar (it cannot tell that the wide rows and the phases do not overlap), at
  * a quarter of the speed. VSUF: the variant's suffix; ATTR: its target attribute. */
 #define MXC_CONVG_INNER_DEFINE(T, VT, SUF, VSUF, ATTR)                                             \
+/* y[i] += kv * x[i], i < n, on VT vectors (the taps' forward and adjoint loops) */                \
+ATTR static inline void mxc_convg_axpy_##SUF##VSUF(T *y, const T *x, T kv, int64_t n) {            \
+  const int64_t vn = (int64_t)(sizeof(VT) / sizeof(T));                                            \
+  int64_t i;                                                                                       \
+  for (i = 0; i + vn <= n; i += vn) {                                                              \
+    VT v, a;                                                                                       \
+    memcpy(&v, y + i, sizeof(VT));                                                                 \
+    memcpy(&a, x + i, sizeof(VT));                                                                 \
+    v += kv * a;                                                                                   \
+    memcpy(y + i, &v, sizeof(VT));                                                                 \
+  }                                                                                                \
+  for (; i < n; i++) y[i] += kv * x[i];                                                            \
+}                                                                                                  \
+                                                                                                   \
 /* wide[i] += sum over taps of w[t] * ph[tap(t) + i], i < nwide */                                 \
 ATTR static void mxc_convg_taps_##SUF##VSUF(T *wide, const T *ph, const T *w,                      \
                                             const mxc_conv_geom *g, const mxc_convg_plan *q) {     \
@@ -116,37 +130,14 @@ ATTR static void mxc_convg_taps_##SUF##VSUF(T *wide, const T *ph, const T *w,   
     }                                                                                              \
     return;                                                                                        \
   }                                                                                                \
-  for (t = 0; t < g->ksz; t++) {                                                                   \
-    const T *r = ph + q->tap[t];                                                                   \
-    const T kv = w[t];                                                                             \
-    for (i = 0; i + vn <= n; i += vn) {                                                            \
-      VT y, a;                                                                                     \
-      memcpy(&y, wide + i, sizeof(VT));                                                            \
-      memcpy(&a, r + i, sizeof(VT));                                                               \
-      y += kv * a;                                                                                 \
-      memcpy(wide + i, &y, sizeof(VT));                                                            \
-    }                                                                                              \
-    for (; i < n; i++) wide[i] += kv * r[i];                                                       \
-  }                                                                                                \
+  for (t = 0; t < g->ksz; t++) mxc_convg_axpy_##SUF##VSUF(wide, ph + q->tap[t], w[t], n);          \
 }                                                                                                  \
                                                                                                    \
 /* ph[tap(t) + i] += w[t] * wide[i] over the taps, i < nwide */                                    \
 ATTR static void mxc_convg_adj_##SUF##VSUF(T *ph, const T *wide, const T *w,                       \
                                            const mxc_conv_geom *g, const mxc_convg_plan *q) {      \
-  const int64_t n = q->nwide, vn = (int64_t)(sizeof(VT) / sizeof(T));                              \
-  int64_t t, i;                                                                                    \
-  for (t = 0; t < g->ksz; t++) {                                                                   \
-    const T kv = w[t];                                                                             \
-    T *r = ph + q->tap[t];                                                                         \
-    for (i = 0; i + vn <= n; i += vn) {                                                            \
-      VT x, a;                                                                                     \
-      memcpy(&x, r + i, sizeof(VT));                                                               \
-      memcpy(&a, wide + i, sizeof(VT));                                                            \
-      x += kv * a;                                                                                 \
-      memcpy(r + i, &x, sizeof(VT));                                                               \
-    }                                                                                              \
-    for (; i < n; i++) r[i] += kv * wide[i];                                                       \
-  }                                                                                                \
+  int64_t t;                                                                                       \
+  for (t = 0; t < g->ksz; t++) mxc_convg_axpy_##SUF##VSUF(ph + q->tap[t], wide, w[t], q->nwide);   \
 }                                                                                                  \
                                                                                                    \
 /* acc[t] += sum_i wide[i] * ph[tap(t) + i] over the taps (VN running sums, then in order) */      \
