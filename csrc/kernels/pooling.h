@@ -31,6 +31,14 @@ typedef struct {
   int flat;                  /* channels first, no depth, max or avg: the 2-D loops below */
 } mxc_pool_geom;
 
+/* where (n, c) plane pl starts in the input (*xo) and the output (*yo), in elements; its
+ * elements then lie es = (last ? c : 1) apart */
+static inline void mxc_pool_plane(const mxc_pool_geom *g, int64_t pl, int64_t *xo, int64_t *yo) {
+  const int64_t nn = pl / g->c, cc = pl % g->c;
+  *xo = g->last ? nn * g->isz * g->c + cc : pl * g->isz;
+  *yo = g->last ? nn * g->osz * g->c + cc : pl * g->osz;
+}
+
 static int mxc_pool_geom_make(mxc_pool_geom *g, const mxc_tensor *x, const mxc_tensor *y,
                               mxc_opcall *call) {
   int nsp = x->ndim - 2, j, first = call->iattr[12] ? 1 : 2;
@@ -392,10 +400,11 @@ static void mxc_pool_fwd_##SUF(const T *x, T *y, int32_t *ix, const mxc_pool_geo
   (void)nt;                                                                                         \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->osz > 4096))          \
   for (pl = 0; pl < planes; pl++) {                                                                 \
-    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
     const int64_t es = g->last ? g->c : 1;                                                          \
-    const T *xb = g->last ? x + nn * g->isz * g->c + cc : x + pl * g->isz;                          \
-    T *yb = g->last ? y + nn * g->osz * g->c + cc : y + pl * g->osz;                                \
+    int64_t xo, yo;                                                                                 \
+    mxc_pool_plane(g, pl, &xo, &yo);                                                                \
+    const T *xb = x + xo;                                                                           \
+    T *yb = y + yo;                                                                                 \
     int64_t od, oh, ow, oi = 0;                                                                     \
     for (od = 0; od < g->os[0]; od++)                                                               \
       for (oh = 0; oh < g->os[1]; oh++)                                                             \
@@ -418,7 +427,7 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->osz
                 }                                                                                   \
               }                                                                                     \
             yb[oi * es] = ST(m);                                                                    \
-            if (ix) ix[(g->last ? nn * g->osz * g->c + cc : pl * g->osz) + oi * es] = (int32_t)e;   \
+            if (ix) ix[yo + oi * es] = (int32_t)e;                                                  \
           } else {                                                                                  \
             const A div = (A)w.size;                                                                \
             const int p = g->type == MXC_POOL_LP ? g->pv : 1;                                       \
@@ -450,10 +459,9 @@ static void mxc_pool_bwd_##SUF(const T *dy, const T *x, const T *y, T *dx,      
   (void)nt;                                                                                         \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 4096))          \
   for (pl = 0; pl < planes; pl++) {                                                                 \
-    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
     const int64_t es = g->last ? g->c : 1;                                                          \
-    const int64_t xo = g->last ? nn * g->isz * g->c + cc : pl * g->isz;                             \
-    const int64_t yo = g->last ? nn * g->osz * g->c + cc : pl * g->osz;                             \
+    int64_t xo, yo;                                                                                 \
+    mxc_pool_plane(g, pl, &xo, &yo);                                                                \
     const T *xb = x + xo, *yb = y + yo, *gb = dy + yo;                                              \
     T *db = dx + xo;                                                                                \
     A *acc = work ? work + pl * g->isz : (A *)(void *)db;                                           \
@@ -513,10 +521,9 @@ static void mxc_pool_ibwd_##SUF(const T *dy, const int32_t *ix, T *dx, const mxc
   (void)nt;                                                                                         \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))          \
   for (pl = 0; pl < planes; pl++) {                                                                 \
-    const int64_t nn = pl / g->c, cc = pl % g->c;                                                   \
     const int64_t es = g->last ? g->c : 1;                                                          \
-    const int64_t xo = g->last ? nn * g->isz * g->c + cc : pl * g->isz;                             \
-    const int64_t yo = g->last ? nn * g->osz * g->c + cc : pl * g->osz;                             \
+    int64_t xo, yo;                                                                                 \
+    mxc_pool_plane(g, pl, &xo, &yo);                                                                \
     const T *gb = dy + yo;                                                                          \
     const int32_t *ib = ix + yo;                                                                    \
     T *db = dx + xo;                                                                                \
