@@ -10,8 +10,15 @@ under load, and the target is mxc's <= MXNet's. The machine's other load comes a
 compare the factors of one run only; the loaded throughputs are compared too (mxc / MXNet,
 mxc / PyTorch), which that other load moves less.
 
+An implementation named with "+one" runs with one thread (OMP_NUM_THREADS=1, and one torch
+thread): its quiet figure against the plain implementation's is what the second core buys that
+implementation quietly, and under load every process gets about its threads' fair share of the
+cores, so the slowdown factor is roughly that fair share's factor times this parallel speedup
+(printed as "parallel speedup" when both were run).
+
     python tools/bench/bench_load.py [--busy 4] [--repeat 2] [--peer-python /path/to/mxnet/python]
-        [--impls mxc-hybrid,mxc-hybrid+static,torch-eager]   # +static: MXC_FOLLOW_LOAD=0
+        [--impls mxc-hybrid,mxc-hybrid+static,mxc-hybrid+one,torch-eager]
+        # +static: MXC_FOLLOW_LOAD=0; +one: one thread ("--peer-one" adds mxnet-hybrid+one)
 """
 import argparse
 import json
@@ -43,7 +50,9 @@ def run(impl, args, peer):
     env = dict(os.environ)
     if impl.endswith("+static"):      # mxc with its thread counts fixed (MXC_FOLLOW_LOAD=0)
         env["MXC_FOLLOW_LOAD"] = "0"
-    if impl == "mxnet-hybrid":
+    if impl.endswith("+one"):         # one thread (bench_training gives torch OMP_NUM_THREADS)
+        env["OMP_NUM_THREADS"] = "1"
+    if impl.split("+")[0] == "mxnet-hybrid":
         cmd = [peer, TRAINING, "--as-peer", "--models", "resnet18"] + common
     else:
         cmd = [sys.executable, TRAINING, "--only", f"resnet18:{impl.split('+')[0]}"] + common
@@ -68,12 +77,14 @@ def main():
     ap.add_argument("--scale", type=float, default=0.5, help="bench_training's steps per round")
     ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
     ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
+    ap.add_argument("--peer-one", action="store_true", help="also run mxnet-hybrid+one")
     args = ap.parse_args()
     impls = args.impls.split(",")
     if args.peer_python:
-        impls.append("mxnet-hybrid")
+        impls += ["mxnet-hybrid"] + (["mxnet-hybrid+one"] if args.peer_one else [])
     factors = {k: [] for k in impls}
     loaded = {k: [] for k in impls}
+    quiet = {k: [] for k in impls}
     for r in range(args.repeat):
         for impl in (impls if r % 2 == 0 else impls[::-1]):
             vals = {}
@@ -93,11 +104,20 @@ def main():
                 factors[impl].append(vals["quiet"] / vals["loaded"])
             if vals.get("loaded"):
                 loaded[impl].append(vals["loaded"])
+            if vals.get("quiet"):
+                quiet[impl].append(vals["quiet"])
     for impl, f in factors.items():
         if f:
             print(json.dumps({"figure": f"slowdown quiet/loaded, {args.busy} busy processes",
                               "impl": impl, "repeats": [round(x, 2) for x in f],
                               "value": round(statistics.median(f), 2), "unit": "x"}), flush=True)
+    for impl in impls:
+        one = impl + "+one"
+        if quiet[impl] and quiet.get(one):
+            print(json.dumps({"figure": f"parallel speedup quiet, {impl} / {one}",
+                              "value": round(statistics.median(quiet[impl])
+                                             / statistics.median(quiet[one]), 2),
+                              "unit": "ratio"}), flush=True)
     # the loaded throughputs side by side: the other load on a shared machine moves the quiet
     # runs most, so this ratio is the steadier one
     for ref in ("mxnet-hybrid", "torch-eager"):

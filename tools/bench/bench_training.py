@@ -148,7 +148,8 @@ def run_one(model, impl, steps, rounds):
     """One (model, implementation) in this process; prints its JSON line."""
     if impl in ("torch-eager", "torch-compile"):
         import torch
-        torch.set_num_threads(os.cpu_count() or 1)
+        n = os.environ.get("OMP_NUM_THREADS", "")   # bench_load's "+one" runs
+        torch.set_num_threads(int(n) if n.isdigit() else os.cpu_count() or 1)
         step, sync = torch_step_fn(model, compile_=(impl == "torch-compile"))
         if impl == "torch-compile":     # the compile, reported apart from the steps
             t0 = time.perf_counter()
