@@ -324,7 +324,9 @@ def test_cached_op_plans_by_shape_and_multiple_outputs(rng):
         v = rng.uniform(-1, 1, shape).astype(np.float32)
         e, s = op(mx.nd.array(v))
         np.testing.assert_allclose(e.asnumpy(), np.exp(v), rtol=1e-6)
-        np.testing.assert_allclose(s.asnumpy(), v.sum(0), rtol=1e-5)
+        # the kernel adds in another order than numpy: a column summing to near 0 is off by a
+        # few float32 ulps of its terms, which rtol alone rejected (0.2% of seeds)
+        np.testing.assert_allclose(s.asnumpy(), v.sum(0), rtol=1e-5, atol=1e-6)
     assert len(op._plans) == 2
 
 
