@@ -46,10 +46,10 @@ CUDNN_SCENARIO = '''
     sys.path.insert(0, os.environ["MXC_TEST_ROOT"])
     from types import SimpleNamespace
     from mxc.ops import _gpu
-    from mxc.ops.cuda import loader, cudnn_conv
+    from mxc.ops.cuda import loader, cudnn_plans
     from tests.ops.cuda import _fake_cudnn
     fake = _fake_cudnn.make()
-    cudnn_conv.use_frontend(fake)
+    cudnn_plans.use_frontend(fake)
     launched, pushed = [], []
     def kernel(family, name, dev=0):
         launched.append(name)
@@ -79,7 +79,7 @@ CUDNN_SCENARIO = '''
         ("_backward_Convolution", (4096,), True, {3: DY, 2: W, 1: DX}, True, "handle0")], pushed
     assert launched == ["mxc_conv_add_bias<float>", "mxc_conv_bias_grad<float>"], launched
     assert ("set_stream", "handle0", cuda.stream_handle(0)) in fake.calls
-    st = cudnn_conv.plans().stats
+    st = cudnn_plans.plans().stats
     print(st["built"], st["disk"], st["memory"])
 '''
 

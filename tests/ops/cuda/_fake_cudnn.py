@@ -1,6 +1,6 @@
 """A stand-in for the cuDNN frontend's Python module (``cudnn``) that records every call made
-on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py and the convolution
-emulation: graphs, tensors and plans are plain records;
+on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py, test_cudnn_norm.py and the
+convolution and BatchNorm emulations: graphs, tensors and plans are plain records;
 a "serialized" graph is the JSON of the calls that built it, and deserializing one replays
 nothing (a real deserialize does not rebuild either). Nothing runs."""
 import contextlib
@@ -156,14 +156,15 @@ STREAM = 0x5150         # what the tests' engine stream handle reads
 
 @contextlib.contextmanager
 def installed(monkeypatch, plan_dir):
-    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_conv.py, plans under plan_dir,
-    the engine's stream of every device reading STREAM; the real module probed again after."""
-    from mxc.ops.cuda import cudnn_conv
+    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_plans.py, plans under
+    plan_dir, the engine's stream of every device reading STREAM; the real module probed again
+    after."""
+    from mxc.ops.cuda import cudnn_plans
     fake = make()
     monkeypatch.setenv("MXC_CUDNN_PLAN_DIR", str(plan_dir))
-    monkeypatch.setattr(cudnn_conv, "_stream", lambda dev: STREAM)
-    cudnn_conv.use_frontend(fake)
+    monkeypatch.setattr(cudnn_plans, "_stream", lambda dev: STREAM)
+    cudnn_plans.use_frontend(fake)
     try:
         yield fake
     finally:
-        cudnn_conv.use_frontend(None, probe=True)
+        cudnn_plans.use_frontend(None, probe=True)
