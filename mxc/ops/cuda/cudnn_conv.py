@@ -18,9 +18,9 @@ The spec is convolution.py's ``{"steps": [...], "workspace": bytes}``, with cuDN
 mxc/ops/_gpu.py runs through ``cudnn_plans.runner`` on the device worker (the pointers of
 mxc's arrays, the workspace from the storage pool; every step reads it from offset 0, they run
 in stream order). Plans are built at the first call of a shape (the workspace size comes from
-them), on the pushing thread; MXNET_CUDNN_AUTOTUNE_DEFAULT, or the operator's cudnn_tune ('off': heuristics;
-'limited_workspace'/'fastest': measured), chooses; all but 'fastest' (2) keep to the operator's
-``workspace`` (MB), as in MXNet.
+them), on the pushing thread; MXNET_CUDNN_AUTOTUNE_DEFAULT, or the operator's cudnn_tune
+('off': heuristics; 'limited_workspace'/'fastest': measured), chooses; all but 'fastest' (2)
+keep to the operator's ``workspace`` (MB), as in MXNet.
 """
 import numpy as np
 
