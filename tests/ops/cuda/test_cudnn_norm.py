@@ -218,3 +218,27 @@ def test_the_key_covers_what_decides_a_plan():
         N.BnDesc("infer", "float32", 4, 3, 30).key(0)
     with pytest.raises(ValueError, match="pass must be one of"):
         N.BnDesc("forward", "float32", 1, 1, 1)
+
+
+def test_heuristic_or_measured_plans(fake, monkeypatch):
+    timed = []
+
+    def timer_for(desc, dev, handle):
+        assert desc.buffers() == {N.UID_X: 4 * 360, N.UID_SCALE: 12, N.UID_BIAS: 12,
+                                  N.UID_Y: 4 * 360, N.UID_MEAN: 12, N.UID_INVSTD: 12}
+
+        def timer(g, i):
+            timed.append(i)
+            return [2.0, 1.0, 3.0][i]
+        return timer
+    monkeypatch.setattr(cudnn_plans, "_timer", timer_for)
+    monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "0")
+    forward(fix_gamma=False)
+    assert timed == [] and ("build_plans", "build_plan_policy.HEURISTICS_CHOICE") in fake.calls
+    monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "1")
+    (st,) = cudnn_steps(forward(fix_gamma=False))
+    assert timed == [0, 1, 2]
+    assert ("create_execution_plan", "engine1", {"knob": 1}) in st["graph"].log
+    # no workspace limit (BatchNorm has no workspace parameter) and no TF32 exclusion
+    assert count(fake, "deselect_workspace_greater_than") == 0
+    assert count(fake, "deselect_numeric_notes") == 0
