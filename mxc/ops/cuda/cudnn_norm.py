@@ -29,8 +29,10 @@ bfloat16 data. eps is a compile-time constant of the graph (tensor_scalar), so i
 the plan's key. A ReLU the executor folded into an inference BatchNorm runs after it on a GPU
 (ops/activation.py folded_relu), as after the CUDA C kernels.
 """
+import numpy as np
+
 from . import cudnn_plans
-from ._launch import NoKernel, launch
+from ._launch import CTYPE, NoKernel, launch
 from .cudnn_plans import Desc
 
 # tensor uids of the three graphs (the data gradient has its own: the data is an input of the
@@ -118,7 +120,6 @@ def spec(kernel, inputs, outputs, iattr, fattr, attrs):
     launches instead)."""
     A, K, B, train, fixg, third = (int(v) for v in tuple(iattr)[:6])
     data = inputs[0 if kernel == "bn_fwd" else 1]
-    import numpy as np
     dtype = np.dtype(data.dtype).name
     has_mv = kernel == "bn_fwd" and len(outputs) >= 3
     if (dtype not in DTYPES or A * K * B == 0 or (kernel == "bn_bwd" and not train)
@@ -136,7 +137,6 @@ def spec(kernel, inputs, outputs, iattr, fattr, attrs):
 
 def _spec(kernel, dtype, A, K, B, train, fixg, update, eps, mom, has_mv, dev, autotune):
     from . import normalization as N     # its workspace layout and statistics launches
-    from ._launch import CTYPE
     t = CTYPE[dtype]
     device, version = cudnn_plans.ident(dev)
     pass_ = "bwd" if kernel == "bn_bwd" else "train" if train else "infer"
@@ -150,7 +150,7 @@ def _spec(kernel, dtype, A, K, B, train, fixg, update, eps, mom, has_mv, dev, au
     # double rows of normalization.cu's statistics, float32 rows (one double slot per channel
     # each) of the graph's statistics, gamma's ones and the unused parameter gradients
     w = N.Workspace(part=K * P, mean=K, invstd=K, var=K, coef=4 * K, fmean=K, finvstd=K,
-                  ones=K, sgamma=K, sbeta=K)
+                    ones=K, sgamma=K, sbeta=K)
     ws_at = -(-w.size // 256) * 256
     steps = []
     scale = ("in", 1 if kernel == "bn_fwd" else 2)
