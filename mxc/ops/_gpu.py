@@ -227,11 +227,11 @@ def _push_cupy(run, opname, inputs, outputs, dev):
 def _push_steps(spec, opname, inputs, outputs, dev):
     """A spec of kernel launches and cuBLAS GEMMs in order on gpu(dev)'s stream
     (mxc/ops/cuda/convolution.py): launches through the driver launcher, each GEMM step and
-    each cuDNN plan (cudnn_conv.py) as a CuPy callable; ("ws", offset) buffers lie in one workspace array from the storage pool,
+    each cuDNN plan (cudnn_plans.py) as a CuPy callable; ("ws", offset) buffers lie in one workspace array from the storage pool,
     written by every step (so the engine keeps it alive and in order)."""
     from .cuda import loader
     from .cuda.convolution import gemm_step
-    from .cuda.cudnn_conv import runner
+    from .cuda.cudnn_plans import runner
     size = int(spec.get("workspace", 0))
     ws = (services.ndarray.empty((size,), ctx=outputs[0].context, dtype="uint8")
           if size > 0 else None)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import mxc as mx
-from mxc.ops.cuda import cudnn_conv
+from mxc.ops.cuda import cudnn_plans
 
-pytestmark = pytest.mark.skipif(cudnn_conv.frontend() is None,
+pytestmark = pytest.mark.skipif(cudnn_plans.frontend() is None,
                                 reason="the cuDNN frontend (module cudnn) does not import")
 
 TOL = {"float16": dict(rtol=3e-2, atol=3e-2), "float32": dict(rtol=1e-4, atol=1e-4),
@@ -52,7 +52,7 @@ def test_cudnn_matches_cpu_and_im2col(op, shape, kw, dtype):
     dy = rng.standard_normal(y.shape)
     want = _run(op, args, dy, mx.cpu(), dtype, **kw)
     def made():
-        st = cudnn_conv.plans().stats
+        st = cudnn_plans.plans().stats
         return st["built"] + st["disk"]
     new0 = made()
     got = _run(op, args, dy, mx.gpu(0), dtype, **kw)

@@ -46,10 +46,10 @@ CUDNN_SCENARIO = '''
     sys.path.insert(0, os.environ["MXC_TEST_ROOT"])
     from types import SimpleNamespace
     from mxc.ops import _gpu
-    from mxc.ops.cuda import loader, cudnn_conv
+    from mxc.ops.cuda import loader, cudnn_plans
     from tests.ops.cuda import _fake_cudnn
     fake = _fake_cudnn.make()
-    cudnn_conv.use_frontend(fake)
+    cudnn_plans.use_frontend(fake)
     launched, pushed = [], []
     def kernel(family, name, dev=0):
         launched.append(name)
@@ -79,7 +79,7 @@ CUDNN_SCENARIO = '''
         ("_backward_Convolution", (4096,), True, {3: DY, 2: W, 1: DX}, True, "handle0")], pushed
     assert launched == ["mxc_conv_add_bias<float>", "mxc_conv_bias_grad<float>"], launched
     assert ("set_stream", "handle0", cuda.stream_handle(0)) in fake.calls
-    st = cudnn_conv.plans().stats
+    st = cudnn_plans.plans().stats
     print(st["built"], st["disk"], st["memory"])
 '''
 
@@ -94,3 +94,55 @@ def test_convolution_through_cudnn_on_the_fake_driver(fake_lib, tmp_path):  # no
     assert run(CUDNN_SCENARIO, fake_lib, **env).split() == ["3", "0", "0"]
     assert len(os.listdir(tmp_path / "plans")) == 3
     assert run(CUDNN_SCENARIO, fake_lib, **env).split() == ["0", "3", "0"]
+
+
+BN_SCENARIO = '''
+    import sys
+    sys.path.insert(0, os.environ["MXC_TEST_ROOT"])
+    from types import SimpleNamespace
+    from mxc.ops import _gpu
+    from mxc.ops.cuda import loader, cudnn_plans, cudnn_norm as N
+    from tests.ops.cuda import _fake_cudnn
+    fake = _fake_cudnn.make()
+    cudnn_plans.use_frontend(fake)
+    launched, pushed = [], []
+    def kernel(family, name, dev=0):
+        launched.append(name)
+        return kfn("fake_noop")
+    loader.kernel = kernel
+    def ptrs(arrays):
+        return [SimpleNamespace(data=SimpleNamespace(ptr=cuda.data_address(a))) for a in arrays]
+    def push_cupy(fn, opname, ins, outs, dev):
+        fn(ptrs(ins), ptrs(outs))
+        pushed.append((opname, fake.calls[-1][1], fake.calls[-1][2] - cuda.data_address(outs[-1]),
+                       outs[-1].shape))
+    _gpu._push_cupy = push_cupy
+    x = gpu_array(np.ones((2, 3, 4, 4), np.float32))
+    g, b, mm, mv = (gpu_array(np.ones((3,), np.float32)) for _ in range(4))
+    with mx.autograd.train_mode():
+        y = mx.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=True)
+        dx, dg, db = mx.nd._backward_BatchNorm(y, x, g, b, mm, mv, fix_gamma=True)
+    mx.nd.waitall()
+    (fwd, ptr_f, ws_f, shape_f), (bwd, ptr_b, ws_b, shape_b) = pushed
+    assert (fwd, bwd) == ("BatchNorm", "_backward_BatchNorm"), pushed
+    # the arrays' pointers; the statistics and gamma's ones in the workspace, cuDNN's own
+    # workspace after them (256-byte aligned); the workspace from the pool, sized for both
+    assert ptr_f[N.UID_X] == cuda.data_address(x) and ptr_f[N.UID_Y] == cuda.data_address(y)
+    assert ptr_f[N.UID_BIAS] == cuda.data_address(b)
+    assert ptr_b[N.UID_DX] == cuda.data_address(dx) and ptr_b[N.UID_DY] == cuda.data_address(y)
+    assert ptr_b[N.UID_DSCALE] == cuda.data_address(dg)
+    assert ws_f % 256 == 0 and ws_f + 4096 <= shape_f[0] and ws_b + 4096 <= shape_b[0]
+    assert launched == ["mxc_fill<float>", "mxc_bn_partial<float>", "mxc_bn_mean",
+                        "mxc_bn_partial<float>", "mxc_bn_var<float>", "mxc_fill<float>",
+                        "mxc_fill<float>", "mxc_bn_bwd_channel<float>"], launched
+    print(cudnn_plans.plans().stats["built"])
+'''
+
+
+def test_batchnorm_through_cudnn_on_the_fake_driver(fake_lib, tmp_path):  # noqa: F811
+    """BatchNorm's cuDNN graphs and the launches around them run in order on the engine's
+    device worker, the graphs' statistics rows and their own workspace in one pool block."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(MXC_TEST_ROOT=root, MXC_CUDNN_PLAN_DIR=tmp_path / "plans")
+    assert run(BN_SCENARIO, fake_lib, **env).split() == ["2"]

@@ -45,11 +45,11 @@ def main():
     rep = 3 if args.quick else 10
     import mxc as mx
     from mxc._core import cuda
-    from mxc.ops.cuda import cudnn_conv
+    from mxc.ops.cuda import cudnn_plans
     if mx.context.num_gpus() == 0:
         emit("gpu_cudnn", "mxc", skipped=f"no CUDA device: {cuda.status()}")
         return
-    fe = cudnn_conv.frontend()
+    fe = cudnn_plans.frontend()
     if fe is None:
         emit("gpu_cudnn", "mxc", skipped="the cuDNN frontend (module cudnn) does not import")
     else:
@@ -96,7 +96,7 @@ def main():
                        for c, i in zip(results["cudnn"], results["im2col"]))
             emit(name + "_cudnn_vs_im2col", "mxc", diff, "max rel diff")
     if fe is not None:
-        st = cudnn_conv.plans().stats
+        st = cudnn_plans.plans().stats
         emit("cudnn_plans", "mxc", built=st["built"], disk=st["disk"], memory=st["memory"],
              bad_files=st["bad_files"], last_build_s=round(st.get("build_seconds", 0.0), 4))
 

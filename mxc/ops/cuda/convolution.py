@@ -22,7 +22,7 @@ data and output gradient swapped.
 """
 import numpy as np
 
-from . import cudnn_conv
+from . import cudnn_conv, cudnn_plans
 from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, i64s, launch
 from .dot import OP_N, OP_T
 
@@ -179,7 +179,7 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
         raise NoKernel("convolution kernels are bfloat16 and float16/32/64 only")
     geo, _ = _geometry(kernel, inputs, outputs, iattr)
     skip = len(tuple(iattr)) > 13 and int(tuple(iattr)[13]) != 0
-    if cudnn_conv.enabled(attrs):
+    if cudnn_plans.enabled(attrs):
         nsp = len(inputs[0].shape) - 2
         spec = cudnn_conv.spec(kernel, geo, nsp, dt.name, attrs, inputs, outputs, skip,
                                ctype(dt))

@@ -3,9 +3,11 @@
 
 Each operator is a short sequence of launches on one stream sharing a double workspace:
 BatchNorm's statistics are two-stage sums (P interleaved partial sums per channel, then one
-thread per channel), the row norms' one thread per row; then one elementwise pass."""
+thread per channel), the row norms' one thread per row; then one elementwise pass. BatchNorm
+runs through cuDNN's graphs instead where cudnn_norm.py takes the call."""
 import numpy as np
 
+from . import cudnn_norm, cudnn_plans
 from ._launch import TRAIN_FLOATS, NoKernel, ctype, ctypes_of, launch
 
 # partial sums per BatchNorm channel: about 64 elements each, at most 512
@@ -23,7 +25,7 @@ def instantiations():
     return out
 
 
-class _Workspace:
+class Workspace:
     """Byte offsets of named double arrays in one workspace."""
 
     def __init__(self, **sizes):
@@ -41,12 +43,33 @@ def _fam(name, t, n, args):
     return launch("normalization", "%s<%s>" % (name, t) if t else name, n, args)
 
 
+def bn_parts(n):
+    """Partial sums per channel for n elements of it."""
+    return max(1, min(_PART_MAX, -(-n // _PART_ELEMS)))
+
+
+def bn_stats(t, x, w, A, K, B, P, eps, om, ov, var_out):
+    """The launches of the batch statistics of data x: w's mean, invstd and biased var
+    (double), and om / ov (null, or mean and var (var_out) or invstd in the parameters' type)."""
+    geo = [("i64", A), ("i64", K), ("i64", B), ("i64", P)]
+    return [
+        _fam("mxc_bn_partial", t, K * P, [x, ("ptr", 0), ("ptr", 0), w["part"], ("ptr", 0)] +
+             geo + [("i32", 0)]),
+        _fam("mxc_bn_mean", None, K, [w["part"], w["mean"], ("i64", K), ("i64", P),
+                                      ("i64", A * B)]),
+        _fam("mxc_bn_partial", t, K * P, [x, ("ptr", 0), w["mean"], w["part"], ("ptr", 0)] +
+             geo + [("i32", 1)]),
+        _fam("mxc_bn_var", t, K, [w["part"], w["mean"], w["invstd"], w["var"], om, ov,
+                                  ("i64", K), ("i64", P), ("i64", A * B), ("f64", eps),
+                                  ("i32", var_out)])]
+
+
 def _bn(kernel, inputs, outputs, iattr, fattr):
     A, K, B, train, fixg, third = (int(v) for v in tuple(iattr)[:6])
     n = A * B
     t = ctype(inputs[0 if kernel == "bn_fwd" else 1].dtype)
-    P = max(1, min(_PART_MAX, -(-n // _PART_ELEMS)))
-    w = _Workspace(part=K * P, part2=K * P, mean=K, invstd=K, var=K, coef=4 * K)
+    P = bn_parts(n)
+    w = Workspace(part=K * P, part2=K * P, mean=K, invstd=K, var=K, coef=4 * K)
     eps = float(tuple(fattr)[0])
     L = []
     if kernel == "bn_fwd":          # in x, gamma, beta, mm, mv; out y[, mean, var]
@@ -62,17 +85,7 @@ def _bn(kernel, inputs, outputs, iattr, fattr):
         om = ov = ("ptr", 0)
         var_out = 0
     if train:
-        L.append(_fam("mxc_bn_partial", t, K * P, [x, ("ptr", 0), ("ptr", 0), w["part"],
-                                                   ("ptr", 0), ("i64", A), ("i64", K),
-                                                   ("i64", B), ("i64", P), ("i32", 0)]))
-        L.append(_fam("mxc_bn_mean", None, K, [w["part"], w["mean"], ("i64", K), ("i64", P),
-                                               ("i64", n)]))
-        L.append(_fam("mxc_bn_partial", t, K * P, [x, ("ptr", 0), w["mean"], w["part"],
-                                                   ("ptr", 0), ("i64", A), ("i64", K),
-                                                   ("i64", B), ("i64", P), ("i32", 1)]))
-        L.append(_fam("mxc_bn_var", t, K, [w["part"], w["mean"], w["invstd"], w["var"], om, ov,
-                                           ("i64", K), ("i64", P), ("i64", n), ("f64", eps),
-                                           ("i32", var_out)]))
+        L += bn_stats(t, x, w, A, K, B, P, eps, om, ov, var_out)
     else:
         L.append(_fam("mxc_bn_moving", t, K, [mm, mv, w["mean"], w["invstd"], om, ov,
                                               ("i64", K), ("f64", eps), ("i32", var_out)]))
@@ -99,7 +112,7 @@ def _row(kernel, inputs, outputs, iattr, fattr):
     A, K, B, mode, P = (int(v) for v in tuple(iattr)[:5])
     eps = float(tuple(fattr)[0])
     R = A * B
-    w = _Workspace(mean=R, invstd=R, c1=R, c2=R, rdot=R, rsdy=R)
+    w = Workspace(mean=R, invstd=R, c1=R, c2=R, rdot=R, rsdy=R)
     geo = [("i64", A), ("i64", K), ("i64", B)]
     if kernel == "row_fwd":         # in x, gamma, beta; out y[, mean, std]
         t = ctype(inputs[0].dtype)
@@ -135,5 +148,9 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     if np.dtype(data.dtype).name not in TRAIN_FLOATS:
         raise NoKernel("normalization kernels are bfloat16 and float16/32/64 only")
     if kernel.startswith("bn"):
+        if cudnn_plans.enabled(attrs):
+            spec = cudnn_norm.spec(kernel, inputs, outputs, iattr, fattr, attrs)
+            if spec is not None:
+                return spec
         return _bn(kernel, inputs, outputs, iattr, fattr)
     return _row(kernel, inputs, outputs, iattr, fattr)

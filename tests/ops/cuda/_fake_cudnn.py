@@ -1,6 +1,6 @@
 """A stand-in for the cuDNN frontend's Python module (``cudnn``) that records every call made
-on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py and the convolution
-emulation: graphs, tensors and plans are plain records;
+on it, for tests/ops/cuda/test_cudnn_plans.py, test_cudnn_conv.py, test_cudnn_norm.py and the
+convolution and BatchNorm emulations: graphs, tensors and plans are plain records;
 a "serialized" graph is the JSON of the calls that built it, and deserializing one replays
 nothing (a real deserialize does not rebuild either). Nothing runs."""
 import contextlib
@@ -18,6 +18,7 @@ data_type = _Enum("data_type", "FLOAT", "HALF", "BFLOAT16", "DOUBLE")
 heur_mode = _Enum("heur_mode", "A", "B", "FALLBACK")
 build_plan_policy = _Enum("build_plan_policy", "ALL", "HEURISTICS_CHOICE")
 numerical_note = _Enum("numerical_note", "TENSOR_CORE", "DOWN_CONVERT_INPUTS")
+scalar_type = _Enum("scalar_type", "COMPILE_TIME_CONST", "RUNTIME_PARAM")
 
 
 class FakeTensor:
@@ -76,6 +77,34 @@ class FakeGraph:
 
     def conv_wgrad(self, image, loss, **kw):
         return self._conv("conv_wgrad", image=image, loss=loss, **kw)
+
+    def tensor_scalar(self, value, scalar_type, name=""):
+        self._rec("tensor_scalar", value, scalar_type)
+        return FakeTensor(self, "scalar%d" % len(self.log), dict(value=value))
+
+    def _op(self, kind, outputs, **kw):
+        """An operation recorded with its operands by name; its outputs named kind_<output>."""
+        args = {k: (v.name if isinstance(v, FakeTensor) else v) for k, v in kw.items()}
+        self._rec(kind, args)
+        outs = [FakeTensor(self, "%s_%s" % (kind, o), {}) for o in outputs]
+        return outs[0] if len(outs) == 1 else outs
+
+    def batchnorm(self, input, scale, bias, epsilon, **kw):
+        # as the frontend: five outputs, the running statistics' None without their inputs
+        y, mean, inv = self._op("batchnorm", ("Y", "mean", "inv_var"), input=input,
+                                scale=scale, bias=bias, epsilon=epsilon, **kw)
+        return [y, mean, inv, None, None]
+
+    def batchnorm_inference(self, input, mean, inv_variance, scale, bias, **kw):
+        return self._op("batchnorm_inference", ("Y",), input=input, mean=mean,
+                        inv_variance=inv_variance, scale=scale, bias=bias, **kw)
+
+    def batchnorm_backward(self, grad, input, scale, mean, inv_variance, **kw):
+        return self._op("batchnorm_backward", ("DX", "DScale", "DBias"), grad=grad, input=input,
+                        scale=scale, mean=mean, inv_variance=inv_variance, **kw)
+
+    def relu(self, input, **kw):
+        return self._op("relu", ("Y",), input=input, **kw)
 
     def validate(self):
         self._rec("validate")
@@ -136,6 +165,7 @@ def make():
     has a shape in `unsupported` fail check_support as cuDNN does for a graph no engine runs)."""
     m = types.SimpleNamespace(data_type=data_type, heur_mode=heur_mode,
                               build_plan_policy=build_plan_policy, numerical_note=numerical_note,
+                              scalar_type=scalar_type,
                               cudnnGraphNotSupportedError=cudnnGraphNotSupportedError,
                               calls=[], unsupported=set())
     m.pygraph = lambda **kw: FakeGraph(m, **kw)
@@ -156,14 +186,15 @@ STREAM = 0x5150         # what the tests' engine stream handle reads
 
 @contextlib.contextmanager
 def installed(monkeypatch, plan_dir):
-    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_conv.py, plans under plan_dir,
-    the engine's stream of every device reading STREAM; the real module probed again after."""
-    from mxc.ops.cuda import cudnn_conv
+    """A fresh fake standing for ``cudnn`` in mxc/ops/cuda/cudnn_plans.py, plans under
+    plan_dir, the engine's stream of every device reading STREAM; the real module probed again
+    after."""
+    from mxc.ops.cuda import cudnn_plans
     fake = make()
     monkeypatch.setenv("MXC_CUDNN_PLAN_DIR", str(plan_dir))
-    monkeypatch.setattr(cudnn_conv, "_stream", lambda dev: STREAM)
-    cudnn_conv.use_frontend(fake)
+    monkeypatch.setattr(cudnn_plans, "_stream", lambda dev: STREAM)
+    cudnn_plans.use_frontend(fake)
     try:
         yield fake
     finally:
-        cudnn_conv.use_frontend(None, probe=True)
+        cudnn_plans.use_frontend(None, probe=True)

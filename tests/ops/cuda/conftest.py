@@ -3,11 +3,11 @@ they see none (im2col + cuBLAS) unless a test installs the fake frontend
 (_fake_cudnn.installed), so they check the same steps on every machine."""
 import pytest
 
-from mxc.ops.cuda import cudnn_conv
+from mxc.ops.cuda import cudnn_plans
 
 
 @pytest.fixture(autouse=True)
 def _no_real_cudnn():
-    cudnn_conv.use_frontend(None)
+    cudnn_plans.use_frontend(None)
     yield
-    cudnn_conv.use_frontend(None, probe=True)
+    cudnn_plans.use_frontend(None, probe=True)

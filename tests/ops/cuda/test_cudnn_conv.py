@@ -87,9 +87,9 @@ def test_plans_are_built_once_per_shape_and_handles_once_per_thread(fake):
     spec = conv_forward()
     assert count(fake, "pygraph") == built and spec is conv_forward()    # the spec is kept
     # a spec made anew (another kernel call of the shape) finds the plan in memory
-    cudnn_conv._specs.clear()
+    cudnn_plans._specs.clear()
     assert cudnn_steps(conv_forward())[0]["graph"] is cudnn_steps(spec)[0]["graph"]
-    assert cudnn_conv.plans().stats["memory"] == 1 and count(fake, "pygraph") == built
+    assert cudnn_plans.plans().stats["memory"] == 1 and count(fake, "pygraph") == built
     assert [c for c in fake.calls if c[0] in ("create_handle", "set_stream")] == [
         ("create_handle", "handle0"), ("set_stream", "handle0", _fake_cudnn.STREAM)]
     # another batch size is another plan
@@ -104,7 +104,7 @@ def test_the_runner_executes_on_the_arrays_and_the_workspace(fake):
 
     def arr(ptr):
         return types.SimpleNamespace(data=types.SimpleNamespace(ptr=ptr))
-    run = cudnn_conv.runner(st, 0)
+    run = cudnn_plans.runner(st, 0)
     run([arr(0x1000), arr(0x2000), arr(0x3000)], [arr(0x4000), arr(0x9000)])
     assert fake.calls[-1] == ("execute", {1: 0x1000, 2: 0x2000, 3: 0x4000}, 0x9000, "handle0")
     # another thread (the device worker) gets a handle of its own, on the same stream
@@ -132,23 +132,23 @@ def test_the_ways_back_to_im2col(fake, monkeypatch):
         assert not cudnn_steps(spec) and any("gemm" in s for s in spec["steps"])
     assert count(fake, "check_support") == 2
     # no module
-    cudnn_conv.use_frontend(None)
+    cudnn_plans.use_frontend(None)
     assert not cudnn_steps(conv_forward())
     # a module that does not import
     monkeypatch.setitem(sys.modules, "cudnn", None)
-    cudnn_conv.use_frontend(None, probe=True)
-    assert cudnn_conv.frontend() is None and not cudnn_steps(conv_forward())
+    cudnn_plans.use_frontend(None, probe=True)
+    assert cudnn_plans.frontend() is None and not cudnn_steps(conv_forward())
 
     # one that imports but finds no libcudnn (the frontend wheel alone: its backend_version
     # raises "Unable to find symbol cudnnGetVersion")
     def no_library():
         raise RuntimeError("Unable to find symbol cudnnGetVersion")
     monkeypatch.setitem(sys.modules, "cudnn", types.SimpleNamespace(backend_version=no_library))
-    cudnn_conv.use_frontend(None, probe=True)
-    assert cudnn_conv.frontend() is None and not cudnn_steps(conv_forward())
+    cudnn_plans.use_frontend(None, probe=True)
+    assert cudnn_plans.frontend() is None and not cudnn_steps(conv_forward())
     monkeypatch.setitem(sys.modules, "cudnn", types.SimpleNamespace(backend_version=lambda: 91000))
-    cudnn_conv.use_frontend(None, probe=True)
-    assert cudnn_conv.frontend() is sys.modules["cudnn"]
+    cudnn_plans.use_frontend(None, probe=True)
+    assert cudnn_plans.frontend() is sys.modules["cudnn"]
 
 
 def test_heuristic_or_measured_plans(fake, monkeypatch):
@@ -159,7 +159,7 @@ def test_heuristic_or_measured_plans(fake, monkeypatch):
             timed.append(i)
             return [2.0, 1.0, 3.0][i]
         return timer
-    monkeypatch.setattr(cudnn_conv, "_timer", timer_for)
+    monkeypatch.setattr(cudnn_plans, "_timer", timer_for)
     monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "0")
     conv_forward()
     assert timed == [] and ("build_plans", "build_plan_policy.HEURISTICS_CHOICE") in fake.calls
@@ -173,7 +173,7 @@ def test_heuristic_or_measured_plans(fake, monkeypatch):
     monkeypatch.setenv("MXNET_CUDNN_AUTOTUNE_DEFAULT", "0")
     conv_forward(cudnn_tune="limited_workspace")
     assert timed == [0, 1, 2]           # the measured plan of this shape is kept already
-    assert cudnn_conv.plans().stats["built"] == 2
+    assert cudnn_plans.plans().stats["built"] == 2
     # every plan so far kept to the operator's workspace (1024 MB); 'fastest' (2) does not
     assert [c[1] for c in fake.calls if c[0] == "deselect_workspace_greater_than"] == [
         1024 << 20] * 3                  # heuristic, measured (all plans, then the winner)
@@ -191,7 +191,7 @@ def test_tf32_only_with_mxnets_switches(fake, monkeypatch):
     monkeypatch.setenv("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", "1")
     (st,) = cudnn_steps(conv_forward())
     assert st["cudnn"].tf32 and count(fake, "deselect_numeric_notes") == 1
-    assert st["cudnn"].key(0) != cudnn_plans.ConvDesc(
+    assert st["cudnn"].key(0) != cudnn_conv.ConvDesc(
         "fprop", "float32", st["cudnn"].x, st["cudnn"].w, st["cudnn"].y, (1, 1), (1, 1),
         (1, 1)).key(0)
 

@@ -50,7 +50,7 @@ def path(request, monkeypatch, tmp_path):
 
 def cudnn_step(desc, bufs):
     """What cuDNN computes for one pass, in numpy (float64): bufs {uid: flat array}."""
-    from mxc.ops.cuda.cudnn_plans import UID_W, UID_X, UID_Y
+    from mxc.ops.cuda.cudnn_conv import UID_W, UID_X, UID_Y
     shapes = {UID_X: desc.x, UID_W: desc.w, UID_Y: desc.y}
     for uid, b in bufs.items():
         assert b.size == np.prod(shapes[uid]), (desc.pass_, uid, b.size, shapes[uid])
