@@ -38,6 +38,7 @@ from .executor import _Plan, _optimized, _run_graph
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import _topo
 from . import fold as _fold
+from .nograd import refuse_nondifferentiable
 from ..ndarray.register import _forward
 from .. import ndarray as nd
 
@@ -287,6 +288,9 @@ class CachedOp:
         if key in self._plans:
             return self._plans[key]
         sym, nodes = self._plan.sym, self._plan.nodes
+        # as MXNet's CachedOp, a recorded call that needs a gradient fails at once when one would
+        # reach an operator without one (MXNet also fails when no input needs a gradient)
+        refuse_nondifferentiable(sym, any(need))
         if not key[2] and not any(need) and _fold.enabled():    # inference, no gradient
             sym, nodes = self._inference_graph()
         try:

@@ -1,4 +1,5 @@
-"""MXNet's bind-time refusal of a gradient through an operator that has none.
+"""MXNet's refusal of a gradient through an operator that has none: at bind, and when a recorded
+CachedOp call needs a gradient (mxc/executor/cached_op.py).
 
 MXNet builds a bound graph's backward when the executor is made (nnvm's Gradient pass) as soon as
 one argument has a grad_req other than "null". The pass visits every operator the outputs depend

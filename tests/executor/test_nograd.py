@@ -67,3 +67,34 @@ def test_operators_marked_as_mxnet_registers_them():
     assert set(oracle["no_fgradient"]) <= marked
     assert not marked & set(oracle["with_fgradient"])
     assert "batch_take" in marked and len(oracle["with_fgradient"]) > 250
+
+
+class _ArgmaxPlusSum(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.argmax_channel(x) + F.sum(x, axis=1)
+
+
+def test_recorded_cached_op_refuses_when_a_gradient_is_needed():
+    """MXNet 1.9.1 raises "Operator argmax_channel is non-differentiable ..." at the recorded
+    call of a hybridized block; without a gradient asked for (no attach_grad) mxc runs it (MXNet
+    raises there too), and BlockGrad lets the rest be differentiated."""
+    net = _ArgmaxPlusSum()
+    net.hybridize()
+    x = mx.nd.array([[1.0, 2.0], [4.0, 3.0]])
+    with mx.autograd.record():
+        y = net(x)                                   # nothing needs a gradient
+    assert y.asnumpy().tolist() == [4.0, 7.0]
+    x.attach_grad()
+    with pytest.raises(MXNetError, match="argmax_channel is non-differentiable"):
+        with mx.autograd.record():
+            net(x)
+
+    class Blocked(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.BlockGrad(F.argmax_channel(x)) + F.sum(x, axis=1)
+    blocked = Blocked()
+    blocked.hybridize()
+    with mx.autograd.record():
+        y = blocked(x)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
