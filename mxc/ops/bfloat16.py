@@ -38,12 +38,13 @@ _CAST = None
 
 
 def _is_bf(d):
-    return d is bfloat16 or d is _BF_TYPE or d == "bfloat16"
+    # (identity first: this runs on every operator call, and dtype == str parses the str)
+    return d is bfloat16 or d is _BF_TYPE or (type(d) is str and d == "bfloat16")
 
 
 def _has_bf(dtypes):
     for d in dtypes:
-        if d is bfloat16 or d is _BF_TYPE:
+        if _is_bf(d):
             return True
     return False
 

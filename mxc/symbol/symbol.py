@@ -15,7 +15,7 @@ from numbers import Number
 import numpy as _np
 
 from ..attribute import AttrScope
-from ..base import MXNetError, NotImplementedForSymbol
+from ..base import MXNetError, NotImplementedForSymbol, np_dtype
 from .._core import atomic_write
 from ..name import NameManager
 from ..ops.custom import _prop
@@ -31,7 +31,7 @@ HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_sta
 
 # MXNet's dtype codes (``__dtype__`` of variables, mshadow's type flags)
 DTYPE_NP_TO_MX = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                  "int64": 6, "bool": 7}
+                  "int64": 6, "bool": 7, "bfloat16": 12}
 DTYPE_MX_TO_NP = {v: k for k, v in DTYPE_NP_TO_MX.items()}
 STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
@@ -715,7 +715,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if wd_mult is not None:
         attr["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        attr["__dtype__"] = str(DTYPE_NP_TO_MX[_np.dtype(dtype).name])
+        attr["__dtype__"] = str(DTYPE_NP_TO_MX[np_dtype(dtype).name])
     if init is not None:
         if not isinstance(init, str):
             init = init.dumps()
