@@ -3,7 +3,7 @@
 - arrays.params: float32 arrays, their bfloat16 casts (type flag 12) and the bfloat16 results of
   a few operators on them, saved by mx.nd.save (so mxc reads MXNet's own flag-12 entries).
 - convert.json: small float32 graphs and what amp.convert_symbol(target_dtype='bfloat16')
-  makes of them (amp_cast nodes kept).
+  makes of them (amp_cast nodes kept; "conv_optional" with cast_optional_params).
 
 Run with MXNet 1.9.1's interpreter: /work/mxnet-oracle/bin/python tests/data/make_bfloat16_golden.py
 """
@@ -81,6 +81,12 @@ def convert():
         conv = amp.convert_symbol(sym, target_dtype="bfloat16")
         cases[name] = {"original": sym.tojson(),
                        "converted": conv.tojson(remove_amp_cast=False)}
+    # as convert_model calls it: the parameters named, those feeding bfloat16 operators bfloat16
+    sym = graph_conv()
+    conv = amp.convert_symbol(sym, target_dtype="bfloat16", data_names=["data", "skip"],
+                              cast_optional_params=True)
+    cases["conv_optional"] = {"original": sym.tojson(),
+                              "converted": conv.tojson(remove_amp_cast=False)}
     with open(os.path.join(HERE, "convert.json"), "w") as f:
         json.dump(cases, f, indent=1, sort_keys=True)
 
