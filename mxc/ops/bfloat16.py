@@ -19,13 +19,13 @@ mx.nd, autograd, the executor, CachedOp and the symbol front's dtype inference a
 
 MXNet 1.9.1's CPU (oneDNN) takes bfloat16 in fewer operators (Convolution, FullyConnected,
 Pooling, Activation, BatchNorm, the elementwise ones...; dot, batch_dot and LayerNorm refuse it);
-mxc takes it wherever the float32 operator runs. Operators that cannot (Custom, which hands the
-user's Python its arrays) raise MXNetError naming themselves.
+mxc takes it wherever the float32 operator runs. An operator whose float32 form refuses the
+inputs (dequantize wants int8/uint8 data) raises MXNetError naming it and bfloat16.
 """
 import numpy as np
 
 from .._core import handle as _h
-from ..base import MXNetError, bfloat16
+from ..base import OperatorInputError, bfloat16
 
 __all__ = ["wrap", "BFLOAT16_CODE"]
 
@@ -57,7 +57,7 @@ def _attrs_f32(attrs):
 
 
 def _refuse(op, why):
-    return MXNetError(f"{op.name}: bfloat16 is not supported ({why})")
+    return OperatorInputError(f"{op.name}: bfloat16 is not supported ({why})")
 
 
 def _wrap_infer(op, infer):
@@ -69,8 +69,6 @@ def _wrap_infer(op, infer):
         try:
             oshapes, odtypes = infer(attrs32, shapes, in32)
         except ValueError as e:
-            if isinstance(e, MXNetError):
-                raise
             raise _refuse(op, f"its float32 form refused: {e}") from None
         return oshapes, [bfloat16 if d is not None and np.dtype(d) == _F32 else d
                          for d in odtypes]
@@ -91,16 +89,12 @@ def _wrap_forward(op, forward):
 
     def forward_bf16(attrs, inputs, outputs):
         bf = False
-        for x in inputs:
-            if x._dcode == BFLOAT16_CODE:
-                bf = True
-            if x._ctx.device_typeid == 2:
-                return forward(attrs, inputs, outputs)
-        for o in outputs:
-            if o._dcode == BFLOAT16_CODE:
-                bf = True
-            if o._ctx.device_typeid == 2:
-                return forward(attrs, inputs, outputs)
+        for arrays in (inputs, outputs):
+            for x in arrays:
+                if x._ctx.device_typeid == 2:       # a GPU: its own bfloat16 kernels
+                    return forward(attrs, inputs, outputs)
+                if x._dcode == BFLOAT16_CODE:
+                    bf = True
         if not bf:
             return forward(attrs, inputs, outputs)
         ins = []
@@ -125,23 +119,11 @@ def _wrap_forward(op, forward):
     return forward_bf16
 
 
-def _refusing_forward(op, forward):
-    def forward_no_bf16(attrs, inputs, outputs):
-        for x in list(inputs) + list(outputs):
-            if x._dcode == BFLOAT16_CODE:
-                raise _refuse(op, "it runs user code on the arrays it is given; cast to float32")
-        return forward(attrs, inputs, outputs)
-    forward_no_bf16.__wrapped__ = forward
-    return forward_no_bf16
-
-
 def wrap(op):
     """Give kernel operator `op` the bfloat16 rule (module doc); composites need none (their
-    parts have it), the cast kernel takes bfloat16 itself."""
-    if op.forward is None or op.name in _NATIVE:
-        return op
-    if op.open_params:
-        op.forward = _refusing_forward(op, op.forward)
+    parts have it), the cast kernel takes bfloat16 itself, and Custom (open_params) hands the
+    user's code the arrays as they are (bfloat16 NDArrays, whose operators have the rule)."""
+    if op.forward is None or op.name in _NATIVE or op.open_params:
         return op
     op.infer = _wrap_infer(op, op.infer)
     op.forward = _wrap_forward(op, op.forward)

@@ -352,7 +352,7 @@ def test_huge_dims_and_data():
 
 
 @pytest.mark.parametrize("flag,match", [(99, "unknown dtype flag 99"),
-                                        (-1, "unknown dtype flag -1"), (12, "bfloat16")])
+                                        (-1, "unknown dtype flag -1"), (13, "unknown dtype flag 13")])
 def test_unknown_dtype_flag(flag, match):
     raw = header(1) + v2_entry(np.zeros(2, np.float32), flag=flag) + names_block([])
     err(raw, match + r".*byte offset 52\)")
