@@ -42,13 +42,6 @@ def _is_bf(d):
     return d is bfloat16 or d is _BF_TYPE or (type(d) is str and d == "bfloat16")
 
 
-def _has_bf(dtypes):
-    for d in dtypes:
-        if _is_bf(d):
-            return True
-    return False
-
-
 def _attrs_f32(attrs):
     """attrs with a bfloat16 "dtype" parameter made float32, and whether it was bfloat16."""
     if attrs and attrs.get("dtype") == "bfloat16":
@@ -61,13 +54,17 @@ def _refuse(op, why):
 
 
 def _wrap_infer(op, infer):
+    # (this runs on every operator call: the common case, no bfloat16, is one loop in line)
     def infer_bf16(attrs, shapes, dtypes):
-        attrs32, bf_attr = _attrs_f32(attrs)
-        if not bf_attr and not _has_bf(dtypes):
-            return infer(attrs, shapes, dtypes)
+        for d in dtypes:
+            if d is bfloat16 or d is _BF_TYPE or (d.__class__ is str and d == "bfloat16"):
+                break
+        else:
+            if not attrs or attrs.get("dtype") != "bfloat16":
+                return infer(attrs, shapes, dtypes)
         in32 = [_F32 if d is not None and _is_bf(d) else d for d in dtypes]
         try:
-            oshapes, odtypes = infer(attrs32, shapes, in32)
+            oshapes, odtypes = infer(_attrs_f32(attrs)[0], shapes, in32)
         except ValueError as e:
             raise _refuse(op, f"its float32 form refused: {e}") from None
         return oshapes, [bfloat16 if d is not None and np.dtype(d) == _F32 else d
@@ -88,15 +85,19 @@ def _wrap_forward(op, forward):
     mutate = op.mutate
 
     def forward_bf16(attrs, inputs, outputs):
-        bf = False
+        for x in inputs:
+            if x._dcode == BFLOAT16_CODE:
+                break
+        else:
+            for x in outputs:
+                if x._dcode == BFLOAT16_CODE:
+                    break
+            else:
+                return forward(attrs, inputs, outputs)
         for arrays in (inputs, outputs):
             for x in arrays:
                 if x._ctx.device_typeid == 2:       # a GPU: its own bfloat16 kernels
                     return forward(attrs, inputs, outputs)
-                if x._dcode == BFLOAT16_CODE:
-                    bf = True
-        if not bf:
-            return forward(attrs, inputs, outputs)
         ins = []
         for x in inputs:
             if x._dcode == BFLOAT16_CODE:
