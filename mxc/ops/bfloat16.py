@@ -22,6 +22,8 @@ Pooling, Activation, BatchNorm, the elementwise ones...; dot, batch_dot and Laye
 mxc takes it wherever the float32 operator runs. An operator whose float32 form refuses the
 inputs (dequantize wants int8/uint8 data) raises MXNetError naming it and bfloat16.
 """
+import functools
+
 import numpy as np
 
 from .._core import handle as _h
@@ -55,6 +57,7 @@ def _refuse(op, why):
 
 def _wrap_infer(op, infer):
     # (this runs on every operator call: the common case, no bfloat16, is one loop in line)
+    @functools.wraps(infer)     # the operator's own name, module and attributes
     def infer_bf16(attrs, shapes, dtypes):
         for d in dtypes:
             if d is bfloat16 or d is _BF_TYPE or (d.__class__ is str and d == "bfloat16"):
@@ -69,7 +72,6 @@ def _wrap_infer(op, infer):
             raise _refuse(op, f"its float32 form refused: {e}") from None
         return oshapes, [bfloat16 if d is not None and np.dtype(d) == _F32 else d
                          for d in odtypes]
-    infer_bf16.__wrapped__ = infer
     return infer_bf16
 
 
@@ -84,6 +86,7 @@ def _cast(x, y):
 def _wrap_forward(op, forward):
     mutate = op.mutate
 
+    @functools.wraps(forward)   # (kernel_forward's .kernel and the module stay readable)
     def forward_bf16(attrs, inputs, outputs):
         for x in inputs:
             if x._dcode == BFLOAT16_CODE:
@@ -114,9 +117,6 @@ def _wrap_forward(op, forward):
         for i in mutate:
             if ins[i] is not inputs[i]:
                 _cast(ins[i], inputs[i])
-    forward_bf16.__wrapped__ = forward
-    if hasattr(forward, "kernel"):
-        forward_bf16.kernel = forward.kernel
     return forward_bf16
 
 
