@@ -583,7 +583,7 @@ class Symbol:
     def _infer_type_impl(self, partial, *args, **kwargs):
         from .infer import infer_graph
         known = self._known(args, kwargs, "type")
-        known = {k: _np.dtype(v).name for k, v in known.items() if v is not None}
+        known = {k: np_dtype(v).name for k, v in known.items() if v is not None}
         _, dtypes = infer_graph(self, {}, known, default_dtype=None)
         res = self._collect(dtypes, partial, lambda d: d is not None, None)
         return tuple(None if r is None else [None if d is None else _np.dtype(d).type for d in r]
@@ -814,10 +814,10 @@ def create(op, hint, args, kwargs, name=None, attr=None):
             continue
         else:
             if k == "dtype" and v is not None and not isinstance(v, str):
-                v = _np.dtype(v).name
+                v = np_dtype(v).name
             elif k == "dtype" and isinstance(v, str) and v != "None":
                 try:
-                    v = _np.dtype(v).name
+                    v = np_dtype(v).name
                 except TypeError:
                     pass
             attrs[_hidden_key(k, v)] = str(_plain(v))
