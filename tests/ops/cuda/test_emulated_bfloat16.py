@@ -77,3 +77,41 @@ def test_emulated_bfloat16_pooling_equals_the_cpu(tmp_path_factory):
     cpu = mx.nd.Pooling(mx.nd.array(x, dtype=BF), **kw).asnumpy()
     assert cpu.dtype == BF
     np.testing.assert_array_equal(y.view(np.uint16), cpu.view(np.uint16))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_emulated_bfloat16_elementwise_equals_the_cpu(tmp_path_factory):
+    """elemwise.cu's bfloat16 instances (float math, rounded to nearest even once) give the
+    CPU's bits for exact operations and casts; scalars exactly representable in bfloat16."""
+    cases = [("elemwise_add", 2, {}, "mxc_binary<mxc::op_add, __nv_bfloat16>"),
+             ("elemwise_mul", 2, {}, "mxc_binary<mxc::op_mul, __nv_bfloat16>"),
+             ("broadcast_sub", 2, {}, "mxc_bcast_binary<mxc::op_sub, __nv_bfloat16>"),
+             ("relu", 1, {}, "mxc_unary<mxc::op_relu, __nv_bfloat16>"),
+             ("square", 1, {}, "mxc_unary<mxc::op_square, __nv_bfloat16>"),
+             ("_mul_scalar", 1, {"scalar": 1.5}, "mxc_scalar<mxc::op_mul, __nv_bfloat16>"),
+             ("Cast", 1, {"dtype": "float32"}, "mxc_cast<__nv_bfloat16, float>")]
+    names = {"elemwise": [c[3] for c in cases if "bcast" not in c[3]]
+             + ["mxc_cast<float, __nv_bfloat16>"],
+             "broadcast": ["mxc_bcast_binary<mxc::op_sub, __nv_bfloat16>"]}
+    lib = Launcher(tmp_path_factory, "bf16_arrays_elemwise", names)
+    rng = np.random.RandomState(2)
+    for op, nin, kw, want in cases:
+        ins = [_bf(rng, 3, 5) for _ in range(nin)]
+        if op == "broadcast_sub":
+            ins[1] = _bf(rng, 1, 5)
+        cpu = getattr(mx.nd, op)(*[mx.nd.array(x, dtype=BF) for x in ins], **kw).asnumpy()
+        out = np.zeros(cpu.shape, cpu.dtype)
+        calls = kernel_calls(op, ins, [out], **kw)
+        for name, a, i, o, fam, kern, ia, fa in calls:
+            spec = S.launch_spec(name, a, i, o, family=fam, kernel=kern, iattr=ia, fattr=fa)
+            assert spec is not None and spec["name"] == want, (op, spec)
+            lib.run_spec(spec, i, o, grid=3, block=7)
+        np.testing.assert_array_equal(out.view(np.uint8), cpu.view(np.uint8), err_msg=op)
+    # float32 -> bfloat16 on the device rounds as ml_dtypes (and the CPU's cast kernel)
+    f = np.concatenate([rng.uniform(-3, 3, 64).astype(F32),
+                        np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 3.4e38, np.inf], F32)])
+    out = np.zeros(f.shape, BF)
+    for name, a, i, o, fam, kern, ia, fa in kernel_calls("Cast", [f], [out], dtype="bfloat16"):
+        lib.run_spec(S.launch_spec(name, a, i, o, family=fam, kernel=kern, iattr=ia, fattr=fa),
+                     i, o, grid=3, block=7)
+    np.testing.assert_array_equal(out.view(np.uint16), f.astype(BF).view(np.uint16))
