@@ -8,14 +8,14 @@ bfloat16 values are float32 values, so data movement (reshape, slice, concat) st
 `wrap` puts the rule around an OpDef's ``infer`` and ``forward`` when it is registered, so
 mx.nd, autograd, the executor, CachedOp and the symbol front's dtype inference agree:
 
-- infer: bfloat16 input dtypes, and a "dtype" parameter of bfloat16 (zeros, full, the
-  samplers), reach the operator as float32; its float32 outputs are bfloat16.
+- infer: bfloat16 input dtypes, and a "dtype" parameter of bfloat16 (zeros, full, arange,
+  one_hot), reach the operator as float32; its float32 outputs are bfloat16.
 - forward on the CPU: float32 copies of the bfloat16 inputs and float32 temporaries for the
   bfloat16 outputs, the operator's forward on them, then casts into the outputs; bfloat16
   inputs the operator updates in place (``mutate``: BatchNorm's moving statistics, optimizer
   states) are cast back too.
-- forward with a GPU array: the operator's own (the CUDA kernels have bfloat16 instances,
-  mxc/ops/cuda/_launch.py TRAIN_FLOATS).
+- forward with a GPU array: the operator's own (the CUDA kernels have bfloat16 instances:
+  _launch.TRAIN_FLOATS, the elementwise family).
 
 MXNet 1.9.1's CPU (oneDNN) takes bfloat16 in fewer operators (Convolution, FullyConnected,
 Pooling, Activation, BatchNorm, the elementwise ones...; dot, batch_dot and LayerNorm refuse it);
@@ -40,15 +40,15 @@ _CAST = None
 
 
 def _is_bf(d):
-    # (identity first: this runs on every operator call, and dtype == str parses the str)
+    # (identity, not ==: a dtype compared with a str parses the str)
     return d is bfloat16 or d is _BF_TYPE or (type(d) is str and d == "bfloat16")
 
 
 def _attrs_f32(attrs):
-    """attrs with a bfloat16 "dtype" parameter made float32, and whether it was bfloat16."""
+    """attrs with a bfloat16 "dtype" parameter made float32."""
     if attrs and attrs.get("dtype") == "bfloat16":
-        return dict(attrs, dtype="float32"), True
-    return attrs, False
+        return dict(attrs, dtype="float32")
+    return attrs
 
 
 def _refuse(op, why):
@@ -60,14 +60,14 @@ def _wrap_infer(op, infer):
     @functools.wraps(infer)     # the operator's own name, module and attributes
     def infer_bf16(attrs, shapes, dtypes):
         for d in dtypes:
-            if d is bfloat16 or d is _BF_TYPE or (d.__class__ is str and d == "bfloat16"):
+            if d is bfloat16 or d is _BF_TYPE or (type(d) is str and d == "bfloat16"):
                 break
         else:
             if not attrs or attrs.get("dtype") != "bfloat16":
                 return infer(attrs, shapes, dtypes)
         in32 = [_F32 if d is not None and _is_bf(d) else d for d in dtypes]
         try:
-            oshapes, odtypes = infer(_attrs_f32(attrs)[0], shapes, in32)
+            oshapes, odtypes = infer(_attrs_f32(attrs), shapes, in32)
         except ValueError as e:
             raise _refuse(op, f"its float32 form refused: {e}") from None
         return oshapes, [bfloat16 if d is not None and np.dtype(d) == _F32 else d
@@ -110,7 +110,7 @@ def _wrap_forward(op, forward):
             ins.append(x)
         outs = [_h.empty(type(o), o._shape, _F32, o._ctx) if o._dcode == BFLOAT16_CODE else o
                 for o in outputs]
-        forward(_attrs_f32(attrs)[0], ins, outs)
+        forward(_attrs_f32(attrs), ins, outs)
         for o, t in zip(outputs, outs):
             if t is not o:
                 _cast(t, o)
