@@ -44,6 +44,8 @@ static inline int64_t mxc_d2i64(double d) {
 
 /* MXC_TO_<tag>(double) -> storage value of that dtype */
 #define MXC_TO_f16(d) mxc_float_to_half((float)(d))
+/* through float32, as ml_dtypes converts float64 to bfloat16 (two roundings) */
+#define MXC_TO_bf16(d) mxc_float_to_bf16((float)(d))
 #define MXC_TO_f32(d) ((float)(d))
 #define MXC_TO_f64(d) ((double)(d))
 #define MXC_TO_u8(d) ((uint8_t)(uint32_t)mxc_d2i32(d))
@@ -59,6 +61,7 @@ static inline int64_t mxc_d2i64(double d) {
 
 /* MXC_LD_<tag>(storage value) -> double */
 #define MXC_LD_f16(x) ((double)mxc_half_to_float(x))
+#define MXC_LD_bf16(x) ((double)mxc_bf16_to_float(x))
 #define MXC_LD_f32(x) ((double)(x))
 #define MXC_LD_f64(x) ((double)(x))
 #define MXC_LD_u8(x) ((double)(x))

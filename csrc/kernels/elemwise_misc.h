@@ -1,6 +1,6 @@
 /* cast, clip and where kernels.
  *
- * cast ("cast", key (in code, out code), all 64 pairs of the 8 MXNet dtypes): numpy's conversion
+ * cast ("cast", key (in code, out code), all 81 pairs of the 8 MXNet dtypes and bfloat16): numpy's conversion
  * rules (int -> int wraps, float -> int truncates toward zero, anything -> bool is x != 0, nan
  * included); where numpy leaves a result undefined (nan or out-of-range float -> int) the result
  * is MXNet's x86 one: INT_MIN of the 32/64-bit conversion, low byte for 8-bit types. float64 ->
@@ -20,7 +20,7 @@
 #define MXC_TAGS_IN(X)                                                                         \
   X(f16, uint16_t, MXC_FLOAT16, F) X(f32, float, MXC_FLOAT32, F) X(f64, double, MXC_FLOAT64, F) \
   X(u8, uint8_t, MXC_UINT8, I) X(i8, int8_t, MXC_INT8, I) X(i32, int32_t, MXC_INT32, I)        \
-  X(i64, int64_t, MXC_INT64, I) X(b, uint8_t, MXC_BOOL, I)
+  X(i64, int64_t, MXC_INT64, I) X(b, uint8_t, MXC_BOOL, I) X(bf16, uint16_t, MXC_BFLOAT16, F)
 /* the same list under another name, for the inner level of a nested expansion */
 #define MXC_TAGS_OUT(X, tin, Tin, cin, kin)                                                    \
   X(tin, Tin, cin, kin, f16, uint16_t, MXC_FLOAT16)                                            \
@@ -30,10 +30,12 @@
   X(tin, Tin, cin, kin, i8, int8_t, MXC_INT8)                                                  \
   X(tin, Tin, cin, kin, i32, int32_t, MXC_INT32)                                               \
   X(tin, Tin, cin, kin, i64, int64_t, MXC_INT64)                                               \
-  X(tin, Tin, cin, kin, b, uint8_t, MXC_BOOL)
+  X(tin, Tin, cin, kin, b, uint8_t, MXC_BOOL)                                                  \
+  X(tin, Tin, cin, kin, bf16, uint16_t, MXC_BFLOAT16)
 
 /* integer/bool source: C's own conversion (wraps; exact int64 -> float rounding) */
 #define MXC_CI_f16(x) mxc_float_to_half((float)(x))
+#define MXC_CI_bf16(x) mxc_float_to_bf16((float)(x))
 #define MXC_CI_f32(x) ((float)(x))
 #define MXC_CI_f64(x) ((double)(x))
 #define MXC_CI_u8(x) ((uint8_t)(x))

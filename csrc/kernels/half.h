@@ -50,4 +50,23 @@ static inline uint16_t mxc_float_to_half(float f) {
   uint32_t h = a >= 0x47800000u ? big : (a < 0x38800000u ? sub : norm);
   return (uint16_t)(sign | h);
 }
+
+/* bfloat16 (the top half of a float32) <-> binary32, bit-exact with ml_dtypes' bfloat16 (the
+ * numpy dtype of mxc's bfloat16 arrays): round to nearest even; a nan becomes the quiet nan
+ * 0x7fc0 with its sign (ml_dtypes drops the payload). Kernels compute bfloat16 in float32
+ * (mxc/ops/bfloat16.py); these are the cast kernel's conversions. */
+static inline float mxc_bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static inline uint16_t mxc_float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  uint32_t nan = ((x >> 16) & 0x8000u) | 0x7fc0u;
+  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
 #endif

@@ -22,7 +22,7 @@
 enum mxc_dtype {
   MXC_FLOAT32 = 0, MXC_FLOAT64 = 1, MXC_FLOAT16 = 2, MXC_UINT8 = 3, MXC_INT32 = 4,
   MXC_INT8 = 5, MXC_INT64 = 6, MXC_BOOL = 7, MXC_INT16 = 8, MXC_UINT16 = 9,
-  MXC_UINT32 = 10, MXC_UINT64 = 11
+  MXC_UINT32 = 10, MXC_UINT64 = 11, MXC_BFLOAT16 = 12
 };
 
 /* OpReqType as in MXNet: what to do with the output buffer */

@@ -14,7 +14,7 @@ import numpy as np
 
 from mxc._core._types cimport (mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM,
                                MXC_MAX_IATTR, MXC_MAX_FATTR, MXC_ERR_LEN, MXC_REQ_WRITE)
-from mxc.base import MXNetError
+from mxc.base import MXNetError, bfloat16
 
 cnp.import_array()
 
@@ -24,6 +24,7 @@ DTYPE_CODE = {
     np.dtype(np.uint8): 3, np.dtype(np.int32): 4, np.dtype(np.int8): 5,
     np.dtype(np.int64): 6, np.dtype(np.bool_): 7, np.dtype(np.int16): 8,
     np.dtype(np.uint16): 9, np.dtype(np.uint32): 10, np.dtype(np.uint64): 11,
+    bfloat16: 12,
 }
 CODE_DTYPE = {v: k for k, v in DTYPE_CODE.items()}
 

@@ -17,7 +17,7 @@ from .._core import modes as _modes
 from .._core.api_calls import api_call
 from .._core import tape as _tape
 from .._core.handle import NDArrayBase
-from ..base import MXNetError
+from ..base import MXNetError, np_dtype
 from ..util import is_np_shape
 from ..context import Context, current_context, check_available
 from ..ops.shape import infer_reshape
@@ -48,7 +48,7 @@ def _ctx(ctx):
 def _dtype(dtype, default=_DEFAULT_DTYPE):
     if dtype is None:
         return default
-    dt = np.dtype(dtype)
+    dt = np_dtype(dtype)
     if dt not in _h.DTYPE_CODE:
         raise TypeError(f"mxc does not support dtype {dt}")
     return dt
@@ -253,7 +253,7 @@ class NDArray(NDArrayBase):
         return self
 
     def astype(self, dtype, copy=True):
-        dtype = np.dtype(dtype)
+        dtype = np_dtype(dtype)
         if not copy and dtype == self._dtype:
             return self
         return _nd().cast(self, dtype=dtype.name)

@@ -41,7 +41,7 @@ import struct
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, bfloat16, np_dtype
 from .._core import atomic_write
 from .._core.api_calls import api_call
 
@@ -60,8 +60,8 @@ _FLAG_TO_DTYPE = {
     0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
     4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?"),
     8: np.dtype("<i2"), 9: np.dtype("<u2"), 10: np.dtype("<u4"), 11: np.dtype("<u8"),
+    12: bfloat16,       # ml_dtypes' (native order: mxc runs on little-endian hosts only)
 }
-_BFLOAT16_FLAG = 12
 
 # Only what MXNet 1.9.1 can hold in an NDArray is written, so every file we write
 # loads in real MXNet.
@@ -71,6 +71,19 @@ _SAVE_DTYPES = {
     ("f", 4): 0, ("f", 8): 1, ("f", 2): 2, ("u", 1): 3,
     ("i", 4): 4, ("i", 1): 5, ("i", 8): 6, ("b", 1): 7,
 }
+
+
+def _save_layout(dtype):
+    """(type flag, little-endian dtype) an array of `dtype` is written with; (None, None) when
+    MXNet 1.9 cannot hold it. bfloat16 (ml_dtypes' or MXNet's stand-in) is flag 12."""
+    if dtype.kind == "V":
+        if dtype.itemsize == 2 and np_dtype(dtype) is bfloat16:
+            return 12, bfloat16
+        return None, None
+    flag = _SAVE_DTYPES.get((dtype.kind, dtype.itemsize))
+    if flag is None:
+        return None, None
+    return flag, (dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype)
 
 # numpy 2 allows 64 dimensions; anything above cannot become an array anyway.
 _MAX_NDIM = 64
@@ -114,11 +127,11 @@ def _sparse_entry_parts(label, e, magic):
         raise ValueError(f"entry {label}: only default storage can be saved with numpy shape "
                          "semantics (as MXNet)")
     data = np.asarray(e.data)
-    flag = _SAVE_DTYPES.get((data.dtype.kind, data.dtype.itemsize))
+    flag, le = _save_layout(data.dtype)
     if flag is None:
         raise TypeError(f"entry {label} has dtype {data.dtype}, which .params cannot hold")
-    le = data.dtype.newbyteorder("<") if data.dtype.itemsize > 1 else data.dtype
-    body = np.ascontiguousarray(data, dtype=le)
+    body = np.ascontiguousarray(data).view(le) if le is bfloat16 else \
+        np.ascontiguousarray(data, dtype=le)
     aux = [np.ascontiguousarray(a, dtype="<i8") for a in e.aux]
     head = [struct.pack("<Ii", magic, _STYPE_IDS[e.stype]), _shape_bytes(data.shape),
             _shape_bytes(e.shape), _CTX_TYPE.pack(_CPU_CTX[0], _CPU_CTX[1], flag)]
@@ -164,15 +177,15 @@ def _entry_parts(label, arr, magic):
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"save only accepts numpy arrays; entry {label} is "
                         f"{type(arr).__name__}")
-    flag = _SAVE_DTYPES.get((arr.dtype.kind, arr.dtype.itemsize))
+    flag, le = _save_layout(arr.dtype)
     if flag is None:
-        supported = ", ".join(_FLAG_TO_DTYPE[f].name for f in _SAVE_DTYPES.values())
+        supported = ", ".join(_FLAG_TO_DTYPE[f].name for f in list(_SAVE_DTYPES.values()) + [12])
         raise TypeError(f"entry {label} has dtype {arr.dtype}, which MXNet 1.9 .params "
                         f"files cannot hold (supported: {supported})")
     if arr.ndim > _MAX_NDIM:
         raise ValueError(f"entry {label} has {arr.ndim} dimensions (max {_MAX_NDIM})")
-    le = arr.dtype.newbyteorder("<") if arr.dtype.itemsize > 1 else arr.dtype
-    body = np.ascontiguousarray(arr, dtype=le)
+    body = np.ascontiguousarray(arr).view(le) if le is bfloat16 else \
+        np.ascontiguousarray(arr, dtype=le)
     head = (_ENTRY_HEAD.pack(magic, 0, arr.ndim)
             + struct.pack(f"<{arr.ndim}q", *arr.shape)
             + _CTX_TYPE.pack(_CPU_CTX[0], _CPU_CTX[1], flag))
@@ -386,9 +399,6 @@ def _read_data(r, label, shape):
     flag = r.i32(f"{label} type flag")
     dtype = _FLAG_TO_DTYPE.get(flag)
     if dtype is None:
-        if flag == _BFLOAT16_FLAG:
-            r.fail(f"{label} has dtype bfloat16, which mxc cannot load (numpy has no "
-                   "bfloat16)", flag_off)
         r.fail(f"{label} has unknown dtype flag {flag}", flag_off)
     count = 1
     for d in shape:

@@ -141,7 +141,7 @@ register(OpDef("batch_take", inputs=("a", "indices"), composite=_batch_take, dif
 
 
 # ---- amp_cast / amp_multicast ------------------------------------------------------------------
-_AMP_FLOATS = ("float16", "float32")
+_AMP_FLOATS = ("float16", "float32", "bfloat16")
 
 
 def _amp_cast(F, a, x):
@@ -151,7 +151,7 @@ def _amp_cast(F, a, x):
 
 
 register(OpDef("amp_cast", params=(Param("dtype", "dtype", required=True),), composite=_amp_cast,
-               doc="Cast between float16 and float32 for AMP; other dtypes pass unchanged."))
+               doc="Cast between float16/bfloat16 and float32 for AMP; other dtypes pass unchanged."))
 
 
 def _amp_multicast(F, a, *xs):
@@ -159,7 +159,8 @@ def _amp_multicast(F, a, *xs):
         raise ValueError(f"amp_multicast: num_outputs={a['num_outputs']} but {len(xs)} inputs")
     names = [np.dtype(x.dtype).name for x in xs]
     if a["cast_narrow"]:
-        target = "float16" if "float16" in names else "float32"
+        # MXNet's AMPMultiCastType: the last low-precision input's dtype, else float32
+        target = next((n for n in reversed(names) if n in ("float16", "bfloat16")), "float32")
     else:
         target = "float32" if "float32" in names else names[0]
     outs = [F.cast(x, dtype=target if n in _AMP_FLOATS else n) for x, n in zip(xs, names)]
@@ -169,7 +170,8 @@ def _amp_multicast(F, a, *xs):
 register(OpDef("amp_multicast", inputs=(), variadic="num_outputs",
                params=(Param("num_outputs", int, required=True), Param("cast_narrow", bool, False)),
                composite=_amp_multicast, num_outputs=lambda a: a["num_outputs"],
-               doc="Cast float16/float32 inputs to the widest (or, cast_narrow, narrowest) of them."))
+               doc="Cast float16/bfloat16/float32 inputs to the widest (or, cast_narrow, narrowest) "
+                   "of them."))
 
 
 # ---- SVMOutput -------------------------------------------------------------------------------

@@ -206,12 +206,12 @@ _BN_DOC = ("Batch normalization (MXNet 1.9.1). Training mode (autograd.record / 
            "returns the mean and the inverse standard deviation.")
 
 def _bn_input_dtypes(attrs, in_dtypes):
-    """gamma, beta and the moving statistics are float32 beside float16 data, else the data's
-    dtype (MXNet's BatchNormType)."""
+    """gamma, beta and the moving statistics are float32 beside float16 or bfloat16 data, else
+    the data's dtype (MXNet's BatchNormType; its oneDNN BatchNorm refuses bfloat16 ones)."""
     d = in_dtypes[0]
     if d is None:
         return None
-    p = "float32" if d == "float16" else d
+    p = "float32" if d in ("float16", "bfloat16") else d
     return [d, p, p, p, p]
 
 

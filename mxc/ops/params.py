@@ -8,10 +8,12 @@ import warnings
 
 import numpy as np
 
+from ..base import np_dtype
+
 __all__ = ["Param", "parse_attrs", "attrs_to_strings", "DTYPES"]
 
 # dtype names MXNet accepts in operator attributes
-DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool")
+DTYPES = ("float16", "float32", "float64", "uint8", "int8", "int32", "int64", "bool", "bfloat16")
 
 
 def _literal(s):
@@ -93,7 +95,7 @@ def _to_dtype(v):
     if v is None:
         return None
     try:
-        name = np.dtype(v).name
+        name = np_dtype(v).name
     except TypeError:
         raise ValueError(f"unknown dtype {v!r}") from None
     if name not in DTYPES:

@@ -43,6 +43,7 @@ from operator import itemgetter
 from ..base import MXNetError, OperatorInputError
 from .._core.modes import is_training  # noqa: F401  (for forwards that depend on the mode)
 from .._core.threads import omp_threads
+from . import bfloat16
 from .params import Param, parse_attrs
 
 __all__ = ["OpDef", "Param", "register", "get", "all_ops", "names", "omp_threads", "kernel_forward",
@@ -216,6 +217,7 @@ def _arity_checked(op, infer):
 
 
 def register(op):
+    bfloat16.wrap(op)      # bfloat16 arrays on the CPU compute in float32 (mxc/ops/bfloat16.py)
     for n in (op.name,) + op.aliases:
         if n in _OPS:
             raise MXNetError(f"operator {n} registered twice")

@@ -15,7 +15,7 @@ from numbers import Number
 import numpy as _np
 
 from ..attribute import AttrScope
-from ..base import MXNetError, NotImplementedForSymbol
+from ..base import MXNetError, NotImplementedForSymbol, np_dtype
 from .._core import atomic_write
 from ..name import NameManager
 from ..ops.custom import _prop
@@ -31,7 +31,7 @@ HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_sta
 
 # MXNet's dtype codes (``__dtype__`` of variables, mshadow's type flags)
 DTYPE_NP_TO_MX = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                  "int64": 6, "bool": 7}
+                  "int64": 6, "bool": 7, "bfloat16": 12}
 DTYPE_MX_TO_NP = {v: k for k, v in DTYPE_NP_TO_MX.items()}
 STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
@@ -583,7 +583,7 @@ class Symbol:
     def _infer_type_impl(self, partial, *args, **kwargs):
         from .infer import infer_graph
         known = self._known(args, kwargs, "type")
-        known = {k: _np.dtype(v).name for k, v in known.items() if v is not None}
+        known = {k: np_dtype(v).name for k, v in known.items() if v is not None}
         _, dtypes = infer_graph(self, {}, known, default_dtype=None)
         res = self._collect(dtypes, partial, lambda d: d is not None, None)
         return tuple(None if r is None else [None if d is None else _np.dtype(d).type for d in r]
@@ -715,7 +715,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if wd_mult is not None:
         attr["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        attr["__dtype__"] = str(DTYPE_NP_TO_MX[_np.dtype(dtype).name])
+        attr["__dtype__"] = str(DTYPE_NP_TO_MX[np_dtype(dtype).name])
     if init is not None:
         if not isinstance(init, str):
             init = init.dumps()
@@ -814,10 +814,10 @@ def create(op, hint, args, kwargs, name=None, attr=None):
             continue
         else:
             if k == "dtype" and v is not None and not isinstance(v, str):
-                v = _np.dtype(v).name
+                v = np_dtype(v).name
             elif k == "dtype" and isinstance(v, str) and v != "None":
                 try:
-                    v = _np.dtype(v).name
+                    v = np_dtype(v).name
                 except TypeError:
                     pass
             attrs[_hidden_key(k, v)] = str(_plain(v))

@@ -392,3 +392,24 @@ def test_a_host_read_or_write_waits_for_the_stream_once(fake_lib):
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
+
+
+def test_bfloat16_copies_between_host_and_devices_carry_the_bits(fake_lib):
+    """Every bfloat16 bit pattern (nan payloads, signed zeros, subnormals) goes to gpu(0), to
+    gpu(1), back to the host and into a pinned array unchanged: the copies move bytes."""
+    out = run('''
+        import ml_dtypes
+        bf = np.dtype(ml_dtypes.bfloat16)
+        x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(bf).reshape(256, 256)
+        g = mx.nd.array(x, ctx=mx.gpu(0), dtype=bf)
+        assert g.dtype == bf and g.context == mx.gpu(0)
+        h = mx.nd.array(x, dtype=bf).copyto(mx.gpu(1))
+        back = h.as_in_context(mx.cpu())
+        p = mx.nd.zeros((256, 256), ctx=mx.cpu_pinned(), dtype="bfloat16")
+        g.copyto(p)
+        for a in (g, h, back, p):
+            assert a.dtype == bf
+            np.testing.assert_array_equal(a.asnumpy().view(np.uint16), x.view(np.uint16))
+        print("ok")
+    ''', fake_lib, FAKE_CUDA_NDEV=2)
+    assert out.strip().endswith("ok")

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import mxc as mx
-from mxc.base import MXNetError
 from mxc.contrib import amp
 from mxc.contrib.amp import amp as amp_mod
 
@@ -75,8 +74,6 @@ def test_convert_errors():
         amp.convert_symbol(s, target_dtype_ops=["FullyConnected"], fp32_ops=["FullyConnected"])
     with pytest.raises(AssertionError, match="in none of them"):
         amp.convert_symbol(s, target_dtype_ops=["no_such_op"])
-    with pytest.raises(MXNetError, match="bfloat16"):
-        amp.convert_symbol(s, target_dtype="bfloat16")
     with pytest.raises(AssertionError, match="float16 and bfloat16"):
         amp.convert_symbol(s, target_dtype="float64")
 
@@ -119,8 +116,8 @@ def test_init_wraps_nd_and_sym(amp_on, rng):
 def test_init_restore_and_errors():
     with pytest.raises(AssertionError, match="amp.init"):
         amp.init_trainer(None)
-    with pytest.raises(MXNetError, match="bfloat16"):
-        amp.init("bfloat16")
+    with pytest.raises(AssertionError, match="float16 or bfloat16"):
+        amp.init("float64")
     f = mx.nd.FullyConnected
     amp.init()
     try:
@@ -192,3 +189,90 @@ def test_convert_hybrid_block_keeps_the_blocks_context(rng):
     got = lp(x)
     assert got.context == ctx
     np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-2, atol=2e-2)
+
+
+# ---- bfloat16 ---------------------------------------------------------------------------------
+BF16_DATA = os.path.join(os.path.dirname(__file__), "..", "data", "bfloat16", "convert.json")
+
+
+def _graph_summary(js):
+    nodes = json.loads(js)["nodes"]
+    keep = ("dtype", "num_outputs", "__dtype__")
+    return sorted((n["name"], n["op"],
+                   tuple(sorted((k, v) for k, v in n.get("attrs", {}).items() if k in keep)),
+                   tuple(nodes[i[0]]["name"] for i in n["inputs"])) for n in nodes)
+
+
+@pytest.mark.parametrize("case", ["conv", "mlp", "conv_optional"])
+def test_convert_symbol_bfloat16_matches_mxnet(case):
+    """The amp_cast/amp_multicast nodes MXNet 1.9.1's ReducePrecision inserts for bfloat16
+    (tests/data/make_bfloat16_golden.py): same names, ops, dtypes and wiring."""
+    with open(BF16_DATA) as f:
+        c = json.load(f)[case]
+    kw = dict(data_names=["data", "skip"], cast_optional_params=True) \
+        if case == "conv_optional" else {}
+    got = amp.convert_symbol(mx.sym.load_json(c["original"]), target_dtype="bfloat16", **kw)
+    assert _graph_summary(got.tojson(remove_amp_cast=False)) == _graph_summary(c["converted"])
+
+
+def test_amp_cast_and_multicast_take_bfloat16():
+    import ml_dtypes
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = mx.nd.array([1.0 + 2 ** -8 + 2 ** -10, -3.0])
+    assert mx.nd.amp_cast(x, dtype="bfloat16").dtype == bf
+    b = mx.nd.amp_cast(x, dtype="bfloat16")
+    np.testing.assert_array_equal(b.asnumpy().view(np.uint16),
+                                  x.asnumpy().astype(bf).view(np.uint16))
+    assert mx.nd.amp_cast(b, dtype="float32").dtype == np.float32
+    i = mx.nd.array([1, 2], dtype="int32")
+    assert mx.nd.amp_cast(i, dtype="bfloat16").dtype == np.int32
+    wide = mx.nd.amp_multicast(b, x, num_outputs=2)
+    assert [w.dtype for w in wide] == [np.float32, np.float32]
+    narrow = mx.nd.amp_multicast(b, x, i, num_outputs=3, cast_narrow=True)
+    assert [n.dtype for n in narrow] == [bf, bf, np.int32]
+
+
+def test_init_bfloat16_trains_a_gluon_net():
+    """amp.init('bfloat16'): the bfloat16 list's layers (Convolution, FullyConnected) run in
+    bfloat16 on the CPU, BatchNorm keeps float32 parameters, float32 operators cast back; the
+    loss falls; convert_hybrid_block gives a float32-output block in bfloat16 inside."""
+    import ml_dtypes
+    bf = np.dtype(ml_dtypes.bfloat16)
+    amp.init("bfloat16")
+    try:
+        mx.random.seed(3)
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Conv2D(4, 3, in_channels=1), mx.gluon.nn.BatchNorm(in_channels=4),
+                mx.gluon.nn.Activation("relu"), mx.gluon.nn.Flatten(),
+                mx.gluon.nn.Dense(2, in_units=4 * 6 * 6))
+        net.initialize(mx.init.Xavier())
+        rng = np.random.RandomState(0)
+        xn = rng.uniform(-1, 1, (32, 1, 8, 8)).astype(np.float32)
+        x = mx.nd.array(xn)
+        y = mx.nd.array((xn[:, 0, :4].mean(axis=(1, 2)) > 0).astype(np.float32))
+        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.2})
+        amp.init_trainer(trainer)
+        loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        seen = []
+        for _ in range(20):
+            with mx.autograd.record():
+                out = net(x)
+                loss = loss_fn(out, y)
+                with amp.scale_loss(loss, trainer) as scaled:
+                    pass
+            scaled.backward()
+            trainer.step(32)
+            seen.append(float(loss.mean().asscalar()))
+        assert out.dtype == bf and loss.dtype == np.float32
+        assert net[1].gamma.data().dtype == np.float32
+        assert seen[-1] < 0.3 * seen[0]
+        net.hybridize()
+        ref = net(x)
+        conv = amp.convert_hybrid_block(net, target_dtype="bfloat16")
+    finally:
+        amp_mod._restore()
+    got = conv(x)
+    assert got.dtype == np.float32
+    ops = [n["op"] for n in json.loads(conv._cached_graph[1].tojson(remove_amp_cast=False))["nodes"]]
+    assert "amp_cast" in ops
+    np.testing.assert_allclose(got.asnumpy(), ref.asnumpy().astype(np.float32), rtol=0.05, atol=0.05)

@@ -352,7 +352,7 @@ def test_huge_dims_and_data():
 
 
 @pytest.mark.parametrize("flag,match", [(99, "unknown dtype flag 99"),
-                                        (-1, "unknown dtype flag -1"), (12, "bfloat16")])
+                                        (-1, "unknown dtype flag -1"), (13, "unknown dtype flag 13")])
 def test_unknown_dtype_flag(flag, match):
     raw = header(1) + v2_entry(np.zeros(2, np.float32), flag=flag) + names_block([])
     err(raw, match + r".*byte offset 52\)")
@@ -443,3 +443,38 @@ def test_save_replaces_and_keeps_mode(tmp_path):
     assert os.stat(fname).st_mode & 0o777 == 0o640
     assert_same(load(fname), [np.ones(2, np.int64)])
     assert sorted(os.listdir(tmp_path)) == ["m.params"]
+
+
+# ---- bfloat16 (type flag 12) ------------------------------------------------------------------
+BF16_DATA = os.path.join(os.path.dirname(DATA), "bfloat16", "arrays.params")
+
+
+def test_bfloat16_file_written_by_mxnet_loads_and_saves_byte_for_byte(tmp_path):
+    import ml_dtypes
+    d = load(BF16_DATA)
+    assert d["x_bf16"].dtype == np.dtype(ml_dtypes.bfloat16)
+    assert d["x_f32"].dtype == np.float32
+    # MXNet's cast truncated x_f32 to bfloat16: the loaded bits are those top halves
+    np.testing.assert_array_equal(d["x_bf16"].view(np.uint16),
+                                  (d["x_f32"].view(np.uint32) >> 16).astype(np.uint16))
+    out = tmp_path / "again.params"
+    save(str(out), d)
+    with open(BF16_DATA, "rb") as f:
+        assert out.read_bytes() == f.read()
+
+
+def test_bfloat16_round_trip_and_mxnet_stand_in():
+    import ml_dtypes
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = np.array([[1.5, -0.0, np.nan], [np.inf, 3.1, 1e-40]], np.float32).astype(bf)
+    raw = save_bytes({"w": x, "s": x.view(np.uint16).view([("bfloat16", np.uint16)])})
+    back = load_bytes(raw)
+    for k in ("w", "s"):
+        assert back[k].dtype == bf
+        np.testing.assert_array_equal(back[k].view(np.uint16), x.view(np.uint16))
+    assert raw.count(struct.pack("<iii", 1, 0, 12)) == 2          # cpu context, flag 12
+    sp = ser.SparseEntry("row_sparse", (4, 3), x, [np.array([0, 2], np.int64)])
+    got = load_bytes(save_bytes({"r": sp}))["r"]
+    np.testing.assert_array_equal(got.data.view(np.uint16), x.view(np.uint16))
+    with pytest.raises(TypeError, match="V2"):
+        save_bytes({"v": np.zeros(2, "V2")})

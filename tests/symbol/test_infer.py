@@ -109,3 +109,30 @@ def test_partial_slice_feeds_the_next_operator():
                             begin=1, end=None)
     assert out.infer_shape_partial()[1] == [(0, 9)]
     assert out.infer_shape(data=(4, 20))[1] == [(4, 9)]
+
+
+def test_bfloat16_variables_and_inference():
+    """dtype flag 12 on variables (ml_dtypes' bfloat16 or MXNet's structured stand-in); BatchNorm
+    keeps float32 parameters beside bfloat16 data (MXNet's BatchNormType); a bound graph runs."""
+    import ml_dtypes
+    bf = np.dtype(ml_dtypes.bfloat16)
+    for dt in ("bfloat16", bf, np.dtype([("bfloat16", np.uint16)])):
+        assert mx.sym.var("data", dtype=dt).attr_dict()["data"]["__dtype__"] == "12"
+    d = mx.sym.var("data", dtype="bfloat16")
+    f = mx.sym.FullyConnected(mx.sym.BatchNorm(d, name="bn"), num_hidden=3, name="fc")
+    args, outs, aux = f.infer_type()
+    got = dict(zip(f.list_arguments(), (np.dtype(t).name for t in args)))
+    assert got == {"data": "bfloat16", "bn_gamma": "float32", "bn_beta": "float32",
+                   "fc_weight": "bfloat16", "fc_bias": "bfloat16"}
+    assert [np.dtype(t) for t in outs] == [bf] and [np.dtype(t) for t in aux] == [np.float32] * 2
+    exe = f.simple_bind(mx.cpu(), data=(2, 4))
+    x = np.arange(8, dtype=np.float32).reshape(2, 4).astype(bf)
+    exe.arg_dict["data"][:] = mx.nd.array(x, dtype=bf)
+    exe.arg_dict["bn_gamma"][:] = 1
+    exe.arg_dict["fc_weight"][:] = mx.nd.ones((3, 4), dtype=bf)
+    out = exe.forward(is_train=False)[0]
+    assert out.dtype == bf
+    # inference BatchNorm with moving mean 0 and var 0 (bound arrays start at zero): x/sqrt(eps)
+    want = (x.astype(np.float32) / np.sqrt(np.float32(1e-3))).astype(bf).astype(np.float32)
+    want = want.sum(axis=1, keepdims=True).repeat(3, axis=1).astype(bf)
+    np.testing.assert_array_equal(out.asnumpy().view(np.uint16), want.view(np.uint16))

@@ -11,17 +11,18 @@ rewrite a float32 graph for low-precision inference by inserting ``amp_cast`` an
 
 float16 uses MXNet's float16 lists (``lists/symbol_fp16.py``, the lists of MXNet's GPU AMP) on
 every device: on a GPU the listed layer operators run float16 kernels (mxc/ops/cuda), and on the
-CPU float16 operators run too (more slowly than float32). numpy has no bfloat16, so mxc has no
-bfloat16 arrays (the GPU kernels have bfloat16 instances for when it does):
-``target_dtype='bfloat16'`` raises a clear error (its op lists are still listed by the
-``list_*`` functions).
+CPU float16 operators run too (more slowly than float32). bfloat16 uses MXNet's bfloat16 lists
+(``lists/symbol_bf16.py``, those of its CPU AMP; BatchNorm keeps float32 parameters): on the CPU
+the operators compute in float32 and round to bfloat16 (mxc/ops/bfloat16.py), on a GPU they run
+the bfloat16 CUDA kernels. bfloat16 arrays hold ml_dtypes' dtype (``amp.bfloat16``); MXNet's
+stand-in, ``np.dtype([('bfloat16', np.uint16)])``, is accepted wherever a dtype is.
 """
 import contextlib
 import logging
 
 import numpy as np
 
-from ...base import MXNetError
+from ...base import MXNetError, bfloat16, np_dtype
 from . import lists
 from .loss_scaler import LossScaler
 from ...ops import registry
@@ -40,11 +41,9 @@ __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
            "list_conditional_fp32_ops", "list_widest_type_cast", "list_loss_output_functions",
            "list_lp16_use_fp32_params", "convert_symbol", "convert_bucketing_module"]
 
-# MXNet names the numpy stand-in of bfloat16 this way (a structured uint16); kept for users
-# that compare against it
-bfloat16 = np.dtype([("bfloat16", np.uint16)])
-
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
+# amp.bfloat16: the dtype of bfloat16 arrays (MXNet's was a structured-uint16 stand-in, which
+# np_dtype maps to this one)
+_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), bfloat16)
 _PREFIXES = ("_contrib_", "_linalg_", "_sparse_", "_image_", "_random_")
 
 _amp_initialized = False
@@ -56,10 +55,8 @@ _wrapped = []          # (module, attribute, original function): undone by _rest
 # ---- dtypes and op lists --------------------------------------------------------------------
 
 def _is_bf16(dt):
-    if isinstance(dt, str):
-        return dt == "bfloat16"
     try:
-        return np.dtype(dt) == bfloat16
+        return np_dtype(dt) is bfloat16
     except TypeError:
         return False
 
@@ -124,15 +121,10 @@ def list_lp16_use_fp32_params(target_dtype):
     return dict(m.BF16_USE_FP32_PARAMS)
 
 
-def _no_bf16(fn):
-    raise MXNetError(f"amp.{fn}: target_dtype 'bfloat16' is not available in mxc (numpy has no "
-                     "bfloat16 dtype, so mxc has no bfloat16 arrays); use 'float16'")
-
-
 # ---- wrapping mx.nd / mx.sym ----------------------------------------------------------------
 
 def _cast(x, dtype):
-    """x cast to `dtype` with amp_cast when it is a float16/float32 Symbol or NDArray."""
+    """x cast to `dtype` with amp_cast when it is a float16/bfloat16/float32 Symbol or NDArray."""
     if isinstance(x, Symbol):
         return sym.amp_cast(x, dtype=np.dtype(dtype).name)
     if isinstance(x, NDArray) and x.stype == "default":
@@ -241,12 +233,20 @@ def _widest_wrapper(target):
     return make
 
 
+# The bfloat16 lists have Cast among the float32 operators. mx.nd's cast is what amp_cast runs
+# (a composite here, MXNet's own kernel there): wrapped, it would cast through itself forever;
+# and a cast's input taken to float32 first changes no value. mx.sym's is wrapped as MXNet's.
+_CASTS = ("Cast", "cast")
+
+
 def _wrap_module(module, is_symbol, target, target_ops, cond_ops, fp32_ops):
     fp32_param_list = list_lp16_use_fp32_params(target) or {}
     mk = _sym_wrapper if is_symbol else _nd_wrapper
     for name in (target_ops if target_ops is not None else list_lp16_ops(target)):
         _rewrap(module, name, mk(target, fp32_params=fp32_param_list.get(name)))
     for name in (fp32_ops if fp32_ops is not None else list_fp32_ops(target)):
+        if not is_symbol and name in _CASTS:
+            continue
         _rewrap(module, name, mk(np.float32))
     for name, arg, values in (cond_ops if cond_ops is not None
                               else list_conditional_fp32_ops(target)):
@@ -293,11 +293,9 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
     global _amp_initialized, _loss_scaler
     if _amp_initialized:
         return
-    if _is_bf16(target_dtype):
-        _no_bf16("init")
-    if not _is_fp16(target_dtype):
+    if not (_is_fp16(target_dtype) or _is_bf16(target_dtype)):
         raise AssertionError("AMP currently supports only float16 or bfloat16 as a target_dtype")
-    target = np.dtype(np.float16)
+    target = bfloat16 if _is_bf16(target_dtype) else np.dtype(np.float16)
     logging.info("Using AMP")
     try:
         _wrap_module(sym, True, target, target_precision_ops, conditional_fp32_ops, fp32_ops)
@@ -372,11 +370,11 @@ def _out_types(node, in0):
     if name in ("Cast", "cast"):
         return [np.dtype(node.parsed["dtype"]).name] * n
     if name == "amp_cast":
-        return [node.parsed["dtype"] if in0 in ("float16", "float32") else in0] * n
+        return [node.parsed["dtype"] if in0 in ("float16", "bfloat16", "float32") else in0] * n
     if name == "amp_multicast":
         return None
     if name in _BN_OPS:
-        side = "float32" if in0 == "float16" else in0
+        side = "float32" if in0 in ("float16", "bfloat16") else in0
         return [in0] + [side] * (n - 1)
     return [in0] * n
 
@@ -541,14 +539,12 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
                    conditional_fp32_ops=None, excluded_sym_names=None, data_names=None,
                    cast_optional_params=False):
     """A copy of float32 graph `sym` with amp_cast/amp_multicast nodes inserted so that the
-    target-dtype operators run in float16 and the float32 ones in float32 (MXNet's
+    target-dtype operators run in float16 (bfloat16) and the float32 ones in float32 (MXNet's
     ReducePrecision pass: same node names, same placement)."""
     if not isinstance(sym, Symbol):
         raise AssertionError("First argument to convert_symbol should be Symbol")
     if target_dtype not in ("float16", "bfloat16"):
         raise AssertionError("Only target_dtype float16 and bfloat16 are supported currently")
-    if target_dtype == "bfloat16":
-        _no_bf16("convert_symbol")
     if target_dtype_ops is not None:
         _check_list("target_dtype_ops", target_dtype_ops)
     else:
@@ -591,11 +587,11 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
         data_names = [n for n in sym.list_inputs()
                       if n not in attr_dict or "__dtype__" not in attr_dict[n]]
     model_params = set(sym.list_inputs()) - set(data_names)
-    outs = _reduce_precision(list(sym._outputs), "float16", set(target_dtype_ops), set(fp32_ops),
+    outs = _reduce_precision(list(sym._outputs), target_dtype, set(target_dtype_ops), set(fp32_ops),
                              set(list_widest_type_cast(target_dtype)), cond,
                              set(excluded_sym_names), set(data_names), cast_optional_params)
-    # dtypes of the graph's inputs: float32, or float16 where a variable feeds a float16
-    # operator directly (cast_optional_params); written to __dtype__ as MXNet does
+    # dtypes of the graph's inputs: float32, or the target dtype where a variable feeds a
+    # target-dtype operator directly (cast_optional_params); written to __dtype__ as MXNet does
     f16 = set()
     for node in _topo(outs):
         if node.op is None:
@@ -608,7 +604,7 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
     for node in _topo(outs):
         if node.op is not None:
             continue
-        code = str(DTYPE_NP_TO_MX["float16" if node.name in f16 else "float32"])
+        code = str(DTYPE_NP_TO_MX[target_dtype if node.name in f16 else "float32"])
         if model_params:
             if node.name in model_params:
                 node.attrs["__dtype__"] = code

@@ -12,7 +12,7 @@ Kernel names and keys (MXNet dtype codes, csrc/mxc/opcall.h):
   is 1); key = dtype code; every dtype but bool.
 - ``scalar:<op>`` (x OP fattr[0]) and ``rscalar:<op>`` (fattr[0] OP x, for sub, div, mod,
   power); the scalar is first cast to x's dtype, as MXNet does.
-- ``cast``: key = (input code, output code), all 64 pairs of the 8 dtypes.
+- ``cast``: key = (input code, output code), all 81 pairs of the 8 dtypes and bfloat16.
 - ``clip``: fattr[0] = a_min, fattr[1] = a_max; key = dtype code (not bool).
 - ``where``: inputs (cond, x, y); key = (cond code, x code); cond has x's size, or is 1-D of
   length x.shape[0] (row select).

@@ -7,7 +7,7 @@ from .elemwise import ops_of
 def instantiations():
     """Every name expression of broadcast.cu."""
     out = []
-    for dt in DTYPES:
+    for dt in DTYPES + ("bfloat16",):
         out += ["mxc_bcast_binary<mxc::op_%s, %s>" % (op, CTYPE[dt]) for op in ops_of("binary")]
     for a in DTYPES + ("bool",):
         for c in DTYPES + ("bool",):

@@ -23,15 +23,17 @@ def instantiations():
     BINARY = ops_of("binary")
     SCALAR = sorted(set(ops_of("scalar")) | set(ops_of("rscalar")))
     out = []
-    for dt in DTYPES:
+    # bfloat16 arrays (ml_dtypes') run the float math of float16's, rounded to nearest even
+    for dt in DTYPES + ("bfloat16",):
         c = CTYPE[dt]
         out += ["mxc_unary<mxc::op_%s, %s>" % (op, c) for op in UNARY]
         out += ["mxc_binary<mxc::op_%s, %s>" % (op, c) for op in BINARY]
         out += ["mxc_scalar<mxc::op_%s, %s>" % (op, c) for op in SCALAR]
         out += ["mxc_clip<%s>" % c, "mxc_clip_grad<%s>" % c, "mxc_add_n<%s>" % c]
-    for a in DTYPES + ("bool",):
-        for b in DTYPES + ("bool",):
+    for a in DTYPES + ("bool", "bfloat16"):
+        for b in DTYPES + ("bool", "bfloat16"):
             out.append("mxc_cast<%s, %s>" % (CTYPE[a], CTYPE[b]))
+    for a in DTYPES + ("bool",):
         for c in DTYPES + ("bool",):
             out.append("mxc_where<%s, %s>" % (CTYPE[a], CTYPE[c]))
             out.append("mxc_where_grad<%s, %s>" % (CTYPE[a], CTYPE[c]))

@@ -5,6 +5,7 @@ stand-in arrays that say they live on gpu(0) (shape and dtype of real numpy arra
 arguments ``launch_spec`` gets on a GPU, slots filled by the operator's own code."""
 import numpy as np
 
+from mxc._core.opcall import DTYPE_CODE
 from mxc.ops import _gpu, registry
 
 
@@ -19,6 +20,7 @@ class GpuStandIn:
     def __init__(self, arr):
         self.arr = arr
         self.shape, self.dtype, self.ndim, self.size = arr.shape, arr.dtype.type, arr.ndim, arr.size
+        self._dcode = DTYPE_CODE.get(arr.dtype, -1)     # (the bfloat16 rule reads it)
 
     @property
     def context(self):

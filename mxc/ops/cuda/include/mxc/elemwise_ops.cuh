@@ -48,6 +48,9 @@ template <class Op> MXC_DEV double apply1(Op, double a) { return Op::d(a); }
 template <class Op> MXC_DEV __half apply1(Op, __half a) {
   return __float2half_rn(Op::f(__half2float(a)));
 }
+template <class Op> MXC_DEV __nv_bfloat16 apply1(Op, __nv_bfloat16 a) {
+  return __float2bfloat16_rn(Op::f(__bfloat162float(a)));
+}
 template <class Op, class I> MXC_DEV I apply1(Op, I a) { return Op::template i<I>(a); }
 
 // ---- binary ops: f, d, i(a, b) -----------------------------------------------------------
@@ -92,6 +95,9 @@ template <class Op> MXC_DEV float apply2(Op, float a, float b) { return Op::f(a,
 template <class Op> MXC_DEV double apply2(Op, double a, double b) { return Op::d(a, b); }
 template <class Op> MXC_DEV __half apply2(Op, __half a, __half b) {
   return __float2half_rn(Op::f(__half2float(a), __half2float(b)));
+}
+template <class Op> MXC_DEV __nv_bfloat16 apply2(Op, __nv_bfloat16 a, __nv_bfloat16 b) {
+  return __float2bfloat16_rn(Op::f(__bfloat162float(a), __bfloat162float(b)));
 }
 template <class Op, class I> MXC_DEV I apply2(Op, I a, I b) { return Op::template i<I>(a, b); }
 
