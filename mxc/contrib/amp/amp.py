@@ -154,9 +154,11 @@ def _locations(module, name):
 
 
 def _rewrap(module, name, make):
-    """Replace every location of operator `name` in `module` by make(original)."""
-    for ns, attr in _locations(module, name):
-        f = getattr(ns, attr)
+    """Replace every location of operator `name` in `module` by make(original). The originals
+    are all read first: a namespace that looks its operators up in another on access
+    (mx.nd.sparse's module __getattr__) would otherwise hand out the wrapper just installed."""
+    found = [(ns, attr, getattr(ns, attr)) for ns, attr in _locations(module, name)]
+    for ns, attr, f in found:
         if not callable(f):
             continue
         w = make(f)
@@ -165,7 +167,8 @@ def _rewrap(module, name, make):
                 setattr(w, a, getattr(f, a))
             except (AttributeError, TypeError):
                 pass
-        _wrapped.append((ns, attr, f))
+        # an attribute that only a module __getattr__ provided is deleted again at _restore
+        _wrapped.append((ns, attr, f if attr in getattr(ns, "__dict__", {attr: f}) else None))
         setattr(ns, attr, w)
 
 
@@ -277,7 +280,10 @@ def _restore():
     global _amp_initialized, _amp_loss_scale_initialized, _loss_scaler
     while _wrapped:
         ns, attr, f = _wrapped.pop()
-        setattr(ns, attr, f)
+        if f is None:
+            delattr(ns, attr)
+        else:
+            setattr(ns, attr, f)
     _amp_initialized = False
     _amp_loss_scale_initialized = False
     _loss_scaler = None
