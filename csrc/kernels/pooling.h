@@ -524,14 +524,16 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
       for (i = 0; i < g->isz; i++) db[i] = ST(acc[i]);                                              \
   }                                                                                                 \
 }                                                                                                   \
-/* The max backward from the argmax for tiled windows (kernel == stride, no padding: every input    \
+                                                                                                    \
+/* The max backward from the argmax for tiled 2x2 windows (stride 2, no padding: every input        \
  * position in at most one window): each position is written, the output gradient at its            \
  * window's argmax and 0 elsewhere (also where no window reaches), so dx needs no zeroing pass      \
- * and nothing is added (as mxc_pool_flat_bwd's tiled path). 2x2 windows four at a time. */         \
+ * and nothing is added. Eight windows at a time in the row helper. (Larger tiled windows take      \
+ * the zeroing pass and the scatter: per element selects over 9 or more positions cost more.) */    \
 static void mxc_pool_flat_ibwd_##SUF(const T *dy, const int32_t *ix, T *dx,                         \
                                      const mxc_pool_geom *g, int nt) {                              \
   const int64_t planes = g->n * g->c, iw = g->is[2], oh = g->os[1], ow = g->os[2];                  \
-  const int64_t kh = g->k[1], kw = g->k[2];                                                         \
+  const int32_t w32 = (int32_t)iw;                                                                  \
   int64_t pl;                                                                                       \
   (void)nt;                                                                                         \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz > 32768))          \
@@ -539,37 +541,24 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
     const T *gb = dy + pl * g->osz;                                                                 \
     const int32_t *ib = ix + pl * g->osz;                                                           \
     T *db = dx + pl * g->isz;                                                                       \
-    int64_t i, j, h, q;                                                                             \
+    int64_t i, j;                                                                                   \
     for (i = 0; i < oh; i++) {                                                                      \
       const T *gr = gb + i * ow;                                                                    \
       const int32_t *ir = ib + i * ow;                                                              \
-      int32_t at = (int32_t)(i * kh * iw); /* the plane index of the row's first window */          \
-      if (kh == 2 && kw == 2) {                                                                     \
-        const int32_t w32 = (int32_t)iw;                                                            \
-        T *d0 = db + 2 * i * iw, *d1 = d0 + iw;                                                     \
-        j = mxc_pool_2x2_ibwd_row_##SUF(gr, ir, d0, d1, ow, at, w32);                               \
-        for (at += (int32_t)(2 * j); j < ow; j++, at += 2) {                                        \
-          const int32_t e = ir[j] - at;                                                             \
-          const T gv = gr[j];                                                                       \
-          d0[2 * j] = e == 0 ? gv : (T)0;                                                           \
-          d0[2 * j + 1] = e == 1 ? gv : (T)0;                                                       \
-          d1[2 * j] = e == w32 ? gv : (T)0;                                                         \
-          d1[2 * j + 1] = e == w32 + 1 ? gv : (T)0;                                                 \
-        }                                                                                           \
-      } else {                                                                                      \
-        for (j = 0; j < ow; j++) {                                                                  \
-          const int64_t e = ir[j]; /* -1 (a NaN maximum) matches no position */                     \
-          const T gv = gr[j];                                                                       \
-          T *dw = db + i * kh * iw + j * kw;                                                        \
-          const int64_t w0 = i * kh * iw + j * kw;                                                  \
-          for (h = 0; h < kh; h++)                                                                  \
-            for (q = 0; q < kw; q++) dw[h * iw + q] = w0 + h * iw + q == e ? gv : (T)0;             \
-        }                                                                                           \
+      T *d0 = db + 2 * i * iw, *d1 = d0 + iw;                                                       \
+      int32_t at = (int32_t)(2 * i * iw); /* the plane index of the row's first window */           \
+      j = mxc_pool_2x2_ibwd_row_##SUF(gr, ir, d0, d1, ow, at, w32);                                 \
+      for (at += (int32_t)(2 * j); j < ow; j++, at += 2) {                                          \
+        const int32_t e = ir[j] - at; /* -1 (a NaN maximum) matches no position */                  \
+        const T gv = gr[j];                                                                         \
+        d0[2 * j] = e == 0 ? gv : (T)0;                                                             \
+        d0[2 * j + 1] = e == 1 ? gv : (T)0;                                                         \
+        d1[2 * j] = e == w32 ? gv : (T)0;                                                           \
+        d1[2 * j + 1] = e == w32 + 1 ? gv : (T)0;                                                   \
       }                                                                                             \
-      for (h = 0; h < kh; h++) /* columns right of the last window */                               \
-        for (q = ow * kw; q < iw; q++) db[(i * kh + h) * iw + q] = (T)0;                            \
+      if (2 * ow < iw) d0[2 * ow] = d1[2 * ow] = (T)0; /* a column right of the last window */      \
     }                                                                                               \
-    for (i = oh * kh * iw; i < g->isz; i++) db[i] = (T)0; /* rows below the last window */          \
+    for (i = 2 * oh * iw; i < g->isz; i++) db[i] = (T)0; /* a row below the last window */          \
   }                                                                                                 \
 }
 
@@ -834,7 +823,7 @@ static int mxc_pool_backward_index(mxc_opcall *call) {
              "gradient's size");
     return -1;
   }
-  if (g.tiled && (dt == MXC_FLOAT32 || dt == MXC_FLOAT64)) {
+  if (g.tiled && g.k[1] == 2 && g.k[2] == 2 && (dt == MXC_FLOAT32 || dt == MXC_FLOAT64)) {
     if (dt == MXC_FLOAT32)
       mxc_pool_flat_ibwd_f32((const float *)dy, ix, (float *)dx, &g, call->nthreads);
     else
