@@ -161,7 +161,7 @@ _VIEW = None           # marks a step that is a reshape view instead of a kernel
 
 
 class _GradPlan:
-    __slots__ = ("nvals", "ext", "consts", "steps", "results")
+    __slots__ = ("nvals", "ext", "consts", "steps", "results", "reads")
 
     def __init__(self, nvals, ext, consts, steps, results):
         self.nvals = nvals        # value slots of one replay
@@ -170,6 +170,10 @@ class _GradPlan:
         self.steps = steps        # (op or _VIEW, attrs, input slots, output slots, shapes, dtypes,
                                   #  fast path or None: see _fast_step)
         self.results = results    # slot of each input's gradient, or None
+        # the external slots a replay reads: an absent output gradient outside them is never
+        # made (tape.GradPlans)
+        self.reads = frozenset(v for v in ext if v in results or
+                               any(v in st[2] for st in steps))
 
 
 def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
@@ -249,7 +253,7 @@ def _fast_step(op, attrs, t, sins, souts):
 
 
 # the replay runs in C (tape.GradPlans): the lookup and pushes are a backward's per-node cost
-_prepared_grad = _tape.GradPlans(_trace_grad, OpDef, NDArray, _GRAD_PLANS_MAX)
+_prepared_grad = _tape.GradPlans(_trace_grad, OpDef, NDArray, _GRAD_PLANS_MAX, nd.zeros_like)
 _GRAD_PLANS = _prepared_grad.plans
 
 

@@ -314,6 +314,60 @@ def test_prepared_gradient_skips_unneeded_input_and_keeps_needed_ones():
     np.testing.assert_array_equal(x.grad.asnumpy(), np.tile(w.asnumpy().sum(0), (2, 1)))
 
 
+@pytest.fixture
+def zero_fills(monkeypatch):
+    """The shapes of the arrays filled with a constant (zeros_like runs _full) while it runs."""
+    from mxc.ops import registry
+    op = registry.get("_full")
+    shapes = []
+    fwd = op.forward
+
+    def counted(a, inputs, outputs):
+        shapes.extend(o.shape for o in outputs)
+        fwd(a, inputs, outputs)
+    monkeypatch.setattr(op, "forward", counted)
+    return shapes
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+def test_outputs_without_a_gradient_get_zeros_where_the_gradient_reads_them(prepared,
+                                                                            zero_fills):
+    # split's gradient concatenates all output gradients: the unused outputs' are zeros
+    prev = autograd._tape.set_grad_runner(autograd._prepared_grad if prepared else None)
+    try:
+        xn = np.arange(12, dtype=np.float32).reshape(2, 6)
+        x = mx.nd.array(xn)
+        x.attach_grad()
+        for _ in range(2):                  # the second time through a prepared plan
+            with autograd.record():
+                a, b, c = mx.nd.split(x, num_outputs=3, axis=1)
+                z = (b * b).sum()
+            z.backward()
+            want = np.zeros_like(xn)
+            want[:, 2:4] = 2 * xn[:, 2:4]
+            np.testing.assert_array_equal(x.grad.asnumpy(), want)
+        assert (2, 2) in zero_fills
+    finally:
+        autograd._tape.set_grad_runner(prev)
+
+
+def test_a_hidden_output_the_gradient_never_reads_is_not_filled(zero_fills, rng):
+    # max Pooling's argmax output gets no gradient and its gradient ignores it: no zeros made
+    xn = rng.permutation(64).reshape(1, 1, 8, 8).astype(np.float32)
+    x = mx.nd.array(xn)
+    x.attach_grad()
+    for _ in range(2):
+        with autograd.record():
+            y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y.backward(mx.nd.array(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)))
+        blocks = xn.reshape(4, 2, 4, 2).transpose(0, 2, 1, 3).reshape(16, 4)
+        want = np.zeros((16, 4), np.float32)
+        want[np.arange(16), blocks.argmax(1)] = np.arange(16)
+        np.testing.assert_array_equal(
+            x.grad.asnumpy(), want.reshape(4, 4, 2, 2).transpose(0, 2, 1, 3).reshape(1, 1, 8, 8))
+    assert zero_fills == []
+
+
 def _storage(a):
     return (a._chunk, a._offset)
 

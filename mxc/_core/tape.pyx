@@ -37,19 +37,27 @@ cdef class GradPlans:
     0.. hold the inputs, outputs and output gradients. A step is (op or None for a reshape
     view, attrs, input slots, output slots, shapes, dtypes, fast), where fast is None or
     (kind, FastKernel, scalar) for a kernel handle's elementwise fast path runs (1 unary,
-    2 binary, 3 array-scalar)."""
+    2 binary, 3 array-scalar); ``reads`` holds the slots of the inputs, outputs and output
+    gradients that a step or a result reads.
+
+    An output gradient may be None (no gradient flows into that output: its value is zeros);
+    the zeros are made, by ``zeros_like(output)``, only where the plan reads them (a hidden
+    argmax's gradient never is, so a backward does not fill an array nobody reads)."""
     cdef public dict plans
     cdef public object trace
     cdef public type op_type        # only nodes of this operator class are prepared
     cdef public type array_type     # the class of the gradients made
     cdef public Py_ssize_t max_plans
+    cdef public object zeros_like   # makes the zeros of an output gradient that is None
 
-    def __init__(self, trace, type op_type, type array_type, Py_ssize_t max_plans=4096):
+    def __init__(self, trace, type op_type, type array_type, Py_ssize_t max_plans=4096,
+                 zeros_like=None):
         self.plans = {}
         self.trace = trace
         self.op_type = op_type
         self.array_type = array_type
         self.max_plans = max_plans
+        self.zeros_like = zeros_like
 
     def __call__(self, node, list ins, list outs, list ogs, list dests=None):
         return self.run(<Node?>node, ins, outs, ogs, dests)
@@ -64,18 +72,26 @@ cdef class GradPlans:
         cdef dict into = None
         cdef tuple step, fast
         cdef object sins, souts
-        cdef Py_ssize_t i, n
+        cdef Py_ssize_t i, n, og0
         cdef int kind
+        cdef bint absent = False
         if type(op) is not self.op_type or op.grad is None:
             return None
         attrs = node.attrs
+        og0 = len(ins) + len(outs)
         arrs = ins + outs + ogs
         n = len(arrs)
         ctx = (<NDArrayBase?>arrs[0])._ctx
         shapes = [None] * n
         codes = [None] * n
         for i in range(n):
-            a = <NDArrayBase?>arrs[i]
+            if arrs[i] is None:      # an absent output gradient: zeros of its output's kind
+                if self.zeros_like is None:
+                    return None
+                absent = True
+                a = <NDArrayBase?>outs[i - og0]
+            else:
+                a = <NDArrayBase?>arrs[i]
             if (<object>a)._sparse or (a._ctx is not ctx and a._ctx != ctx):
                 return None
             shapes[i] = a._shape
@@ -90,10 +106,18 @@ cdef class GradPlans:
         if plan is None:
             if len(self.plans) >= self.max_plans:
                 self.plans.clear()
-            plan = self.trace(op, attrs, list(ins), list(outs), list(ogs), needs, ctx)
+            # the trace reads shapes and dtypes only: an output stands for its absent gradient
+            plan = self.trace(op, attrs, list(ins), list(outs),
+                              [outs[k] if ogs[k] is None else ogs[k] for k in range(len(ogs))],
+                              needs, ctx)
             self.plans[key] = plan
         if plan is False:
             return None
+        if absent:
+            reads = plan.reads
+            for i in range(og0, n):
+                if arrs[i] is None and i in reads:
+                    arrs[i] = self.zeros_like(outs[i - og0])
         if dests is not None:
             into = _redirect(plan, dests, arrs, ctx)
         vals = arrs + [None] * (<Py_ssize_t>plan.nvals - n)    # external values come first
@@ -168,7 +192,7 @@ cdef bint _shares_storage(NDArrayBase d, list arrs):
     """Whether `d` is the storage of one of `arrs` (a .grad array that the recorded
     computation read: writing it early would change what a later step reads)."""
     for a in arrs:
-        if (<NDArrayBase>a)._chunk is d._chunk:
+        if a is not None and (<NDArrayBase>a)._chunk is d._chunk:
             return True
     return False
 
@@ -419,6 +443,7 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
     cdef list ogs, ins, outs, grads, dests = None
     cdef dict uses = None
     cdef Py_ssize_t k, n
+    cdef bint absent
     try:
         order = _topo(infos)
         if into_grads and not create_graph:
@@ -437,9 +462,10 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
             outs = node.out_views
             n = len(outs)
             ogs = [None] * n
+            absent = False
             for k in range(n):
-                g = out_grads.pop((id(node), k), None)
-                ogs[k] = g if g is not None else F.zeros_like(outs[k])
+                ogs[k] = out_grads.pop((id(node), k), None)
+                absent = absent or ogs[k] is None
             _M.training = train_mode and node.training    # forward's mode AND backward's
             gfn = node.op.grad
             if gfn is None:
@@ -465,8 +491,12 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
                     if type(_grad_runner) is GradPlans:
                         grads = (<GradPlans>_grad_runner).run(node, ins, outs, ogs, dests)
                     else:
+                        if absent:
+                            _zero_absent(F, ogs, outs)
                         grads = _grad_runner(node, ins, outs, ogs)
                 if grads is None:
+                    if absent:
+                        _zero_absent(F, ogs, outs)
                     # an operator that can write gradients in place (a CachedOp call)
                     gin = getattr(node.op, "grad_into", None) if dests is not None else None
                     if gin is not None:
@@ -494,6 +524,14 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
     finally:
         _M.recording = prev_rec
         _M.training = prev_train
+
+
+cdef void _zero_absent(object F, list ogs, list outs):
+    """Zeros for the output gradients that no gradient flowed into (None in `ogs`)."""
+    cdef Py_ssize_t k
+    for k in range(len(ogs)):
+        if ogs[k] is None:
+            ogs[k] = F.zeros_like(outs[k])
 
 
 cdef inline void _acc_var(dict store, AGInfo info, object g):

@@ -87,6 +87,8 @@ CASES = [
     ((2, 7, 3), dict(kernel=(3,), stride=(2,), pool_type="sum", layout="NWC")),
     ((1, 3, 4, 5, 2), dict(kernel=(2, 2, 2), pool_type="lp", p_value=2, layout="NDHWC")),
     ((2, 5, 4, 3), dict(global_pool=True, pool_type="sum", layout="NHWC")),
+    # 'full': the last row and column of 2x2 windows pass the input's end (no padding)
+    ((1, 2, 7, 19), dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")),
 ]
 
 
@@ -280,6 +282,9 @@ def test_autograd_max_backward_from_argmax_equals_mxnet(case, argmax_calls):
 
 ARGMAX_CASES = [((2, 3, 8, 8), dict(kernel=(2, 2), stride=(2, 2))),
                 ((2, 3, 9, 7), dict(kernel=(2, 2), stride=(2, 2))),
+                ((2, 3, 6, 43), dict(kernel=(2, 2), stride=(2, 2))),     # 8 + 8 + 5 windows
+                ((1, 2, 7, 37), dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")),
+                ((1, 2, 9, 10), dict(kernel=(3, 3), stride=(3, 3))),
                 ((2, 3, 11, 11), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
                 ((1, 2, 12, 12), dict(kernel=(3, 3), stride=(2, 2))),
                 ((1, 2, 7, 9), dict(kernel=(3, 3), stride=(3, 2), pad=(2, 1),
@@ -329,6 +334,42 @@ def test_argmax_edge_values(argmax_calls):
         want = mx.nd._backward_Pooling(mx.nd.ones_like(y) * 2, xm, mx.nd.Pooling(xm, **kw), **kw)
         np.testing.assert_array_equal(xm.grad.asnumpy(), want.asnumpy(), err_msg=str(kw))
     assert len(argmax_calls) == 8
+
+
+def _max_2x2_first_wins(x):
+    """2x2 stride-2 max pooling by MXNet's loop order: the first element, then each strictly
+    greater one (a NaN first element stays, a later NaN never wins)."""
+    n, c, h, w = x.shape
+    win = x[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2)
+    m = win[:, :, :, 0, :, 0]
+    for v in (win[:, :, :, 0, :, 1], win[:, :, :, 1, :, 0], win[:, :, :, 1, :, 1]):
+        m = np.where(v > m, v, m)
+    return m
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_max_2x2_wide_rows_nan_inf_signed_zeros(record, rng):
+    # rows of 8-window blocks and a scalar tail (43 columns: 8 + 8 + 5 windows), values drawn
+    # from NaN, infinities, signed zeros, the lowest finite value and ties
+    low = np.finfo(np.float32).min
+    vals = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, low, 1, 1, 2], np.float32)
+    x = rng.choice(vals, (2, 3, 7, 43)).astype(np.float32)
+    kw = dict(kernel=(2, 2), stride=(2, 2))
+    xm = mx.nd.array(x)
+    xm.attach_grad()
+    with mx.autograd.record(record):
+        y = mx.nd.Pooling(xm, **kw)
+    want = _max_2x2_first_wins(x)
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    # signed zeros: the first of a tie is kept, so its sign too
+    np.testing.assert_array_equal(np.signbit(y.asnumpy()), np.signbit(want))
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    if record:
+        y.backward(mx.nd.array(dy))
+        got = xm.grad.asnumpy()
+    else:
+        got = mx.nd._backward_Pooling(mx.nd.array(dy), xm, y, **kw).asnumpy()
+    np.testing.assert_array_equal(got, _first_max_grad(x, want, dy, (2, 2), (2, 2), (0, 0)))
 
 
 def test_argmax_kept_only_for_a_gradient():
