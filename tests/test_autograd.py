@@ -449,3 +449,21 @@ def test_a_grad_array_the_computation_reads_is_not_written_early(hybrid):
         expected = np.tile(gn.sum(0), (3, 1))
         np.testing.assert_allclose(w.grad.asnumpy(), expected, rtol=1e-6)
         gn = expected
+
+
+def test_backward_refuses_a_gradient_through_an_operator_without_one():
+    """MXNet 1.9.1: "Operator _shuffle is non-differentiable because it didn't register
+    FGradient attribute." at backward; a BlockGrad in between lets the gradient of the rest
+    through (x.grad all ones here, as MXNet's)."""
+    x = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    for f, name in ((lambda v: mx.nd.shuffle(v), "_shuffle"),
+                    (lambda v: mx.nd.all_finite(v), "all_finite")):
+        with mx.autograd.record():
+            y = f(x).sum()
+        with pytest.raises(MXNetError, match=f"Operator {name} is non-differentiable"):
+            y.backward()
+    with mx.autograd.record():
+        y = (mx.nd.BlockGrad(mx.nd.shuffle(x)) + x).sum()
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]

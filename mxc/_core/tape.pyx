@@ -394,6 +394,26 @@ cdef dict _leaf_uses(list order, list infos):
     return uses
 
 
+cdef bint _reached(list heads, Node target):
+    """Whether a nonzero gradient flows from `heads` (their AGInfos) to `target`: a path of
+    recorded operators that does not pass through BlockGrad, whose gradient is zeros (MXNet's
+    Gradient pass treats those as absent). Run only for operators without a gradient."""
+    cdef list stack = [(<AGInfo>h).node for h in heads if (<AGInfo>h).node is not None]
+    cdef set seen = set()
+    cdef Node node
+    while stack:
+        node = <Node>stack.pop()
+        if node is target:
+            return True
+        if id(node) in seen or node.op.name == "BlockGrad":
+            continue
+        seen.add(id(node))
+        for pi in node.in_info:
+            if pi is not None and (<AGInfo>pi).node is not None:
+                stack.append((<AGInfo>pi).node)
+    return False
+
+
 cdef list _dests(Node node, dict uses):
     """Per input of `node`: the .grad array of a variable whose gradient (grad_req 'write')
     comes from this input alone, which the gradient may be written into; None if none has."""
@@ -467,6 +487,10 @@ def run_backward(F, list heads, list head_grads, bint retain_graph, bint create_
                 ogs[k] = out_grads.pop((id(node), k), None)
                 absent = absent or ogs[k] is None
             _M.training = train_mode and node.training    # forward's mode AND backward's
+            if not getattr(node.op, "differentiable", True) and _reached(infos, node):
+                raise MXNetError(f"Operator {node.op.name} is non-differentiable because it "
+                                 "didn't register FGradient attribute (record it without a "
+                                 "gradient through it, or stop it with BlockGrad)")
             gfn = node.op.grad
             if gfn is None:
                 for pi in node.in_info:
