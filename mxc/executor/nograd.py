@@ -22,8 +22,9 @@ def refuse_nondifferentiable(sym, need_grad):
             continue
         if not getattr(node.op, "differentiable", True):
             raise MXNetError(f"Operator {node.op.name} is non-differentiable because it didn't "
-                             f"register FGradient attribute (node {node.name!r}: ask for no gradient "
-                             "through it, e.g. grad_req='null', or stop it with BlockGrad)")
+                             f"register FGradient attribute (node {node.name!r}: ask for no "
+                             "gradient through it, e.g. grad_req='null', or stop it with "
+                             "BlockGrad)")
         if node.op.name == "BlockGrad":    # its gradient is zeros_like: MXNet's zero_ops
             continue
         reached.update(id(e[0]) for e in node.inputs)
