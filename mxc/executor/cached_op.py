@@ -275,14 +275,18 @@ class CachedOp:
         self._opdef = None
         self._plans = {}
         self._statics = {}
-        self._folded = None     # (symbol, nodes) with Convolution + BatchNorm (+ ReLU) folded
+        self._folded = {}       # input dtypes -> (symbol, nodes) with Conv + BN (+ ReLU) folded
 
-    def _inference_graph(self):
-        """The graph that inference plans run: Convolution + BatchNorm (+ ReLU) folded (fold.py)."""
-        if self._folded is None:
-            sym = _fold.fold_inference(self._plan.sym)
-            self._folded = (sym, self._plan.nodes if sym is self._plan.sym else _topo(sym._outputs))
-        return self._folded
+    def _inference_graph(self, dtypes):
+        """The graph that inference plans run: Convolution + BatchNorm (+ ReLU) folded (fold.py)
+        where the inputs' dtypes allow."""
+        got = self._folded.get(dtypes)
+        if got is None:
+            sym = _fold.fold_inference(self._plan.sym, {id(n): d for n, d in
+                                                        zip(self._input_nodes, dtypes)})
+            got = (sym, self._plan.nodes if sym is self._plan.sym else _topo(sym._outputs))
+            self._folded[dtypes] = got
+        return got
 
     def _get_plan(self, key, args, need, ctx):
         if key in self._plans:
@@ -292,7 +296,7 @@ class CachedOp:
         # reach an operator without one (MXNet also fails when no input needs a gradient)
         refuse_nondifferentiable(sym, any(need))
         if not key[2] and not any(need) and _fold.enabled():    # inference, no gradient
-            sym, nodes = self._inference_graph()
+            sym, nodes = self._inference_graph(tuple(a.dtype for a in args))
         try:
             plan = _g.build(sym, nodes, self._input_nodes,
                             [a.shape for a in args], [a.dtype for a in args], ctx, need_grad=need)

@@ -595,10 +595,10 @@ class _BoundPlan:
         p = ex._plan
         nodes = [p.nodes[s] for s in p.arg_slots + p.aux_slots]
         sym, graph = ex._opt_symbol, p.nodes
-        if folded:      # the same variables around folded operator nodes (fold.py)
-            sym = _fold.fold_inference(sym)
-            graph = graph if sym is ex._opt_symbol else _topo(sym._outputs)
         arrays = list(ex.arg_arrays) + list(ex.aux_arrays)
+        if folded:      # the same variables around folded operator nodes (fold.py)
+            sym = _fold.fold_inference(sym, {id(n): a.dtype for n, a in zip(nodes, arrays)})
+            graph = graph if sym is ex._opt_symbol else _topo(sym._outputs)
         na = len(ex.arg_arrays)
         need = [want_grad and r != "null" and g is not None
                 for r, g in zip(ex._grad_req, ex.grad_arrays)] + [False] * len(ex.aux_arrays)

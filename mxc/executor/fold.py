@@ -15,7 +15,9 @@ test_fold.py checks 1e-5 of the largest output on networks with random statistic
 
 Folded: BatchNorm on axis 1 without output_mean_var whose data is output 0 of a Convolution
 (NC... layout) that no other node and no graph output reads, and whose inputs are not cast
-(AMP's float16 convolutions stay beside their float32 BatchNorm). The user's symbol is left alone:
+and, where the caller knows the variables' dtypes, whose weight has BatchNorm's parameter dtype
+(AMP's float16 convolutions, and a float16 network's convolutions, stay beside their float32
+BatchNorm, as MXNet keeps BatchNorm's parameters in float32). The user's symbol is left alone:
 the folded graph is built from fresh operator nodes around the same variables. Off with
 MXNET_USE_FUSION=0 (MXNet's switch of graph fusion).
 
@@ -57,7 +59,7 @@ def _reads(nodes, outputs):
 _CASTS = frozenset(("amp_cast", "amp_multicast", "Cast", "cast"))
 
 
-def _foldable(bn, reads):
+def _foldable(bn, reads, dtypes):
     if bn.op.name != "BatchNorm" or len(bn.inputs) != 5:
         return False
     p = bn.parsed
@@ -71,6 +73,9 @@ def _foldable(bn, reads):
     layout = conv.parsed.get("layout")
     if any(e[0].op is not None and e[0].op.name in _CASTS for e in conv.inputs):
         # a mixed-precision graph (AMP): float16 weights beside BatchNorm's float32 statistics
+        return False
+    wd, gd = dtypes.get(id(conv.inputs[1][0])), dtypes.get(id(bn.inputs[1][0]))
+    if wd is not None and gd is not None and wd != gd:
         return False
     return (layout is None or layout.startswith("NC")) and reads.get((id(conv), 0), 0) == 1
 
@@ -127,17 +132,20 @@ def _rewrite(sym, fold_one):
     return Symbol([(canon[id(e[0])],) + tuple(e[1:]) for e in sym._outputs])
 
 
-def _fold_conv_bn_node(n, inputs, reads, canon):
-    if not _foldable(n, reads):
+def _fold_conv_bn_node(n, inputs, reads, canon, dtypes):
+    if not _foldable(n, reads, dtypes):
         return None
     conv = n.inputs[0][0]
     conv_inputs = [(canon[id(e[0])],) + tuple(e[1:]) for e in conv.inputs]
     return _fold(conv, n, conv_inputs, inputs)
 
 
-def fold_conv_bn(sym):
-    """`sym` with every foldable Convolution + BatchNorm pair folded; `sym` itself when none."""
-    return _rewrite(sym, _fold_conv_bn_node)
+def fold_conv_bn(sym, dtypes=None):
+    """`sym` with every foldable Convolution + BatchNorm pair folded; `sym` itself when none.
+    `dtypes`: {id(variable node): dtype} of the variables the caller binds, where known."""
+    dtypes = dtypes or {}
+    return _rewrite(sym, lambda n, inputs, reads, canon:
+                    _fold_conv_bn_node(n, inputs, reads, canon, dtypes))
 
 
 def _is_relu(n):
@@ -178,6 +186,7 @@ def fold_relu(sym):
     return _rewrite(sym, _fold_relu_node)
 
 
-def fold_inference(sym):
-    """Both folds, for graphs that run in inference mode; `sym` itself when nothing folds."""
-    return fold_relu(fold_conv_bn(sym))
+def fold_inference(sym, dtypes=None):
+    """Both folds, for graphs that run in inference mode; `sym` itself when nothing folds.
+    `dtypes` as fold_conv_bn's."""
+    return fold_relu(fold_conv_bn(sym, dtypes))

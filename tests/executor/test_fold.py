@@ -247,3 +247,28 @@ def test_bound_executor_with_gradients_is_not_folded():
     ex = sym.simple_bind(mx.cpu(), data=(2, 3, 8, 8), grad_req="null")
     ex.forward(is_train=False)
     assert list(ex._states) == [(False, True)]
+
+
+def test_float16_network_keeps_its_float32_batchnorm_apart(rng):
+    """A net cast to float16 keeps BatchNorm's parameters float32 (as MXNet 1.9.1, which runs
+    this net); folding would multiply the two dtypes ('broadcast_mul: dtypes ... differ' at the
+    first hybridized call), so the pair is not folded where the inputs' dtypes say so. The same
+    float32 net still folds."""
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(4, 3), mx.gluon.nn.BatchNorm(), mx.gluon.nn.Dense(2))
+    net.initialize()
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    want = net(mx.nd.array(x)).asnumpy()
+    net.cast("float16")
+    net.hybridize()
+    got = net(mx.nd.array(x, dtype="float16"))
+    assert got.dtype == np.float16
+    assert net.collect_params()["batchnorm0_gamma"].data().dtype == np.float32
+    np.testing.assert_allclose(got.asnumpy().astype(np.float32), want, rtol=1e-2, atol=1e-2)
+    data = mx.sym.var("data")
+    sym = net(data)
+    names = {n.name: n for n in _topo(sym._outputs) if n.op is None}
+    f16 = {id(names[k]): (np.float16 if k.startswith("conv") else np.float32)
+           for k in names if k != "data"}
+    assert fold.fold_conv_bn(sym, f16) is sym
+    assert fold.fold_conv_bn(sym, {k: np.float32 for k in f16}) is not sym
