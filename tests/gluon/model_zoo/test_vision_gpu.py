@@ -119,15 +119,27 @@ def test_every_model_zoo_network_trains_on_the_fake_gpu(fake_lib, group):  # noq
     assert int(out.split()[1]) >= 15, out
 
 
-@pytest.mark.parametrize("dtype, hybrid", [("float16", False), ("float32", True)])
-def test_float16_and_static_graphs(fake_lib, dtype, hybrid):  # noqa: F811
+@pytest.mark.parametrize("dtype, hybrid, cudnn", [("float16", False, False),
+                                                  ("float32", True, False),
+                                                  ("float32", False, True),
+                                                  ("float16", False, True)])
+def test_float16_static_graphs_and_cudnn(fake_lib, tmp_path, dtype, hybrid, cudnn):  # noqa: F811
     """One network of each kind cast to float16 with float32 master weights (multi_precision
-    SGD), and hybridized with static_alloc + static_shape in float32."""
-    out = run(textwrap.dedent(ZOO) + textwrap.dedent('''
+    SGD), hybridized with static_alloc + static_shape, and with convolution through cuDNN (the
+    tests' fake frontend, tests/ops/cuda/_fake_cudnn.py: plans built and stored, no engine
+    refused) instead of im2col."""
+    setup = ("from tests.ops.cuda import _fake_cudnn\n"
+             "from mxc.ops.cuda import cudnn_conv\n"
+             "cudnn_conv.use_frontend(_fake_cudnn.make())\n") if cudnn else ""
+    out = run(textwrap.dedent(ZOO) + setup + textwrap.dedent('''
         each(["resnet18_v1", "resnet50_v2", "vgg11_bn", "alexnet", "densenet121",
               "squeezenet1.1", "inceptionv3", "mobilenet0.25", "mobilenetv2_0.25"],
              dtype="%s", hybrid=%s)
-    ''' % (dtype, hybrid)) + textwrap.dedent(REPORT), fake_lib, MXC_CUDNN_ENABLED=0)
+        if %s:
+            st = cudnn_conv.plans().stats
+            assert st["built"] > 0, st
+    ''' % (dtype, hybrid, cudnn)) + textwrap.dedent(REPORT), fake_lib,
+        MXC_CUDNN_ENABLED=int(cudnn), MXC_CUDNN_PLAN_DIR=tmp_path / "plans")
     assert out.split()[0] == "ok"
 
 
