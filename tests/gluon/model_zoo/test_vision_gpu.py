@@ -40,15 +40,13 @@ ZOO = '''
             missing.setdefault("%s(%s) [%s]" % (opname, dts, str(e)[:120]), CURRENT)
             raise
     _gpu._spec = spec
-    # the smallest input each net takes (a fixed-size final pooling in densenet, squeezenet
-    # and inception; alexnet's strides); 32 px otherwise
-    SIZE = {"alexnet": 64, "inceptionv3": 299, "squeezenet1.0": 224, "squeezenet1.1": 224}
+    from tests.gluon.model_zoo._zoo_step import smallest_size
     ctx = mx.gpu(0)
     failed = {}
     def step(name, dtype="float32", hybrid=False, amp=None):
         global CURRENT
         CURRENT = name
-        size = SIZE.get(name, 224 if name.startswith("densenet") else 32)
+        size = smallest_size(name)
         net = vision.get_model(name, classes=10)
         net.initialize(mx.init.Constant(0.01), ctx=ctx)  # filled on the device (Xavier:
         # random numbers on the host, 20 M of them for a VGG: most of the test's time)
