@@ -39,5 +39,6 @@ def install_if_asked():
             fake_cudnn.backend_version = lambda: 0
         fake_cudnn.__version__ = "fake"
     cudnn_conv.use_frontend(fake_cudnn)
-    emit("dry_run", "mxc", unit="", error="FAKE CUDA driver, no-op kernels: the figures mean nothing")
+    emit("dry_run", "mxc", unit="",
+         error="FAKE CUDA driver, no-op kernels: the figures mean nothing")
     return True

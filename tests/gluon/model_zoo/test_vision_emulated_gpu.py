@@ -47,6 +47,6 @@ def test_emulated_gpu_step_equals_the_cpu_step(fake_lib, tmp_path, name):  # noq
     assert {"convolution", "pooling", "softmax", "optimizer_ops"} <= set(fams), fams
     out = run(COMPARE % dict(name=name, names=names, workdir=str(tmp_path)), fake_lib, **env)
     res = json.loads(out.strip().splitlines()[-1])
-    # every weight's move within 0.1% of its largest (measured, seed 0: 4e-6 .. 2.5e-4; the CPU's float32
-    # GEMMs against float64 ones here)
+    # every weight's move within 0.1% of its largest (measured, seed 0: 4e-6 .. 2.5e-4; the
+    # CPU's float32 GEMMs against float64 ones here)
     assert res["worst"] <= 1e-3, res
