@@ -35,3 +35,19 @@ def test_ratios_targets_and_errors(tmp_path):
     assert "no GPU kernel" in rows["conv3x3_64_32x32_b32_fwdbwd"][0]
     assert rows["conv3x3_64_32x32_b32_fwdbwd"][3] == ">= 1.00x"
     assert rows["conv3x3_64_32x32_b32_fwdbwd"][4] == ""
+
+
+def test_limit_rows_say_ok_only_at_or_under_the_limit(tmp_path):
+    """process_compiles_fp32 (the second process's NVRTC compiles + cuDNN plan builds) has no
+    peer: its target is an absolute 0."""
+    m = _mod()
+    for value, verdict in ((0, "ok"), (3, "MISS")):
+        p = tmp_path / ("c%d.jsonl" % value)
+        p.write_text(json.dumps({"bench": "process_compiles_fp32", "impl": "mxc",
+                                 "unit": "compiles + plan builds", "value": value,
+                                 "nvrtc": value, "plans_built": 0, "plans_disk": 20}) + "\n")
+        (row,) = [r for r in m.table(m.read([str(p)])).splitlines()
+                  if r.startswith("| process_compiles_fp32 ")]
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert cells[4:] == ["<= 0", verdict], row
+        assert "plans_disk=20" in cells[1]

@@ -44,6 +44,8 @@ def main():
     args = ap.parse_args()
     rep = 3 if args.quick else 10
     import mxc as mx
+    import _fake_gpu
+    _fake_gpu.install_if_asked()       # --dry-run of tools/gpu_check.sh only
     from mxc._core import cuda
     from mxc.ops.cuda import cudnn_plans
     if mx.context.num_gpus() == 0:

@@ -12,9 +12,8 @@ Figures (fp32, TF32 off on both sides):
   LayerNorm over 512 on (4096, 512), ms;
 - mlp_784_512_512_10_b128_step: one SGD training step of a 784-512-512-10 MLP, batch 128 (mxc:
   a Gluon block hybridized with static_alloc/static_shape, its steps as CUDA graphs:
-  MXNET_ENABLE_CUDA_GRAPHS=1), us;
-- resnet18_cifar_b128_train: ResNet-18 (Gluon model zoo's resnet18_v1, 10 classes; PyTorch:
-  torchvision's resnet18 when installed) on (128, 3, 32, 32), samples/s.
+  MXNET_ENABLE_CUDA_GRAPHS=1), us.
+Whole networks' training (ResNet-18/50, fp32 and AMP) is bench_gpu_train.py's.
 """
 import argparse
 import os
@@ -40,6 +39,8 @@ def main():
     rep = 3 if args.quick else 10
     os.environ["MXNET_CUDA_ALLOW_TENSOR_CORE"] = "0"
     import mxc as mx
+    import _fake_gpu
+    _fake_gpu.install_if_asked()       # --dry-run of tools/gpu_check.sh only
     from mxc._core import cuda
     if mx.context.num_gpus() == 0:
         emit("gpu_layers", "mxc", unit="", skipped=f"no CUDA device: {cuda.status()}")
@@ -148,41 +149,6 @@ def main():
                 opt.step()
             return timed(run, tsync, rep * 5) * 1e6
         attempt("mlp_784_512_512_10_b128_step", "torch", "us", t_mlp)
-
-    # ---- ResNet-18, CIFAR shape
-    xr = rng.standard_normal((128, 3, 32, 32)).astype(np.float32)
-    yr = rng.integers(0, 10, 128).astype(np.float32)
-
-    def mx_resnet():
-        from mxc import gluon
-        net = gluon.model_zoo.vision.resnet18_v1(classes=10)
-        net.initialize(mx.init.Xavier(), ctx=g)
-        net.hybridize(static_alloc=True, static_shape=True)
-        loss = gluon.loss.SoftmaxCrossEntropyLoss()
-        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9})
-        d, lab = mx.nd.array(xr, ctx=g), mx.nd.array(yr, ctx=g)
-
-        def run():
-            with mx.autograd.record():
-                L = loss(net(d), lab)
-            L.backward()
-            tr.step(128)
-        return 128 / timed(run, mxsync, max(2, rep // 2))
-    attempt("resnet18_cifar_b128_train", "mxc", "samples/s", mx_resnet)
-    if torch:
-        def t_resnet():
-            import torchvision
-            net = torchvision.models.resnet18(num_classes=10).cuda()
-            opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-            d = torch.from_numpy(xr).cuda()
-            lab = torch.from_numpy(yr).long().cuda()
-
-            def run():
-                opt.zero_grad()
-                torch.nn.functional.cross_entropy(net(d), lab).backward()
-                opt.step()
-            return 128 / timed(run, tsync, max(2, rep // 2))
-        attempt("resnet18_cifar_b128_train", "torch", "samples/s", t_resnet)
 
 
 if __name__ == "__main__":

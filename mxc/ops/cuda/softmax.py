@@ -57,7 +57,9 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     t = -float(fattr.temperature) if iattr.negate else float(fattr.temperature)
     log = "true" if logm else "false"
     nin = 2 if kernel == "softmax" else 3
-    if len(inputs) != nin - 1 + (1 if use_len else 0):
+    # without a length, inputs after the data are not the kernel's (SoftmaxOutput's label)
+    want = nin - 1 + (1 if use_len else 0)
+    if len(inputs) < want or (use_len and len(inputs) != want):
         return None
     if use_len:
         L = _LEN_T.get(np.dtype(inputs[-1].dtype).name)

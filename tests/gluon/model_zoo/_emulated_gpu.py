@@ -1,0 +1,197 @@
+"""An emulated GPU for a child process on the fake CUDA driver (tests/_core/fake_libcuda.py):
+every kernel mxc launches is its CUDA C source compiled by g++ against the emulation header
+(tests/ops/cuda/emu, as the per-operator emulation tests), run serially over the launch's
+grid and block by the fake's cuLaunchKernel, with the fake's tagged device addresses turned
+back into host addresses; every cuBLAS GEMM runs in numpy exactly as cuBLAS defines it
+(column-major, strided-batched, on the operands' memory). So a whole network's GPU step runs
+through mxc's dispatch, launch specs, engine and storage, and computes real numbers.
+
+Only barrier-free kernels emulate correctly (the serial emulation has no __syncthreads or warp
+shuffles): ``install`` refuses a kernel that uses block reductions, so a network whose step
+needs one fails loudly instead of comparing garbage.
+
+    names = record(step)                 # phase 1: the kernels a step launches (no-op kernels)
+    install(names, workdir)              # phase 2: compile them, route the launches to them
+"""
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import types
+
+import numpy as np
+
+TAG = 1 << 62
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMU = os.path.join(os.path.dirname(os.path.dirname(HERE)), "ops", "cuda", "emu")
+
+_PRELUDE = r"""
+#include <utility>
+#include <type_traits>
+#include <cstdint>
+thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
+static long long (*mxc_emu_stat)(int);
+extern "C" void mxc_emu_set_stat(void *f) { mxc_emu_stat = (long long (*)(int))f; }
+template <class F> static void mxc_emu_run(unsigned grid, unsigned block, F f) {
+  gridDim.x = grid; blockDim.x = block;
+  for (unsigned b = 0; b < grid; ++b) for (unsigned t = 0; t < block; ++t) {
+    blockIdx.x = b; threadIdx.x = t; f(); } }
+template <class P> static P mxc_emu_untag(P v) {
+  if constexpr (std::is_pointer<P>::value)
+    return (P)((uintptr_t)v & ~((uintptr_t)1 << 62));
+  else
+    return v;
+}
+template <class... P, std::size_t... I>
+static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
+  f(mxc_emu_untag(*(typename std::remove_reference<P>::type *)a[I])...);
+}
+template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
+  mxc_emu_call(f, a, std::index_sequence_for<P...>{});
+}
+"""
+
+# kernels whose threads must meet (block reductions, shared tiles): not emulated here
+_BARRIER = re.compile(r"block_reduce|__syncthreads|__shared__")
+
+
+def _kernel_body(src, template):
+    m = re.search(r"__global__\s+void\s+%s\s*\(" % re.escape(template), src)
+    if m is None:
+        return ""
+    depth, i = 0, src.index("{", m.end())
+    for j in range(i, len(src)):
+        depth += {"{": 1, "}": -1}.get(src[j], 0)
+        if depth == 0:
+            return src[i:j + 1]
+    return src[i:]
+
+
+def record(step):
+    """{family: [name expressions]} of the kernels step() launches (run with no-op kernels)."""
+    from mxc.ops import _gpu
+    from mxc.ops.cuda import loader
+    lib = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
+    noop = ctypes.cast(lib.fake_noop, ctypes.c_void_p).value
+    names = {}
+    saved = loader.kernel, _gpu._push_cupy, _gpu._push_check
+
+    def kernel(family, name, device_id=0):
+        names.setdefault(family, set()).add(name)
+        return noop
+    loader.kernel = kernel
+    _gpu._push_cupy = _gpu._push_check = lambda *a: None
+    try:
+        step()
+        import mxc
+        mxc.nd.waitall()
+    finally:
+        loader.kernel, _gpu._push_cupy, _gpu._push_check = saved
+    return {f: sorted(v) for f, v in names.items()}
+
+
+def install(names, workdir):
+    """Compile the kernels `names` ({family: [name expressions]}) with g++ and make mxc launch
+    them (loader.kernel), and run cuBLAS GEMMs in numpy (mxc.ops._gpu._push_cupy)."""
+    from mxc.ops.cuda import loader
+    srcs, wrappers, addr_of, seen = [], [], {}, set()
+    for family, exprs in sorted(names.items()):
+        src = loader.source(family)
+        for e in exprs:
+            body = _kernel_body(src, e.split("<")[0])
+            if _BARRIER.search(body):
+                raise RuntimeError(f"{family} kernel {e} needs barriers: not emulated")
+        # one text: each family's .cu with mxc's headers inlined once (the first to include
+        # them), so the families' shared headers are not defined twice
+        path = os.path.join(os.path.dirname(loader.__file__), family + ".cu")
+        with open(path, encoding="utf-8") as f:
+            srcs.append(loader.inline_text(f.read(), path, seen))
+        for e in exprs:
+            c = "k%d" % len(addr_of)
+            addr_of[(family, e)] = c
+            wrappers.append('extern "C" int %s(void **a) { mxc_emu_run((unsigned)mxc_emu_stat(9), '
+                            '(unsigned)mxc_emu_stat(10), [&] { mxc_emu_packed(%s, a); }); '
+                            'return 0; }' % (c, e))
+    from tests.ops.cuda._emu import shared_include
+    cpp, so = os.path.join(workdir, "emu_gpu.cpp"), os.path.join(workdir, "emu_gpu.so")
+    with open(cpp, "w") as f:
+        f.write("\n".join(srcs) + _PRELUDE + "\n".join(wrappers))
+    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-I" + EMU,
+                    "-I" + shared_include(), cpp, "-o", so], check=True)
+    emu = ctypes.CDLL(so)
+    fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
+    emu.mxc_emu_set_stat(ctypes.cast(fake.fake_stat, ctypes.c_void_p))
+    fns = {k: ctypes.cast(getattr(emu, c), ctypes.c_void_p).value for k, c in addr_of.items()}
+
+    def kernel(family, name, device_id=0):
+        return fns[(family, name)]       # a kernel not recorded in phase 1: KeyError
+    loader.kernel = kernel
+    _install_gemm()
+    return emu
+
+
+class _HostArray(np.ndarray):
+    """A numpy view of device memory standing in for a CuPy array (``.data.ptr``)."""
+
+    @property
+    def data(self):
+        return types.SimpleNamespace(ptr=self.__array_interface__["data"][0])
+
+
+def _host_view(a):
+    from mxc._core import cuda
+    nbytes = max(1, a.size * np.dtype(a.dtype).itemsize)
+    addr = cuda.data_address(a) & ~TAG
+    buf = (ctypes.c_char * nbytes).from_address(addr)
+    return np.frombuffer(buf, dtype=a.dtype, count=a.size).reshape(a.shape).view(_HostArray)
+
+
+def _at(addr, rows, cols, ld, dtype):
+    """The column-major (rows, cols) matrix with leading dimension ld at host address addr."""
+    es = np.dtype(dtype).itemsize
+    extent = ((rows - 1) + (cols - 1) * ld + 1) * es
+    base = np.frombuffer((ctypes.c_char * extent).from_address(addr), dtype=dtype)
+    return np.lib.stride_tricks.as_strided(base, shape=(rows, cols), strides=(es, ld * es))
+
+
+def _install_gemm():
+    from mxc._core import engine
+    from mxc.ops import _gpu
+    from mxc.ops.cuda import dot
+    dtypes = {}
+    for dt in (np.float32, np.float64, np.float16):
+        ctype_, comp, scal = dot.cublas_types(np.dtype(dt))
+        dtypes[ctype_] = (np.dtype(dt), np.dtype(scal))
+
+    def gemm(handle, transa, transb, m, n, k, alpha, A, atype, lda, sa, B, btype, ldb, sb,
+             beta, C, ctype_, ldc, sc, batch, compute, algo):
+        dt, scal = dtypes[atype]
+        al = np.frombuffer((ctypes.c_char * scal.itemsize).from_address(alpha), scal)[0]
+        be = np.frombuffer((ctypes.c_char * scal.itemsize).from_address(beta), scal)[0]
+        es = dt.itemsize
+        for b in range(batch):
+            X = _at(A + es * b * sa, *((m, k) if transa == dot.OP_N else (k, m)), lda, dt)
+            Y = _at(B + es * b * sb, *((k, n) if transb == dot.OP_N else (n, k)), ldb, dt)
+            X = X if transa == dot.OP_N else X.T
+            Y = Y if transb == dot.OP_N else Y.T
+            Z = _at(C + es * b * sc, m, n, ldc, dt)
+            prod = float(al) * (X.astype(np.float64) @ Y.astype(np.float64))
+            if float(be) != 0.0:                 # beta 0: C is not read (cuBLAS's rule)
+                prod += float(be) * Z.astype(np.float64)
+            Z[...] = prod.astype(dt)
+    dot.cublas_module = lambda: types.SimpleNamespace(gemmStridedBatchedEx=gemm)
+    cp = types.ModuleType("cupy")
+    cp.copyto = np.copyto
+    cp.cuda = types.ModuleType("cupy.cuda")
+    cp.cuda.device = types.ModuleType("cupy.cuda.device")
+    cp.cuda.device.get_cublas_handle = lambda: 0
+    sys.modules.update({"cupy": cp, "cupy.cuda": cp.cuda, "cupy.cuda.device": cp.cuda.device})
+
+    def push_cupy(run, opname, inputs, outputs, dev):
+        def op():
+            run([_host_view(a) for a in inputs], [_host_view(a) for a in outputs])
+        engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
+                    device=dev)
+    _gpu._push_cupy = push_cupy
+    _gpu._push_check = lambda check, opname, inputs, outputs, dev: None
