@@ -136,3 +136,38 @@ def test_static_block_backward_chain_is_one_launch(fake_lib):
         print("ok")
     ''', fake_lib)
     assert out.strip() == "ok"
+
+
+def test_bfloat16_chain_is_one_launch(fake_lib):
+    """bfloat16 arrays (ml_dtypes') on gpu(0): the same chain fuses into one __nv_bfloat16
+    kernel from the second run (the stand-in's per-operator launches are the fake's no-op: its
+    add/scale kernels read float32)."""
+    out = _run('''
+        import ml_dtypes
+        base_spec = pkg.launch_spec
+        def spec_bf(opname, attrs, inputs, outputs, **kw):
+            r = base_spec(opname, attrs, inputs, outputs, **kw)
+            return r and {"family": "e", "name": "fake_noop", "grid": (1,), "block": (1,),
+                          "args": []}
+        pkg.launch_spec = spec_bf
+        generated.clear()
+        bf = ml_dtypes.bfloat16
+        net = Chain()
+        net.hybridize(static_alloc=True, static_shape=True)
+        w16 = mx.nd.array(wv, ctx=mx.gpu(0), dtype=bf)
+        counts = []
+        for i in range(3):
+            x16 = mx.nd.array(gx((4, 50)), ctx=mx.gpu(0), dtype=bf)
+            mx.nd.waitall()
+            s0 = stats()
+            y = net(x16, w16)
+            mx.nd.waitall()
+            counts.append(delta(s0)["launch"])
+        assert y.dtype == bf and counts == [3, 1, 1], (y.dtype, counts)
+        assert len(generated) == 1, generated
+        name, src = generated[0]
+        assert "typedef __nv_bfloat16 T;" in src, src
+        assert src.count("apply2(op_add()") == 2 and src.count("apply2(op_mul()") == 4, src
+        print("ok")
+    ''', fake_lib)
+    assert out.strip() == "ok"

@@ -9,8 +9,8 @@ def instantiations():
     out = []
     for dt in DTYPES + ("bfloat16",):
         out += ["mxc_bcast_binary<mxc::op_%s, %s>" % (op, CTYPE[dt]) for op in ops_of("binary")]
-    for a in DTYPES + ("bool",):
-        for c in DTYPES + ("bool",):
+    for a in DTYPES + ("bool", "bfloat16"):
+        for c in DTYPES + ("bool", "bfloat16"):
             out.append("mxc_bcast_where<%s, %s>" % (CTYPE[a], CTYPE[c]))
     return out
 

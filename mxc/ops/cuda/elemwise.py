@@ -33,8 +33,8 @@ def instantiations():
     for a in DTYPES + ("bool", "bfloat16"):
         for b in DTYPES + ("bool", "bfloat16"):
             out.append("mxc_cast<%s, %s>" % (CTYPE[a], CTYPE[b]))
-    for a in DTYPES + ("bool",):
-        for c in DTYPES + ("bool",):
+    for a in DTYPES + ("bool", "bfloat16"):
+        for c in DTYPES + ("bool", "bfloat16"):
             out.append("mxc_where<%s, %s>" % (CTYPE[a], CTYPE[c]))
             out.append("mxc_where_grad<%s, %s>" % (CTYPE[a], CTYPE[c]))
     out += ["mxc_copy<%s>" % t for t in BYTES_T.values()]

@@ -16,17 +16,21 @@ place of its calls' launches. ``MXNET_USE_FUSION=0`` turns it off (the executor 
 
 Supported: the elemwise family's unary, binary (equal element counts), scalar/rscalar and clip
 kernels, and activation.cu's Activation and LeakyReLU (leaky, elu, selu, gelu) forward and
-backward kernels, on one dtype; anything else (prelu, rrelu, cast, broadcasting) ends a chain.
+backward kernels, on one dtype (bfloat16: the elemwise kernels only, as activation.cu has no
+bfloat16 instances); anything else (prelu, rrelu, cast, broadcasting) ends a chain.
 """
 import hashlib
 
 import numpy as np
 
 from .. import _fusion, registry
-from ._launch import BLOCK, CTYPE, grid_for, instantiations
+from ._launch import BLOCK, CTYPE, DTYPES, grid_for, instantiations
 
 _SOURCES = {}        # signature -> (kernel name, source text)
-_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64")
+# bfloat16 (ml_dtypes' arrays) too: its apply1/apply2 round the float result to nearest even
+# after every operator, as its per-operator kernels do, so a chain held in __nv_bfloat16
+# registers rounds at the same points and gives their bits
+_DTYPES = DTYPES + ("bfloat16",)
 
 
 def step_of(rec):

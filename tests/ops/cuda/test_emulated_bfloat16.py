@@ -115,3 +115,37 @@ def test_emulated_bfloat16_elementwise_equals_the_cpu(tmp_path_factory):
         lib.run_spec(S.launch_spec(name, a, i, o, family=fam, kernel=kern, iattr=ia, fattr=fa),
                      i, o, grid=3, block=7)
     np.testing.assert_array_equal(out.view(np.uint16), f.astype(BF).view(np.uint16))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_emulated_bfloat16_where_equals_the_cpu(tmp_path_factory):
+    """where on bfloat16 data picks bits: a bfloat16 or float32 condition, of the output's shape
+    or one per row (elemwise.cu), and broadcast operands (broadcast.cu)."""
+    lib = Launcher(tmp_path_factory, "bf16_arrays_where",
+                   {"elemwise": ["mxc_where<__nv_bfloat16, __nv_bfloat16>",
+                                 "mxc_where<__nv_bfloat16, float>"],
+                    "broadcast": ["mxc_bcast_where<__nv_bfloat16, __nv_bfloat16>"]})
+    rng = np.random.RandomState(3)
+    x, y = _bf(rng, 4, 5), _bf(rng, 4, 5)
+    conds = [((rng.randint(0, 2, (4, 5)) * _bf(rng, 4, 5)).astype(BF),
+              "mxc_where<__nv_bfloat16, __nv_bfloat16>"),
+             (np.array([0, 1, 0, 2], F32), "mxc_where<__nv_bfloat16, float>")]
+    for cond, want in conds:
+        cpu = mx.nd.where(*[mx.nd.array(a, dtype=a.dtype) for a in (cond, x, y)]).asnumpy()
+        assert cpu.dtype == BF
+        out = np.zeros((4, 5), BF)
+        for name, a, i, o, fam, kern, ia, fa in kernel_calls("where", [cond, x, y], [out]):
+            spec = S.launch_spec(name, a, i, o, family=fam, kernel=kern, iattr=ia, fattr=fa)
+            assert spec is not None and spec["name"] == want, spec
+            lib.run_spec(spec, i, o, grid=3, block=7)
+        np.testing.assert_array_equal(out.view(np.uint16), cpu.view(np.uint16), err_msg=want)
+        assert np.count_nonzero(out.view(np.uint16) == x.view(np.uint16)) > 0
+        assert np.count_nonzero(out.view(np.uint16) == y.view(np.uint16)) > 0
+    # a (1, 5) condition and a (4, 1) x broadcast to (4, 5): the broadcast kernel
+    cond, xb = (rng.randint(0, 2, (1, 5)) * 1.0).astype(BF), _bf(rng, 4, 1)
+    out = np.zeros((4, 5), BF)
+    spec = S.launch_spec("where", {}, [cond, xb, y], [out], family="elemwise", kernel="where")
+    assert spec["name"] == "mxc_bcast_where<__nv_bfloat16, __nv_bfloat16>", spec
+    lib.run_spec(spec, [cond, xb, y], [out], grid=3, block=7)
+    want = np.where(np.broadcast_to(cond, (4, 5)) != 0, np.broadcast_to(xb, (4, 5)), y)
+    np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))

@@ -4,9 +4,10 @@ SoftmaxOutput and the softmax cross-entropy losses, Dropout, Convolution, Embedd
 multi-precision optimizer updates and AMP's overflow check (all_finite / multi_all_finite).
 
 Each launch sequence is the one mxc.ops.cuda.launch_spec builds from the operator's own kernel
-call (tests/ops/cuda/_gpucall.py); the kernels are g++-compiled from the same .cu text (bfloat16:
-tests/ops/cuda/_lowp.py) and compared with mxc's CPU operator in float32 on the same inputs
-(stored in the low-precision type first). Tolerances: the low-precision result may differ from
+call (tests/ops/cuda/_gpucall.py) on float16 or bfloat16 arrays (ml_dtypes'), which pick the
+__half or __nv_bfloat16 instances; the kernels are g++-compiled from the same .cu text and
+compared with mxc's CPU operator in float32 on the same inputs (stored in the low-precision type
+first). Tolerances: the low-precision result may differ from
 the float32 reference by its own rounding and that of the intermediates stored in it, so
 relative and absolute 4e-3 for float16 (2**-11 ulp, a few roundings) and 3e-2 for bfloat16
 (2**-8 ulp), absolute ones scaled by the reference's magnitude; where the kernels only move or
@@ -15,6 +16,7 @@ master step, the overflow flag) the results are exact."""
 import importlib
 import shutil
 
+import ml_dtypes  # noqa: F401  (registers the dtype name "bfloat16")
 import numpy as np
 import pytest
 
@@ -22,7 +24,6 @@ import mxc as mx
 
 from ._emu import Launcher, run_spec
 from ._gpucall import kernel_calls
-from ._lowp import LOWP, bf16_bits, lowp_array, lowp_value, retype, rounded
 from .test_gemm_mapping import colmajor_gemm
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
@@ -30,7 +31,13 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 from mxc.ops import cuda as S  # noqa: E402
 from mxc.ops.cuda._launch import instantiations  # noqa: E402
 
+LOWP = ("float16", "bfloat16")
 TOL = {"float16": 4e-3, "bfloat16": 3e-2}
+
+
+def rounded(x32, dtype):
+    """float32 values of x32 once stored in dtype (the reference's inputs)."""
+    return np.asarray(x32, np.float32).astype(dtype).astype(np.float32)
 
 
 def _lowp_names(family, keep=lambda n: True):
@@ -61,26 +68,19 @@ def emu(tmp_path_factory):
     return get
 
 
-def _bf16_gemm(step, buf):
-    """A GEMM step on bfloat16 buffers: cuBLAS's float32 accumulation, one rounding at the end."""
-    A, B, C = (lowp_value(buf(step[k]), "bfloat16").astype(np.float32) for k in "abc")
-    colmajor_gemm(step["gemm"], step["alpha"], step["beta"], A, B, C)
-    buf(step["c"]).view(np.uint16)[...] = bf16_bits(C)
-
-
 def emu_spec(emu, spec, ins, outs):
     run_spec(spec, ins, outs,
              lambda L, ws: emu(L["family"]).run(L, ins, outs, ws, grid=3, block=7))
 
 
-def run_gpu(emu, lowp, opname, inputs, outputs, **kw):
-    """Run operator `opname`'s GPU launches (low-precision arrays: lowp_array buffers)."""
+def run_gpu(emu, opname, inputs, outputs, **kw):
+    """Run operator `opname`'s GPU launches on numpy arrays (their dtypes pick the instances;
+    a GEMM step is cuBLAS's call in numpy, accumulated in float64, rounded once into C)."""
     calls = kernel_calls(opname, inputs, outputs, **kw)
     assert calls, opname
     for name, a, ins, outs, fam, kern, ia, fa in calls:
         spec = S.launch_spec(name, a, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
         assert spec is not None, (opname, kern)
-        spec = retype(spec, lowp)
         if "steps" not in spec:
             # each launch on its family's kernels (Embedding's backward zeroes its output with
             # init.cu, then adds with gather.cu)
@@ -98,8 +98,6 @@ def run_gpu(emu, lowp, opname, inputs, outputs, **kw):
         for step in spec["steps"]:
             if "gemm" not in step:
                 lib.run(step, ins, outs, ws, grid=3, block=7)
-            elif lowp == "bfloat16":
-                _bf16_gemm(step, buf)
             else:
                 colmajor_gemm(step["gemm"], step["alpha"], step["beta"], buf(step["a"]),
                               buf(step["b"]), buf(step["c"]))
@@ -139,16 +137,16 @@ def test_pooling(emu, dtype, kw):
     if kw["pool_type"] == "lp":
         x = rounded(np.abs(x) + 0.25, dtype)
     want = mx.nd.Pooling(_nd(x), **kw).asnumpy()
-    y = run_gpu(emu, dtype, "Pooling", [lowp_array(x, dtype)],
-                [np.zeros(want.shape, np.float16)], **kw)[0]
-    y32 = lowp_value(y, dtype)
+    y = run_gpu(emu, "Pooling", [x.astype(dtype)],
+                [np.zeros(want.shape, dtype)], **kw)[0]
+    y32 = y.astype(np.float32)
     _close(y32, want, dtype, exact=kw["pool_type"] == "max")
     dy = rounded(_data(rng, want.shape), dtype)
     want = mx.nd._backward_Pooling(_nd(dy), _nd(x), _nd(y32), **kw).asnumpy()
-    dx = run_gpu(emu, dtype, "_backward_Pooling",
-                 [lowp_array(dy, dtype), lowp_array(x, dtype), y], [np.zeros(x.shape, np.float16)],
+    dx = run_gpu(emu, "_backward_Pooling",
+                 [dy.astype(dtype), x.astype(dtype), y], [np.zeros(x.shape, dtype)],
                  **kw)[0]
-    _close(lowp_value(dx, dtype), want, dtype)    # overlapping windows add: one rounding
+    _close(dx.astype(np.float32), want, dtype)    # overlapping windows add: one rounding
 
 
 @pytest.mark.parametrize("dtype", LOWP)
@@ -157,15 +155,15 @@ def test_upsampling_nearest(emu, dtype):
     a, b = rounded(_data(rng, (2, 3, 4, 4)), dtype), rounded(_data(rng, (2, 3, 2, 2)), dtype)
     kw = dict(scale=2, sample_type="nearest", num_args=2, multi_input_mode="concat")
     want = mx.nd.UpSampling(_nd(a), _nd(b), **kw).asnumpy()
-    y = run_gpu(emu, dtype, "UpSampling", [lowp_array(a, dtype), lowp_array(b, dtype)],
-                [np.zeros(want.shape, np.float16)], **kw)[0]
-    _close(lowp_value(y, dtype), want, dtype, exact=True)
+    y = run_gpu(emu, "UpSampling", [a.astype(dtype), b.astype(dtype)],
+                [np.zeros(want.shape, dtype)], **kw)[0]
+    _close(y.astype(np.float32), want, dtype, exact=True)
     dy = rounded(_data(rng, want.shape), dtype)
     want = mx.nd._backward_UpSampling(_nd(dy), _nd(a), _nd(b), **kw)
-    got = run_gpu(emu, dtype, "_backward_UpSampling", [lowp_array(v, dtype) for v in (dy, a, b)],
-                  [np.zeros(a.shape, np.float16), np.zeros(b.shape, np.float16)], **kw)
+    got = run_gpu(emu, "_backward_UpSampling", [v.astype(dtype) for v in (dy, a, b)],
+                  [np.zeros(a.shape, dtype), np.zeros(b.shape, dtype)], **kw)
     for g, w in zip(got, want):
-        _close(lowp_value(g, dtype), w.asnumpy(), dtype)
+        _close(g.astype(np.float32), w.asnumpy(), dtype)
 
 
 # ---- normalization --------------------------------------------------------------------------------
@@ -182,10 +180,10 @@ def test_batchnorm(emu, dtype, train):
     with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
         want = [o.asnumpy() for o in mx.nd.BatchNorm(_nd(x), _nd(gamma), _nd(beta), _nd(mm),
                                                       _nd(mv), **kw)]
-        got = run_gpu(emu, dtype, "BatchNorm", [lowp_array(x, dtype), gamma, beta, mm, mv],
-                      [np.zeros(x.shape, np.float16), np.zeros(c, np.float32),
+        got = run_gpu(emu, "BatchNorm", [x.astype(dtype), gamma, beta, mm, mv],
+                      [np.zeros(x.shape, dtype), np.zeros(c, np.float32),
                        np.zeros(c, np.float32)], **kw)
-        _close(lowp_value(got[0], dtype), want[0], dtype)
+        _close(got[0].astype(np.float32), want[0], dtype)
         for g, w in zip(got[1:], want[1:]):
             _close(g, w, dtype)
         dy = rounded(_data(rng, x.shape), dtype)
@@ -194,11 +192,11 @@ def test_batchnorm(emu, dtype, train):
         want = [o.asnumpy() for o in mx.nd._backward_BatchNorm(_nd(dy), _nd(x), _nd(gamma),
                                                                 _nd(beta), mm_c, mv_c, **bkw)]
         mm_g, mv_g = mm.copy(), mv.copy()
-        got = run_gpu(emu, dtype, "_backward_BatchNorm",
-                      [lowp_array(dy, dtype), lowp_array(x, dtype), gamma, beta, mm_g, mv_g],
-                      [np.zeros(x.shape, np.float16), np.zeros(c, np.float32),
+        got = run_gpu(emu, "_backward_BatchNorm",
+                      [dy.astype(dtype), x.astype(dtype), gamma, beta, mm_g, mv_g],
+                      [np.zeros(x.shape, dtype), np.zeros(c, np.float32),
                        np.zeros(c, np.float32)], **bkw)
-    _close(lowp_value(got[0], dtype), want[0], dtype)
+    _close(got[0].astype(np.float32), want[0], dtype)
     for g, w in zip(got[1:], want[1:]):
         _close(g, w, dtype)
     _close(mm_g, mm_c.asnumpy(), dtype)
@@ -220,16 +218,16 @@ def test_row_norms(emu, dtype, op, shape, kw):
     beta = rounded(rng.randn(*pshape).astype(np.float32), dtype)
     kw = dict(kw, eps=1e-4)
     want = getattr(mx.nd, op)(_nd(x), _nd(gamma), _nd(beta), **kw).asnumpy()
-    y = run_gpu(emu, dtype, op, [lowp_array(v, dtype) for v in (x, gamma, beta)],
-                [np.zeros(shape, np.float16)], **kw)[0]
-    _close(lowp_value(y, dtype), want, dtype)
+    y = run_gpu(emu, op, [v.astype(dtype) for v in (x, gamma, beta)],
+                [np.zeros(shape, dtype)], **kw)[0]
+    _close(y.astype(np.float32), want, dtype)
     dy = rounded(_data(rng, shape), dtype)
     want = getattr(mx.nd, "_backward_" + op)(_nd(dy), _nd(x), _nd(gamma), **kw)
-    got = run_gpu(emu, dtype, "_backward_" + op, [lowp_array(v, dtype) for v in (dy, x, gamma)],
-                  [np.zeros(shape, np.float16), np.zeros(pshape, np.float16),
-                   np.zeros(pshape, np.float16)], **kw)
+    got = run_gpu(emu, "_backward_" + op, [v.astype(dtype) for v in (dy, x, gamma)],
+                  [np.zeros(shape, dtype), np.zeros(pshape, dtype),
+                   np.zeros(pshape, dtype)], **kw)
     for g, w in zip(got, want):
-        _close(lowp_value(g, dtype), w.asnumpy(), dtype)
+        _close(g.astype(np.float32), w.asnumpy(), dtype)
 
 
 # ---- softmax and the losses -----------------------------------------------------------------------
@@ -244,17 +242,17 @@ def test_softmax(emu, dtype, out_f32, axis):
     if out_f32:
         kw["dtype"] = "float32"        # AMP's softmax: low-precision input, float32 output
     want = mx.nd.softmax(_nd(x), axis=axis).asnumpy()
-    y = run_gpu(emu, dtype, "softmax", [lowp_array(x, dtype)],
-                [np.zeros(x.shape, np.float32 if out_f32 else np.float16)], **kw)[0]
-    y32 = y if out_f32 else lowp_value(y, dtype)
+    y = run_gpu(emu, "softmax", [x.astype(dtype)],
+                [np.zeros(x.shape, np.float32 if out_f32 else dtype)], **kw)[0]
+    y32 = y if out_f32 else y.astype(np.float32)
     _close(y32, want, dtype)
     if out_f32:
         return
     dy = rounded(_data(rng, x.shape), dtype)
     want = mx.nd._backward_softmax(_nd(dy), _nd(y32), axis=axis).asnumpy()
-    dx = run_gpu(emu, dtype, "_backward_softmax", [lowp_array(dy, dtype), y],
-                 [np.zeros(x.shape, np.float16)], axis=axis)[0]
-    _close(lowp_value(dx, dtype), want, dtype)
+    dx = run_gpu(emu, "_backward_softmax", [dy.astype(dtype), y],
+                 [np.zeros(x.shape, dtype)], axis=axis)[0]
+    _close(dx.astype(np.float32), want, dtype)
 
 
 @pytest.mark.parametrize("dtype", LOWP)
@@ -266,10 +264,10 @@ def test_softmax_output_backward(emu, dtype, kw):
     lab = rng.randint(0, 5, 6).astype(np.float32)
     y = rounded(mx.nd.SoftmaxOutput(_nd(x), _nd(lab), **kw).asnumpy(), dtype)
     want = mx.nd._backward_SoftmaxOutput(_nd(y), _nd(lab), **kw).asnumpy()
-    got = run_gpu(emu, dtype, "_backward_SoftmaxOutput",
-                  [lowp_array(y, dtype), lowp_array(lab, dtype)],
-                  [np.zeros(y.shape, np.float16)], **kw)[0]
-    _close(lowp_value(got, dtype), want, dtype)
+    got = run_gpu(emu, "_backward_SoftmaxOutput",
+                  [y.astype(dtype), lab.astype(dtype)],
+                  [np.zeros(y.shape, dtype)], **kw)[0]
+    _close(got.astype(np.float32), want, dtype)
 
 
 @pytest.mark.parametrize("dtype", LOWP)
@@ -277,20 +275,20 @@ def test_softmax_cross_entropy_losses(emu, dtype):
     rng = np.random.RandomState(6)
     x = rounded(_data(rng, (7, 6), 3.0), dtype)
     lab = np.array([0, 5, 2, 1, 4, 3, 3], np.float32)
-    L = lowp_array(lab, dtype)
+    L = lab.astype(dtype)
     want = mx.nd._softmax_ce_rows(_nd(x), _nd(lab)).asnumpy()
-    got = run_gpu(emu, dtype, "_softmax_ce_rows", [lowp_array(x, dtype), L],
-                  [np.zeros(7, np.float16)])[0]
-    _close(lowp_value(got, dtype), want, dtype)
+    got = run_gpu(emu, "_softmax_ce_rows", [x.astype(dtype), L],
+                  [np.zeros(7, dtype)])[0]
+    _close(got.astype(np.float32), want, dtype)
     g = rounded(rng.rand(7).astype(np.float32), dtype)
     want = mx.nd._backward_softmax_ce_rows(_nd(g), _nd(x), _nd(lab)).asnumpy()
-    got = run_gpu(emu, dtype, "_backward_softmax_ce_rows",
-                  [lowp_array(g, dtype), lowp_array(x, dtype), L], [np.zeros(x.shape, np.float16)])[0]
-    _close(lowp_value(got, dtype), want, dtype)
+    got = run_gpu(emu, "_backward_softmax_ce_rows",
+                  [g.astype(dtype), x.astype(dtype), L], [np.zeros(x.shape, dtype)])[0]
+    _close(got.astype(np.float32), want, dtype)
     want = mx.nd.softmax_cross_entropy(_nd(x), _nd(lab)).asnumpy()
-    got = run_gpu(emu, dtype, "softmax_cross_entropy", [lowp_array(x, dtype), L],
-                  [np.zeros(1, np.float16)])[0]
-    _close(lowp_value(got, dtype), want, dtype)
+    got = run_gpu(emu, "softmax_cross_entropy", [x.astype(dtype), L],
+                  [np.zeros(1, dtype)])[0]
+    _close(got.astype(np.float32), want, dtype)
 
 
 # ---- Dropout ----------------------------------------------------------------------------------------
@@ -301,23 +299,22 @@ def test_dropout_keeps_the_cpu_stream(emu, dtype):
     from mxc._core.handle import push_kernel
     p = 0.3
     x = rounded(_data(np.random.RandomState(7), (5, 11)), dtype)
-    out, mask = np.zeros(x.shape, np.float16), np.zeros(x.shape, np.float16)
+    out, mask = np.zeros(x.shape, dtype), np.zeros(x.shape, dtype)
     with mx.autograd.train_mode():
-        calls = kernel_calls("Dropout", [lowp_array(x, dtype)], [out, mask], p=p)
+        calls = kernel_calls("Dropout", [x.astype(dtype)], [out, mask], p=p)
     (name, a, ins, outs, fam, kern, ia, fa), = calls
-    spec = retype(S.launch_spec(name, a, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa),
-                  dtype)
+    spec = S.launch_spec(name, a, ins, outs, family=fam, kernel=kern, iattr=ia, fattr=fa)
     emu_spec(emu, spec, ins, outs)
     table = importlib.import_module("mxc.ops.cpu.random").KERNELS["dropout"]
     co, cm = mx.nd.zeros(x.shape), mx.nd.zeros(x.shape)
     push_kernel(table[cm._dcode], [_nd(x)], [co, cm], tuple(ia), tuple(fa), b"dropout", 1)
     kept = cm.asnumpy() != 0
     assert 0 < kept.sum() < kept.size
-    m = lowp_value(mask, dtype)
+    m = mask.astype(np.float32)
     np.testing.assert_array_equal(m != 0, kept)
     scale = rounded(np.float32(1) / np.float32(1 - p), dtype)
     np.testing.assert_array_equal(m[kept], scale)
-    np.testing.assert_array_equal(lowp_value(out, dtype), rounded(x * np.where(kept, scale, 0),
+    np.testing.assert_array_equal(out.astype(np.float32), rounded(x * np.where(kept, scale, 0),
                                                                    dtype))
 
 
@@ -335,17 +332,17 @@ def test_convolution(emu, dtype, shape, kw):
     w = rounded(_data(rng, (kw["num_filter"], cg) + kw["kernel"], 0.3), dtype)
     b = rounded(_data(rng, (kw["num_filter"],)), dtype)
     want = mx.nd.Convolution(_nd(x), _nd(w), _nd(b), **kw).asnumpy()
-    y = run_gpu(emu, dtype, "Convolution", [lowp_array(v, dtype) for v in (x, w, b)],
-                [np.zeros(want.shape, np.float16)], **kw)[0]
-    _close(lowp_value(y, dtype), want, dtype)
+    y = run_gpu(emu, "Convolution", [v.astype(dtype) for v in (x, w, b)],
+                [np.zeros(want.shape, dtype)], **kw)[0]
+    _close(y.astype(np.float32), want, dtype)
     dy = rounded(_data(rng, want.shape), dtype)
     want = mx.nd._backward_Convolution(_nd(dy), _nd(x), _nd(w), _nd(b), **kw)
-    got = run_gpu(emu, dtype, "_backward_Convolution",
-                  [lowp_array(v, dtype) for v in (dy, x, w, b)],
-                  [np.zeros(x.shape, np.float16), np.zeros(w.shape, np.float16),
-                   np.zeros(b.shape, np.float16)], **kw)
+    got = run_gpu(emu, "_backward_Convolution",
+                  [v.astype(dtype) for v in (dy, x, w, b)],
+                  [np.zeros(x.shape, dtype), np.zeros(w.shape, dtype),
+                   np.zeros(b.shape, dtype)], **kw)
     for g, wv in zip(got, want):
-        _close(lowp_value(g, dtype), wv.asnumpy(), dtype)
+        _close(g.astype(np.float32), wv.asnumpy(), dtype)
 
 
 # ---- Embedding --------------------------------------------------------------------------------------
@@ -356,14 +353,14 @@ def test_embedding(emu, dtype):
     w = rounded(_data(rng, (6, 4)), dtype)
     kw = dict(input_dim=6, output_dim=4)
     want = mx.nd.Embedding(_nd(idx), _nd(w), **kw).asnumpy()
-    y = run_gpu(emu, dtype, "Embedding", [idx, lowp_array(w, dtype)],
-                [np.zeros(want.shape, np.float16)], dtype="float16", **kw)[0]
-    _close(lowp_value(y, dtype), want, dtype, exact=True)
+    y = run_gpu(emu, "Embedding", [idx, w.astype(dtype)],
+                [np.zeros(want.shape, dtype)], dtype=dtype, **kw)[0]
+    _close(y.astype(np.float32), want, dtype, exact=True)
     g = rounded(_data(rng, want.shape), dtype)
     want = mx.nd._backward_Embedding(_nd(g), _nd(idx), **kw).asnumpy()
-    dw = run_gpu(emu, dtype, "_backward_Embedding", [lowp_array(g, dtype), idx],
-                 [np.zeros(w.shape, np.float16)], **kw)[0]
-    _close(lowp_value(dw, dtype), want, dtype)
+    dw = run_gpu(emu, "_backward_Embedding", [g.astype(dtype), idx],
+                 [np.zeros(w.shape, dtype)], **kw)[0]
+    _close(dw.astype(np.float32), want, dtype)
 
 
 # ---- multi-precision optimizer updates ------------------------------------------------------------
@@ -393,13 +390,13 @@ def test_multi_precision_updates(emu, dtype, op, op32, nstate, kw):
     st_c = [_nd(s) for s in st]
     want = getattr(mx.nd, op32)(_nd(w32), _nd(g), *st_c, *[_nd(s) for s in scale],
                                 **kw).asnumpy()
-    w = lowp_array(w32, dtype)
+    w = w32.astype(dtype)
     st_g = [s.copy() for s in st]
     w32_g = w32.copy()
-    out = run_gpu(emu, dtype, op, [w, lowp_array(g, dtype)] + st_g + [w32_g] + scale,
-                  [np.zeros(n, np.float16)], **kw)[0]
+    out = run_gpu(emu, op, [w, g.astype(dtype)] + st_g + [w32_g] + scale,
+                  [np.zeros(n, dtype)], **kw)[0]
     np.testing.assert_array_equal(w32_g, want)
-    np.testing.assert_array_equal(lowp_value(out, dtype), rounded(want, dtype))
+    np.testing.assert_array_equal(out.astype(np.float32), rounded(want, dtype))
     for s, c in zip(st_g, st_c):
         np.testing.assert_array_equal(s, c.asnumpy())
 
@@ -418,7 +415,7 @@ def test_multi_mp_sgd_mom_matches_the_cpu_operator(emu):
     cpu = [mx.nd.array(a, dtype=a.dtype) for a in arrays]
     want = mx.nd.multi_mp_sgd_mom_update(*cpu, **kw)
     gpu = [a.copy() for a in arrays]
-    got = run_gpu(emu, "float16", "multi_mp_sgd_mom_update", gpu,
+    got = run_gpu(emu, "multi_mp_sgd_mom_update", gpu,
                   [np.zeros(5, np.float16), np.zeros(9, np.float16)], **kw)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w.asnumpy())
@@ -433,10 +430,10 @@ def test_all_finite(emu, dtype, bad):
     x = np.linspace(-3, 3, 29).astype(np.float32)
     if bad is not None:
         x[17] = bad
-    arr = lowp_array(x, dtype) if dtype in LOWP else x.astype(dtype)
+    arr = x.astype(dtype)
     want = mx.nd.all_finite(_nd(x)).asnumpy()
     assert want[0] == (bad is None)
-    got = run_gpu(emu, dtype, "all_finite", [arr], [np.full(1, 7, np.float32)])[0]
+    got = run_gpu(emu, "all_finite", [arr], [np.full(1, 7, np.float32)])[0]
     np.testing.assert_array_equal(got, want)
 
 
@@ -444,7 +441,7 @@ def test_all_finite_checks_as_float32(emu):
     # a float64 beyond float32's range overflows, as on the CPU
     x = np.array([1.0, 1e300], np.float64)
     assert mx.nd.all_finite(mx.nd.array(x, dtype="float64")).asnumpy()[0] == 0
-    got = run_gpu(emu, "float32", "all_finite", [x], [np.ones(1, np.float32)])[0]
+    got = run_gpu(emu, "all_finite", [x], [np.ones(1, np.float32)])[0]
     assert got[0] == 0
 
 
@@ -456,11 +453,11 @@ def test_multi_all_finite_keeps_the_flag(emu, init_output):
         kw = dict(num_arrays=2, init_output=init_output)
         flag = mx.nd.array([start])
         mx.nd.multi_all_finite(*[mx.nd.array(a, dtype=a.dtype) for a in ok], out=flag, **kw)
-        got = run_gpu(emu, "float16", "multi_all_finite", ok, [np.array([start], np.float32)],
+        got = run_gpu(emu, "multi_all_finite", ok, [np.array([start], np.float32)],
                       **kw)[0]
         np.testing.assert_array_equal(got, flag.asnumpy())
         assert got[0] == (1.0 if init_output else start)
     bad = [np.ones(4, np.float32), np.array([1, np.inf], np.float16)]
-    got = run_gpu(emu, "float16", "multi_all_finite", bad, [np.ones(1, np.float32)],
+    got = run_gpu(emu, "multi_all_finite", bad, [np.ones(1, np.float32)],
                   num_arrays=2, init_output=False)[0]
     assert got[0] == 0

@@ -5,6 +5,7 @@ compiles through NVRTC (skipped without cupy + NVRTC, as test_compile.py)."""
 import importlib
 import types
 
+import ml_dtypes  # noqa: F401  (registers the dtype name "bfloat16")
 import numpy as np
 import pytest
 
@@ -71,6 +72,7 @@ CHAINS = {"elemwise": _chain, "activation": _act_chain}
 
 
 CASES = [("elemwise", "float32"), ("elemwise", "float16"), ("elemwise", "float64"),
+         ("elemwise", "bfloat16"),
          ("activation", "float32"), ("activation", "float16")]
 
 
