@@ -3,7 +3,7 @@
 # run the GPU tests (tests/gpu, plus the fake-driver runtime tests) and the GPU benchmarks beside
 # PyTorch/CuPy, and write everything under $OUT (default /tmp/mxc-gpu-check):
 #   nvidia-smi.txt, install.log, env.txt, tests.log, junit.xml, bench_gpu.jsonl,
-#   bench_gpu_layers.jsonl, bench_gpu_train_{cold,fp32,amp}.jsonl (ResNet-18/50 training, fp32
+#   bench_gpu_layers.jsonl, bench_gpu_train_{cold,fp32,amp_fp16,amp_bf16}.jsonl (ResNet-18/50 training, fp32
 #   and AMP; "cold" compiles the kernels and builds the cuDNN plans, the next process must find
 #   them all on disk), bench_gpu_cudnn_{1,2}.jsonl (convolution with and without cuDNN),
 #   example_*.log, table.md (the speed table of issues 11 and 24: mxc / PyTorch, same run, with
@@ -125,13 +125,16 @@ step "bench runtime" "$B" 210 bench_gpu.jsonl "$PY" "$ROOT/tools/bench/bench_gpu
 step "bench layers" "$B" 170 bench_gpu_layers.jsonl "$PY" "$ROOT/tools/bench/bench_gpu_layers.py" $QUICK
 # training: a cold process (compiles every kernel, builds every cuDNN plan: the first-step
 # figures), then the same in a second process on the same cache and plan directory (its
-# process_compiles line must say 0), then AMP (fp16; bf16 where mxc can)
+# process_compiles line must say 0), then AMP fp16 and bf16
 export MXC_CUDNN_PLAN_DIR=$PLANS
 step "train cold" 120 110 bench_gpu_train_cold.jsonl "$PY" "$ROOT/tools/bench/bench_gpu_train.py" \
     --quick $SMOKE
 step "train fp32" 70 60 bench_gpu_train_fp32.jsonl "$PY" "$ROOT/tools/bench/bench_gpu_train.py" $SMOKE
-step "train amp" 80 25 bench_gpu_train_amp.jsonl "$PY" "$ROOT/tools/bench/bench_gpu_train.py" \
-    --precision amp $SMOKE
+# (AMP is initialised once per process: float16 and bfloat16 run in processes of their own)
+step "train amp fp16" 45 60 bench_gpu_train_amp_fp16.jsonl "$PY" \
+    "$ROOT/tools/bench/bench_gpu_train.py" --precision amp_fp16 $SMOKE
+step "train amp bf16" 40 25 bench_gpu_train_amp_bf16.jsonl "$PY" \
+    "$ROOT/tools/bench/bench_gpu_train.py" --precision amp_bf16 $SMOKE
 grep -H "\"process_compiles" "$OUT"/bench_gpu_train_*.jsonl | tee -a "$OUT/summary.txt"
 # convolution with and without cuDNN (cudnn_off=True: im2col + cuBLAS), twice on its own fresh
 # plan directory: the second run loads the plans from disk ("cudnn_plans" line)
@@ -142,7 +145,8 @@ for n in 1 2; do
     grep -h '"cudnn_plans"\|"gpu_cudnn"' "$OUT/bench_gpu_cudnn_$n.jsonl" | tee -a "$OUT/summary.txt"
 done
 "$PY" "$ROOT/tools/bench/gpu_table.py" "$OUT/bench_gpu.jsonl" "$OUT/bench_gpu_layers.jsonl" \
-    "$OUT/bench_gpu_train_fp32.jsonl" "$OUT/bench_gpu_train_amp.jsonl" > "$OUT/table.md" 2>&1
+    "$OUT/bench_gpu_train_fp32.jsonl" "$OUT/bench_gpu_train_amp_fp16.jsonl" \
+    "$OUT/bench_gpu_train_amp_bf16.jsonl" > "$OUT/table.md" 2>&1
 { echo; echo "cold process (kernels compiled, plans built):"
   grep -h '"process_compiles\|_first_call' "$OUT/bench_gpu_train_cold.jsonl" "$OUT/bench_gpu_cudnn_1.jsonl"
   echo; echo "cuDNN vs im2col (bench_gpu_cudnn.py, first process):"

@@ -15,7 +15,7 @@ def install_if_asked():
     if not os.environ.get("MXC_BENCH_FAKE_GPU"):
         return False
     from mxc.ops import _gpu
-    from mxc.ops.cuda import cudnn_conv, loader
+    from mxc.ops.cuda import cudnn_plans, loader
     from bench_gpu import emit
     lib = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
     noop = ctypes.cast(lib.fake_noop, ctypes.c_void_p).value
@@ -38,7 +38,7 @@ def install_if_asked():
         if not hasattr(fake_cudnn, "backend_version"):     # what bench_gpu_cudnn.py prints
             fake_cudnn.backend_version = lambda: 0
         fake_cudnn.__version__ = "fake"
-    cudnn_conv.use_frontend(fake_cudnn)
+    cudnn_plans.use_frontend(fake_cudnn)
     emit("dry_run", "mxc", unit="",
          error="FAKE CUDA driver, no-op kernels: the figures mean nothing")
     return True

@@ -2,7 +2,7 @@
 eager in ONE process, one JSON line per figure in bench_gpu.py's format, and how much this
 process compiled (the "no compile on the hot path" figure). Skips cleanly without a GPU.
 
-    python tools/bench/bench_gpu_train.py [--precision fp32|amp] [--quick] [--smoke]
+    python tools/bench/bench_gpu_train.py [--precision fp32|amp_fp16|amp_bf16] [--quick] [--smoke]
 
 Figures (samples/s of whole SGD-momentum training steps: forward, softmax cross-entropy,
 backward, update; 2 warm-up steps, then N steps timed together):
@@ -11,10 +11,10 @@ backward, update; 2 warm-up steps, then N steps timed together):
   224, 224)); mxc hybridized with static_alloc/static_shape, PyTorch eager with
   cudnn.benchmark (torchvision's resnet18/50 where installed, else the same architecture
   written out below: the GPU machines have no package registry).
-- amp: the same two with the suffix _amp_fp16 (mxc: mx.contrib.amp.init('float16') before the
-  nets are built, amp.init_trainer and scale_loss, dynamic loss scaling; PyTorch: autocast
-  float16 with a GradScaler) and _amp_bf16 (PyTorch autocast bfloat16; mxc's row records why
-  it cannot run: AMP bfloat16 needs bfloat16 arrays).
+- amp_fp16 / amp_bf16: the same two with the suffix _amp_fp16 / _amp_bf16 (mxc:
+  mx.contrib.amp.init(dtype) before the nets are built, amp.init_trainer and scale_loss, dynamic
+  loss scaling; PyTorch: autocast with a GradScaler for float16). AMP is initialised once per
+  process, so each precision is a process of its own.
 - process_compiles: NVRTC compiles this process made (CuPy's on-disk cache misses), kernels
   loaded, and cuDNN plans built vs loaded from disk. tools/gpu_check.sh runs the fp32 figures
   twice on one kernel cache and plan directory: in the second process the value must be 0.
@@ -185,7 +185,7 @@ def torch_train(torch, stem, amp_dtype, steps, smoke):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--precision", choices=("fp32", "amp"), default="fp32")
+    ap.add_argument("--precision", choices=("fp32", "amp_fp16", "amp_bf16"), default="fp32")
     ap.add_argument("--quick", action="store_true", help="fewer timed steps")
     ap.add_argument("--smoke", action="store_true", help="tiny inputs (dry runs)")
     ap.add_argument("--nets", default=",".join(NETS), help="comma list of " + ", ".join(NETS))
@@ -214,43 +214,25 @@ def main(argv=None):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.benchmark = True
-    if args.precision == "fp32":
-        runs = [("", None)]
-    else:
-        runs = [("_amp_bf16", "bfloat16"), ("_amp_fp16", "float16")]
-    amp_ready = None
-    for suffix, dt in runs:
-        if dt is not None and amp_ready is None:
-            from mxc.contrib import amp
-
-            def init(dt=dt):
-                amp.init(dt)
-                return dt
-            try:
-                amp_ready = init()
-            except Exception as e:          # bfloat16: no such arrays in mxc yet
-                why = f"{type(e).__name__}: {str(e)[:200]}"
-                for stem in stems:
-                    emit(stem + "_train" + suffix, "mxc", unit="samples/s", error=why)
-        for stem in stems:
-            fig = stem + "_train" + suffix
-            if dt is None or amp_ready == dt:
-                attempt(fig, "mxc", "samples/s",
-                        lambda stem=stem: mx_train(mx, stem, amp if dt else None, steps,
-                                                   args.smoke))
-            elif amp_ready is not None and amp_ready != dt:
-                emit(fig, "mxc", unit="samples/s",
-                     error=f"this process's AMP is initialised for {amp_ready}")
-            if torch is not None:
-                tdt = {None: None, "float16": torch.float16, "bfloat16": torch.bfloat16}[dt]
-                attempt(fig, "torch", "samples/s",
-                        lambda stem=stem, tdt=tdt: torch_train(torch, stem, tdt, steps,
-                                                               args.smoke))
-    from mxc.ops.cuda import cudnn_conv, loader
+    dt = {"fp32": None, "amp_fp16": "float16", "amp_bf16": "bfloat16"}[args.precision]
+    suffix = "" if dt is None else "_" + args.precision
+    amp = None
+    if dt is not None:
+        from mxc.contrib import amp
+        amp.init(dt)
+    for stem in stems:
+        fig = stem + "_train" + suffix
+        attempt(fig, "mxc", "samples/s",
+                lambda stem=stem: mx_train(mx, stem, amp, steps, args.smoke))
+        if torch is not None:
+            tdt = {None: None, "float16": torch.float16, "bfloat16": torch.bfloat16}[dt]
+            attempt(fig, "torch", "samples/s",
+                    lambda stem=stem, tdt=tdt: torch_train(torch, stem, tdt, steps, args.smoke))
+    from mxc.ops.cuda import cudnn_plans, loader
     extra = dict(nvrtc=compiles.n, kernels=len(loader._functions))
     value = compiles.n if compiles.n is not None else float("nan")
-    if cudnn_conv.frontend() is not None:
-        st = cudnn_conv.plans().stats
+    if cudnn_plans.frontend() is not None:
+        st = cudnn_plans.plans().stats
         extra.update(plans_built=st["built"], plans_disk=st["disk"])
         value += st["built"]
     emit("process_compiles_" + args.precision, "mxc", value, "compiles + plan builds", **extra)

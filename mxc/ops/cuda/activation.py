@@ -1,12 +1,12 @@
 """Launches of Activation's softrelu / backward and LeakyReLU's kinds (ops/activation.py,
 csrc/kernels/activation.h) on the GPU: activation.cu."""
-from ._launch import FLOATS, ctypes_of, ctype, nelem, launch
+from ._launch import TRAIN_FLOATS, ctypes_of, ctype, nelem, launch
 
 
 def instantiations():
     """Every name expression of activation.cu."""
     out = []
-    for c in ctypes_of(FLOATS):
+    for c in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_activation<%s>" % c, "mxc_activation_grad<%s>" % c,
                 "mxc_leaky_relu<%s>" % c, "mxc_leaky_relu_grad<%s>" % c,
                 "mxc_prelu_gamma_grad<%s>" % c]

@@ -1,7 +1,7 @@
 """Launches of the reductions (ops/reduce.py, csrc/kernels/reduce.h) on the GPU: reduce.cu."""
 import numpy as np
 
-from ._launch import DTYPES, FLOATS, TRAIN_FLOATS, CTYPE, BLOCK, ctype, i64s, pad, launch, nelem
+from ._launch import DTYPES, TRAIN_FLOATS, CTYPE, BLOCK, ctype, i64s, pad, launch, nelem
 
 
 _ARG = ("argmax", "argmin")
@@ -21,9 +21,9 @@ def reducers():
 def instantiations():
     """Every name expression of reduce.cu."""
     out = []
-    for dt in DTYPES + ("bool",):
+    for dt in DTYPES + ("bool", "bfloat16"):
         c = CTYPE[dt]
-        acc = "double" if dt in FLOATS else "long long"
+        acc = "double" if dt in TRAIN_FLOATS else "long long"
         for r in reducers():
             out += ["mxc_reduce_rows<mxc::r_%s, %s, %s>" % (r, c, c),
                     "mxc_reduce_cols<mxc::r_%s, %s, %s>" % (r, c, c),

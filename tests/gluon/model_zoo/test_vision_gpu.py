@@ -127,14 +127,14 @@ def test_float16_static_graphs_and_cudnn(fake_lib, tmp_path, dtype, hybrid, cudn
     tests' fake frontend, tests/ops/cuda/_fake_cudnn.py: plans built and stored, no engine
     refused) instead of im2col."""
     setup = ("from tests.ops.cuda import _fake_cudnn\n"
-             "from mxc.ops.cuda import cudnn_conv\n"
-             "cudnn_conv.use_frontend(_fake_cudnn.make())\n") if cudnn else ""
+             "from mxc.ops.cuda import cudnn_plans\n"
+             "cudnn_plans.use_frontend(_fake_cudnn.make())\n") if cudnn else ""
     out = run(textwrap.dedent(ZOO) + setup + textwrap.dedent('''
         each(["resnet18_v1", "resnet50_v2", "vgg11_bn", "alexnet", "densenet121",
               "squeezenet1.1", "inceptionv3", "mobilenet0.25", "mobilenetv2_0.25"],
              dtype="%s", hybrid=%s)
         if %s:
-            st = cudnn_conv.plans().stats
+            st = cudnn_plans.plans().stats
             assert st["built"] > 0, st
     ''' % (dtype, hybrid, cudnn)) + textwrap.dedent(REPORT), fake_lib,
         MXC_CUDNN_ENABLED=int(cudnn), MXC_CUDNN_PLAN_DIR=tmp_path / "plans")

@@ -149,3 +149,58 @@ def test_emulated_bfloat16_where_equals_the_cpu(tmp_path_factory):
     lib.run_spec(spec, [cond, xb, y], [out], grid=3, block=7)
     want = np.where(np.broadcast_to(cond, (4, 5)) != 0, np.broadcast_to(xb, (4, 5)), y)
     np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+
+
+def _specs(op, ins, outs, **kw):
+    out = []
+    for name, a, i, o, fam, kern, ia, fa in kernel_calls(op, ins, outs, **kw):
+        spec = S.launch_spec(name, a, i, o, family=fam, kernel=kern, iattr=ia, fattr=fa)
+        assert spec is not None, (op, kern)
+        out.append((fam, spec, i, o))
+    return out
+
+
+def _ulps(a, b):
+    return np.abs(a.view(np.int16).astype(np.int32) - b.view(np.int16).astype(np.int32)).max()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_emulated_bfloat16_activation_equals_the_cpu(tmp_path_factory):
+    """What a bfloat16 AMP training step also runs on the GPU (tools/bench/bench_gpu_train.py
+    --precision amp_bf16 found it missing): Activation forward (relu and sigmoid are
+    elemwise.cu's unary kernels) and backward (activation.cu), computing in float and rounding
+    once. relu and its gradient are exact; sigmoid may round
+    a last float bit differently from the CPU's float32 kernel: one bfloat16 unit at most."""
+    rng = np.random.RandomState(4)
+    x, dy = _bf(rng, 3, 4, 5), _bf(rng, 3, 4, 5)
+    runs, names = [], {}
+    for act in ("relu", "sigmoid"):
+        y = mx.nd.Activation(mx.nd.array(x, dtype=BF), act_type=act).asnumpy()
+        y32 = y.astype(F32)
+        dx = (dy.astype(F32) * ((y32 > 0) if act == "relu" else y32 * (1 - y32))).astype(BF)
+        for op, ins, cpu, tol in (("Activation", [x], y, 0 if act == "relu" else 1),
+                                  ("_backward_Activation", [dy, y], dx, 0)):
+            out = np.zeros(cpu.shape, BF)
+            specs = _specs(op, ins, [out], act_type=act)
+            for fam, spec, i, o in specs:
+                assert "__nv_bfloat16" in spec["name"], spec["name"]
+                names.setdefault(spec["family"], set()).add(spec["name"])
+            runs.append((op, act, tol, specs, out, cpu))
+    libs = {f: Launcher(tmp_path_factory, "bf16_arrays_" + f, {f: sorted(n)})
+            for f, n in names.items()}
+    for op, act, tol, specs, out, cpu in runs:
+        for fam, spec, i, o in specs:
+            libs[spec["family"]].run_spec(spec, i, o, grid=3, block=7)
+        assert _ulps(out, cpu) <= tol, (op, act, out, cpu)
+
+
+def test_bfloat16_sum_launches_the_bfloat16_reduction():
+    """sum of bfloat16 arrays (the loss's mean in AMP) takes reduce.cu's bfloat16 instances,
+    accumulating in double as float16's do (the reductions need a block of threads at once, so
+    the GPU suite runs them; NVRTC compiles them in CI)."""
+    x = _bf(np.random.RandomState(5), 3, 4, 5)
+    for kw in ({"keepdims": True}, {"axis": 1, "keepdims": True}, {"axis": 2, "keepdims": True}):
+        shape = mx.nd.sum(mx.nd.array(x, dtype=BF), **kw).shape
+        for fam, spec, i, o in _specs("sum", [x], [np.zeros(shape, BF)], **kw):
+            launches = spec.get("launches") or [spec]
+            assert launches and all("__nv_bfloat16" in s["name"] for s in launches), spec
