@@ -25,7 +25,7 @@ cdef extern from *:
         int busy
         int quiescing
         float min_mflop
-        int64_t n_done, n_dropped, n_jobs
+        int64_t n_done, n_dropped, n_jobs, n_waits, wait_ns
     mxc_pool_t mxc_pool_state
     int mxc_pool_start(mxc_pool_t *p) nogil
     int MXC_POOL_OFF, MXC_POOL_ON, MXC_POOL_INLINE
@@ -60,9 +60,11 @@ def follow(bint capped):
 
 
 def stats():
-    """Blocks the helper finished (used), blocks the caller took back, jobs run through the pool."""
+    """Blocks the helper finished (used), blocks the caller took back, jobs run through the pool,
+    and the waits after kernels for a dropped block (count, seconds)."""
     return {"done": mxc_pool_state.n_done, "dropped": mxc_pool_state.n_dropped,
-            "jobs": mxc_pool_state.n_jobs, "mode": mxc_pool_state.mode,
+            "jobs": mxc_pool_state.n_jobs, "waits": mxc_pool_state.n_waits,
+            "wait_s": mxc_pool_state.wait_ns * 1e-9, "mode": mxc_pool_state.mode,
             "alive": bool(mxc_pool_state.alive)}
 
 
