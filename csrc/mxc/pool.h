@@ -18,6 +18,10 @@
  * the kernel's arrays) waits for that block to end. A new job does not wait: the helper joins it
  * when it is free, and its scratch is its own.
  *
+ * The same scheme runs the Winograd convolution's forward and backward-data passes by sample
+ * ranges (csrc/kernels/convolution_winograd.h): a job is a task function, a put function and
+ * a small context.
+ *
  * One caller owns the pool at a time (a lock taken without waiting; a second engine worker runs
  * its GEMM inline). The state is one instance owned by mxc/_core/pool.pyx, which starts the
  * helper thread (detached: it never holds up interpreter exit) and switches the pool on while
@@ -36,14 +40,27 @@
 #include <unistd.h>
 
 #define MXC_POOL_MAXTASK 8
+#define MXC_POOL_CTX 192
 /* a block's state: generation << 3 | one of these */
 enum { MXC_PT_FREE = 0, MXC_PT_CALLER = 1, MXC_PT_HELPER = 2, MXC_PT_DONE = 3, MXC_PT_DROPPED = 4 };
 /* mode: 0 off, 1 on, 2 blocked but all blocks on the caller (the tests' reference) */
 enum { MXC_POOL_OFF = 0, MXC_POOL_ON = 1, MXC_POOL_INLINE = 2 };
 
-typedef void (*mxc_pool_sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
-                                  const float *a, int lda, const float *b, int ldb, float beta,
-                                  float *c, int ldc);
+/* A job: ntask blocks. task(ctx, t, NULL) computes block t into the real output (the caller);
+ * task(ctx, t, s) computes it into s, len floats (the helper); put(ctx, t, s) copies such a
+ * block into the real output (the caller). task returns 0, or -1 when it could not run (no
+ * scratch: the helper leaves the block to the caller; a caller's task must not fail). ctx is
+ * copied into the job, so a helper still inside a dropped block never reads the caller's
+ * stack. */
+typedef int (*mxc_pool_task_fn)(const void *ctx, int t, float *s);
+typedef void (*mxc_pool_put_fn)(const void *ctx, int t, const float *s);
+typedef struct {
+  mxc_pool_task_fn task;
+  mxc_pool_put_fn put;
+  int ntask;
+  size_t len;
+  union { char bytes[MXC_POOL_CTX]; double align; } ctx;
+} mxc_pool_job;
 
 typedef struct {
   int mode;          /* MXC_POOL_*: set by pool.pyx (the watcher, or a test) */
@@ -52,16 +69,11 @@ typedef struct {
   uint32_t gen;      /* the current job's generation (the helper's futex word) */
   int busy;          /* the helper is inside a block (mxc_pool_quiesce waits on it) */
   int quiescing;     /* a caller waits for busy to drop */
-  int sleeping;       /* the helper waits on the futex (a job must wake it) */
-  float min_mflop;   /* the least work per block */
-  /* the job: C = alpha op(A) op(B) + beta C, row-major, blocks of bs columns (bycol) or rows */
-  mxc_pool_sgemm_fn fn;
-  int ta, tb, m, n, k, lda, ldb, ldc, bycol, bs, ntask;
-  float alpha, beta;
-  const float *a, *b;
-  float *c;
+  int sleeping;      /* the helper waits on the futex (a job must wake it) */
+  float min_mflop;   /* the least work per GEMM block */
+  mxc_pool_job job;
   uint32_t state[MXC_POOL_MAXTASK];
-  /* the helper's scratch (its blocks at offset task * bs * (bycol ? m : n)) */
+  /* the helper's scratch (block t at offset t * job.len) */
   float *scratch;
   size_t scratch_cap;
   /* counters for tests and benchmarks: blocks the helper finished and the caller used; blocks
@@ -74,108 +86,135 @@ static inline long mxc_pool_futex(void *addr, int op, uint32_t val) {
   return syscall(SYS_futex, addr, op, val, NULL, NULL, 0);
 }
 
-/* block t's operands */
-static inline void mxc_pool_block(const mxc_pool_t *p, int t, int *lo, int *len, const float **a,
-                                  const float **b, int64_t *coff) {
-  const int ext = p->bycol ? p->n : p->m;
-  *lo = t * p->bs;
-  *len = ext - *lo < p->bs ? ext - *lo : p->bs;
-  *a = p->a;
-  *b = p->b;
-  if (p->bycol) {
-    *b = p->tb == 111 ? p->b + *lo : p->b + (int64_t)*lo * p->ldb;
-    *coff = *lo;
+/* 1 when a job could run now (the pool is on, with a helper or in the tests' inline mode) */
+static inline int mxc_pool_usable(const mxc_pool_t *p) {
+  const int mode = p ? __atomic_load_n(&p->mode, __ATOMIC_RELAXED) : MXC_POOL_OFF;
+  return mode == MXC_POOL_INLINE || (mode == MXC_POOL_ON && p->alive);
+}
+
+/* Run a job (the caller's side): 1 when it ran, 0 when the caller should run its work as usual
+ * (pool off or owned by another caller, or fewer than 2 blocks). */
+static int mxc_pool_run(mxc_pool_t *p, const mxc_pool_job *job) {
+  int t, first;
+  uint32_t g;
+  if (!mxc_pool_usable(p) || job->ntask < 2 || job->ntask > MXC_POOL_MAXTASK) return 0;
+  if (__atomic_exchange_n(&p->owner, 1, __ATOMIC_ACQUIRE)) return 0;
+  g = p->gen + 1;
+  if (g >= (1u << 28)) g = 1;
+  memcpy(&p->job, job, sizeof(*job));
+  for (t = 0; t < job->ntask; t++)
+    __atomic_store_n(&p->state[t], g << 3 | MXC_PT_FREE, __ATOMIC_RELAXED);
+  __atomic_store_n(&p->gen, g, __ATOMIC_SEQ_CST);
+  p->n_jobs++;
+  if (p->mode == MXC_POOL_ON && __atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))
+    mxc_pool_futex(&p->gen, FUTEX_WAKE_PRIVATE, 1);
+  /* the caller's blocks, from the front until one is the helper's */
+  for (first = 0; first < job->ntask; first++) {
+    uint32_t s = g << 3 | MXC_PT_FREE;
+    if (!__atomic_compare_exchange_n(&p->state[first], &s, g << 3 | MXC_PT_CALLER, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      break;
+    (void)job->task(job->ctx.bytes, first, NULL);
+  }
+  /* the rest were claimed by the helper: use what it finished, take back the others */
+  for (t = first; t < job->ntask; t++) {
+    uint32_t s = g << 3 | MXC_PT_HELPER;
+    if (__atomic_compare_exchange_n(&p->state[t], &s, g << 3 | MXC_PT_DROPPED, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      p->n_dropped++;
+      (void)job->task(job->ctx.bytes, t, NULL);
+    } else { /* DONE: the helper's scratch pointer was published before the state */
+      p->n_done++;
+      job->put(job->ctx.bytes, t,
+               __atomic_load_n(&p->scratch, __ATOMIC_ACQUIRE) + (size_t)t * job->len);
+    }
+  }
+  __atomic_store_n(&p->owner, 0, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* ---- float32 GEMM (csrc/mxc/blas.h's mxc_sgemm) ------------------------------------------- */
+typedef void (*mxc_pool_sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                                  const float *a, int lda, const float *b, int ldb, float beta,
+                                  float *c, int ldc);
+/* C = alpha op(A) op(B) + beta C, row-major, in blocks of bs columns (bycol) or rows of C */
+typedef struct {
+  mxc_pool_sgemm_fn fn;
+  int ta, tb, m, n, k, lda, ldb, ldc, bycol, bs;
+  float alpha, beta;
+  const float *a, *b;
+  float *c;
+} mxc_pool_gemm;
+
+/* block t's extent and operands */
+static inline void mxc_pool_gemm_block(const mxc_pool_gemm *j, int t, int *rows, int *w,
+                                       const float **a, const float **b, float **c) {
+  const int lo = t * j->bs, ext = j->bycol ? j->n : j->m, len = ext - lo < j->bs ? ext - lo : j->bs;
+  *a = j->a;
+  *b = j->b;
+  if (j->bycol) {
+    *rows = j->m;
+    *w = len;
+    *b = j->tb == 111 ? j->b + lo : j->b + (int64_t)lo * j->ldb;
+    *c = j->c + lo;
   } else {
-    *a = p->ta == 111 ? p->a + (int64_t)*lo * p->lda : p->a + *lo;
-    *coff = (int64_t)*lo * p->ldc;
+    *rows = len;
+    *w = j->n;
+    *a = j->ta == 111 ? j->a + (int64_t)lo * j->lda : j->a + lo;
+    *c = j->c + (int64_t)lo * j->ldc;
   }
 }
 
-/* the caller: block t straight into C */
-static inline void mxc_pool_run_caller(const mxc_pool_t *p, int t) {
-  int lo, len;
+static int mxc_pool_gemm_task(const void *ctx, int t, float *s) {
+  const mxc_pool_gemm *j = (const mxc_pool_gemm *)ctx;
+  int rows, w, r;
   const float *a, *b;
-  int64_t coff;
-  mxc_pool_block(p, t, &lo, &len, &a, &b, &coff);
-  p->fn(101, p->ta, p->tb, p->bycol ? p->m : len, p->bycol ? len : p->n, p->k, p->alpha, a,
-        p->lda, b, p->ldb, p->beta, p->c + coff, p->ldc);
-}
-
-/* copy block t between C and a buffer s of its rows (ld: the block's width) */
-static inline void mxc_pool_copy(const mxc_pool_t *p, int t, float *s, int to_c) {
-  int lo, len, r;
-  const float *a, *b;
-  int64_t coff;
-  mxc_pool_block(p, t, &lo, &len, &a, &b, &coff);
-  const int rows = p->bycol ? p->m : len, w = p->bycol ? len : p->n;
-  for (r = 0; r < rows; r++) {
-    float *cr = p->c + coff + (int64_t)r * p->ldc;
-    if (to_c)
-      memcpy(cr, s + (int64_t)r * w, sizeof(float) * (size_t)w);
-    else
-      memcpy(s + (int64_t)r * w, cr, sizeof(float) * (size_t)w);
+  float *c;
+  mxc_pool_gemm_block(j, t, &rows, &w, &a, &b, &c);
+  if (s == NULL) {
+    j->fn(101, j->ta, j->tb, rows, w, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta, c, j->ldc);
+    return 0;
   }
+  if (j->beta != 0.0f) /* the helper only reads C */
+    for (r = 0; r < rows; r++)
+      memcpy(s + (int64_t)r * w, c + (int64_t)r * j->ldc, sizeof(float) * (size_t)w);
+  j->fn(101, j->ta, j->tb, rows, w, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta, s, w);
+  return 0;
 }
 
-static inline float *mxc_pool_scratch_of(const mxc_pool_t *p, float *base, int t) {
-  return base + (int64_t)t * p->bs * (p->bycol ? p->m : p->n);
+static void mxc_pool_gemm_put(const void *ctx, int t, const float *s) {
+  const mxc_pool_gemm *j = (const mxc_pool_gemm *)ctx;
+  int rows, w, r;
+  const float *a, *b;
+  float *c;
+  mxc_pool_gemm_block(j, t, &rows, &w, &a, &b, &c);
+  for (r = 0; r < rows; r++)
+    memcpy(c + (int64_t)r * j->ldc, s + (int64_t)r * w, sizeof(float) * (size_t)w);
 }
 
-/* The caller's side of csrc/mxc/blas.h's mxc_sgemm: 1 when the pool ran the product, 0 when the
- * caller should make the plain call (pool off, owned by another caller, or too little work). */
+/* 1 when the pool ran the product, 0 when the caller should make the plain call */
 static int mxc_pool_sgemm(mxc_pool_t *p, mxc_pool_sgemm_fn fn, int order, int ta, int tb, int m,
                           int n, int k, float alpha, const float *a, int lda, const float *b,
                           int ldb, float beta, float *c, int ldc) {
-  const int mode = __atomic_load_n(&p->mode, __ATOMIC_RELAXED);
-  int ntask, bycol, ext, bs, t, first;
-  uint32_t g;
-  if (mode == MXC_POOL_OFF || (mode == MXC_POOL_ON && !p->alive) || order != 101 || m <= 0 ||
-      n <= 0 || k <= 0)
-    return 0;
-  bycol = n >= m;
-  ext = bycol ? n : m;
+  mxc_pool_job job;
+  mxc_pool_gemm *j = (mxc_pool_gemm *)job.ctx.bytes;
+  int ntask, ext, bs;
+  if (!mxc_pool_usable(p) || order != 101 || m <= 0 || n <= 0 || k <= 0) return 0;
+  ext = n >= m ? n : m;
   ntask = (int)(2.0 * m * n * k / (1e6 * p->min_mflop));
   if (ntask > MXC_POOL_MAXTASK) ntask = MXC_POOL_MAXTASK;
   if (ntask > ext / 16) ntask = ext / 16;
   if (ntask < 2) return 0;
   bs = (ext + ntask - 1) / ntask;
   bs = (bs + 15) / 16 * 16;          /* whole vectors and cache lines of C */
-  ntask = (ext + bs - 1) / bs;
-  if (ntask < 2) return 0;
-  if (__atomic_exchange_n(&p->owner, 1, __ATOMIC_ACQUIRE)) return 0;
-  g = p->gen + 1;
-  if (g >= (1u << 28)) g = 1;
-  p->fn = fn; p->ta = ta; p->tb = tb; p->m = m; p->n = n; p->k = k; p->lda = lda; p->ldb = ldb;
-  p->ldc = ldc; p->bycol = bycol; p->bs = bs; p->ntask = ntask; p->alpha = alpha;
-  p->beta = beta; p->a = a; p->b = b; p->c = c;
-  for (t = 0; t < ntask; t++) __atomic_store_n(&p->state[t], g << 3 | MXC_PT_FREE, __ATOMIC_RELAXED);
-  __atomic_store_n(&p->gen, g, __ATOMIC_SEQ_CST);
-  p->n_jobs++;
-  if (mode == MXC_POOL_ON && __atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))
-    mxc_pool_futex(&p->gen, FUTEX_WAKE_PRIVATE, 1);
-  /* the caller's blocks, from the front until one is the helper's */
-  for (first = 0; first < ntask; first++) {
-    uint32_t s = g << 3 | MXC_PT_FREE;
-    if (!__atomic_compare_exchange_n(&p->state[first], &s, g << 3 | MXC_PT_CALLER, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-      break;
-    mxc_pool_run_caller(p, first);
-  }
-  /* the rest were claimed by the helper: use what it finished, take back the others */
-  for (t = first; t < ntask; t++) {
-    uint32_t s = g << 3 | MXC_PT_HELPER;
-    if (__atomic_compare_exchange_n(&p->state[t], &s, g << 3 | MXC_PT_DROPPED, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      p->n_dropped++;
-      mxc_pool_run_caller(p, t);
-    } else { /* DONE: the helper's scratch pointer was published before the state */
-      p->n_done++;
-      mxc_pool_copy(p, t, mxc_pool_scratch_of(p, __atomic_load_n(&p->scratch, __ATOMIC_ACQUIRE), t),
-                    1);
-    }
-  }
-  __atomic_store_n(&p->owner, 0, __ATOMIC_RELEASE);
-  return 1;
+  j->fn = fn; j->ta = ta; j->tb = tb; j->m = m; j->n = n; j->k = k; j->lda = lda; j->ldb = ldb;
+  j->ldc = ldc; j->bycol = n >= m; j->bs = bs; j->alpha = alpha; j->beta = beta;
+  j->a = a; j->b = b; j->c = c;
+  job.task = mxc_pool_gemm_task;
+  job.put = mxc_pool_gemm_put;
+  job.ntask = (ext + bs - 1) / bs;
+  job.len = (size_t)bs * (size_t)(j->bycol ? m : n);
+  return mxc_pool_run(p, &job);
 }
 
 /* Wait until the helper has left any block it is still running (a dropped one). */
@@ -183,9 +222,13 @@ static inline void mxc_pool_quiesce(mxc_pool_t *p) {
   struct timespec t0, t1;
   if (!__atomic_load_n(&p->busy, __ATOMIC_SEQ_CST)) return;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  __atomic_store_n(&p->quiescing, 1, __ATOMIC_SEQ_CST);
-  while (__atomic_load_n(&p->busy, __ATOMIC_SEQ_CST))
-    mxc_pool_futex(&p->busy, FUTEX_WAIT_PRIVATE, 1);
+  /* the flag again before each sleep: the helper clears it when it wakes us, and may be inside
+   * its next block by the time we look at busy again */
+  while (__atomic_load_n(&p->busy, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&p->quiescing, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->busy, __ATOMIC_SEQ_CST))
+      mxc_pool_futex(&p->busy, FUTEX_WAIT_PRIVATE, 1);
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   __atomic_add_fetch(&p->n_waits, 1, __ATOMIC_RELAXED);
   __atomic_add_fetch(&p->wait_ns, (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + t1.tv_nsec - t0.tv_nsec,
@@ -197,34 +240,28 @@ static inline void mxc_pool_quiesce(mxc_pool_t *p) {
 
 /* the helper's blocks of generation g, from the back */
 static void mxc_pool_help(mxc_pool_t *p, uint32_t g) {
-  mxc_pool_t job;
+  mxc_pool_job job;
   int t;
-  memcpy(&job, p, sizeof(job));    /* fields stay g's while a block of g can still be claimed */
-  if (job.gen != g || job.ntask < 2 || job.ntask > MXC_POOL_MAXTASK) return;
-  {
-    const size_t need = (size_t)job.ntask * (size_t)job.bs * (size_t)(job.bycol ? job.m : job.n);
-    if (need > p->scratch_cap) {  /* only the helper touches the buffer; g's caller reads
-                                     only blocks DONE after this */
-      float *s = (float *)malloc(sizeof(float) * need);
-      if (s == NULL) return;
-      free(p->scratch);
-      __atomic_store_n(&p->scratch, s, __ATOMIC_RELEASE);
-      p->scratch_cap = need;
-    }
+  memcpy(&job, &p->job, sizeof(job)); /* stays g's while a block of g can still be claimed */
+  if (__atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) != g || job.ntask < 2 ||
+      job.ntask > MXC_POOL_MAXTASK)
+    return;
+  if ((size_t)job.ntask * job.len > p->scratch_cap) { /* g's caller reads only blocks DONE
+                                                          after this */
+    const size_t need = (size_t)job.ntask * job.len;
+    float *s = (float *)malloc(sizeof(float) * need);
+    if (s == NULL) return;
+    free(p->scratch);
+    __atomic_store_n(&p->scratch, s, __ATOMIC_RELEASE);
+    p->scratch_cap = need;
   }
   for (t = job.ntask - 1; t >= 0; t--) {
     uint32_t s = g << 3 | MXC_PT_FREE;
-    int lo, len;
-    const float *a, *b;
-    int64_t coff;
-    float *out = mxc_pool_scratch_of(&job, p->scratch, t);
     if (!__atomic_compare_exchange_n(&p->state[t], &s, g << 3 | MXC_PT_HELPER, 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       return;
-    mxc_pool_block(&job, t, &lo, &len, &a, &b, &coff);
-    if (job.beta != 0.0f) mxc_pool_copy(&job, t, out, 0);
-    job.fn(101, job.ta, job.tb, job.bycol ? job.m : len, job.bycol ? len : job.n, job.k,
-           job.alpha, a, job.lda, b, job.ldb, job.beta, out, job.bycol ? len : job.n);
+    if (job.task(job.ctx.bytes, t, p->scratch + (size_t)t * job.len) != 0)
+      return; /* left HELPER: the caller takes it back */
     s = g << 3 | MXC_PT_HELPER;
     if (!__atomic_compare_exchange_n(&p->state[t], &s, g << 3 | MXC_PT_DONE, 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
