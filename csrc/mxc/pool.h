@@ -104,7 +104,10 @@ static int mxc_pool_run(mxc_pool_t *p, const mxc_pool_job *job) {
   g = p->gen + 1;
   if (g >= (1u << 28)) g = 1;
   memcpy(&p->job, job, sizeof(*job));
-  p->caller_cpu = sched_getcpu();
+  { /* getcpu without sched_getcpu, which needs _GNU_SOURCE before the first system header */
+    unsigned cpu = 0;
+    p->caller_cpu = syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 ? (int)cpu : -1;
+  }
   for (t = 0; t < job->ntask; t++)
     __atomic_store_n(&p->state[t], g << 3 | MXC_PT_FREE, __ATOMIC_RELAXED);
   __atomic_store_n(&p->gen, g, __ATOMIC_SEQ_CST);
