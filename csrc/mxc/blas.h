@@ -13,6 +13,7 @@
 #define MXC_BLAS_H
 #include <sched.h>
 #include <stddef.h>
+#include "mxc/pool.h"
 
 enum { MXC_CblasRowMajor = 101, MXC_CblasColMajor = 102 };
 enum { MXC_CblasNoTrans = 111, MXC_CblasTrans = 112 };
@@ -85,6 +86,10 @@ static inline void mxc_blas_install(int i, void *fn) {
 
 static inline void mxc_blas_install_gate(void *gate) { mxc_blas_gate = (mxc_blas_gate_t *)gate; }
 
+/* the load pool (csrc/mxc/pool.h), owned by mxc/_core/pool.pyx */
+static mxc_pool_t *mxc_blas_pool;
+static inline void mxc_blas_install_pool(void *pool) { mxc_blas_pool = (mxc_pool_t *)pool; }
+
 static inline void mxc_blas_enter(void) {
   mxc_blas_gate_t *g = mxc_blas_gate;
   int want;
@@ -135,7 +140,18 @@ static inline void mxc_blas_leave(void) {
     MXC_BLAS_CALL(id, fn##_t, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);          \
   }
 
-MXC_BLAS_GEMM_FN(mxc_sgemm, MXC_SGEMM, float)
+/* float32 GEMM: through the load pool when OpenBLAS runs on one thread (capped under load) */
+static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                             const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                             int ldc) {
+  const mxc_sgemm_t fn = (mxc_sgemm_t)mxc_blas_table[MXC_SGEMM];
+  mxc_blas_enter();
+  if (!(mxc_blas_pool && mxc_blas_gate->cur == 1 &&
+        mxc_pool_sgemm(mxc_blas_pool, fn, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                       ldc)))
+    fn(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  mxc_blas_leave();
+}
 MXC_BLAS_GEMM_FN(mxc_dgemm, MXC_DGEMM, double)
 MXC_BLAS_TRSM_FN(mxc_strsm, MXC_STRSM, float)
 MXC_BLAS_TRSM_FN(mxc_dtrsm, MXC_DTRSM, double)

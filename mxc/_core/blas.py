@@ -21,8 +21,9 @@ import os
 
 from ..base import MXNetError
 from .threads import omp_threads, follow_load
+from . import pool as _pool
 
-__all__ = ["ADDRESSES", "GATE", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
+__all__ = ["ADDRESSES", "GATE", "POOL", "SYMBOLS", "config", "set_num_threads", "get_num_threads"]
 
 # the order of enum mxc_blas_fn in csrc/mxc/blas.h
 SYMBOLS = ("cblas_sgemm", "cblas_dgemm", "cblas_strsm", "cblas_dtrsm", "cblas_strmm",
@@ -68,6 +69,7 @@ class _Gate(ctypes.Structure):
 
 _GATE = _Gate()
 GATE = ctypes.addressof(_GATE)
+POOL = _pool.ADDRESS     # the load pool's state (mxc/_core/pool.pyx)
 
 
 _asked = 1          # set_num_threads's n; a lone caller gets it capped at the free cores
@@ -94,6 +96,7 @@ def _on_free_cores(n):
     global _free
     _free = n
     _GATE.max = max(1, min(_asked, n))
+    _pool.follow(n < omp_threads())
 
 
 set_num_threads(omp_threads())

@@ -6,6 +6,10 @@ to check a kernel before any front end exists, and it is the reference path for 
 cdef extern from "mxc/smallpool.h" nogil:
     void *mxc_sp_calloc(size_t n)
     void mxc_sp_free(void *p)
+cdef extern from "mxc/pool.h" nogil:
+    ctypedef struct mxc_pool_t:
+        pass
+    void mxc_pool_quiesce(mxc_pool_t *p)
 from libc.string cimport strncpy
 from libc.stdint cimport int64_t, uintptr_t
 cimport numpy as cnp
@@ -72,6 +76,15 @@ def set_load_cap(int n):
 os.register_at_fork(after_in_child=_after_fork_child)
 
 
+# the load pool (mxc/_core/pool.pyx), NULL until it is imported
+cdef mxc_pool_t *g_pool = NULL
+
+
+def install_pool(uintptr_t address):
+    global g_pool
+    g_pool = <mxc_pool_t*>address
+
+
 cdef int capped_threads(int n) noexcept nogil:
     return g_thread_cap if g_thread_cap > 0 and n > g_thread_cap else n
 
@@ -84,6 +97,10 @@ cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
     call.nthreads = capped_threads(asked)
     rc = call.kernel(call)
     call.nthreads = asked
+    # a GEMM block the load pool's helper took may still run, reading this kernel's arrays,
+    # which the engine may free once the kernel returns
+    if g_pool != NULL:
+        mxc_pool_quiesce(g_pool)
     if rc != 0:
         call.err[MXC_ERR_LEN - 1] = 0
         if call.err[0] == 0:
