@@ -263,12 +263,13 @@ def test_float16_network_keeps_its_float32_batchnorm_apart(rng):
     net.hybridize()
     got = net(mx.nd.array(x, dtype="float16"))
     assert got.dtype == np.float16
-    assert net.collect_params()["batchnorm0_gamma"].data().dtype == np.float32
+    assert net[1].gamma.data().dtype == np.float32
     np.testing.assert_allclose(got.asnumpy().astype(np.float32), want, rtol=1e-2, atol=1e-2)
     data = mx.sym.var("data")
     sym = net(data)
     names = {n.name: n for n in _topo(sym._outputs) if n.op is None}
-    f16 = {id(names[k]): (np.float16 if k.startswith("conv") else np.float32)
+    conv = net[0].prefix
+    f16 = {id(names[k]): (np.float16 if k.startswith(conv) else np.float32)
            for k in names if k != "data"}
     assert fold.fold_conv_bn(sym, f16) is sym
     assert fold.fold_conv_bn(sym, {k: np.float32 for k in f16}) is not sym
