@@ -19,6 +19,10 @@ from tests._core.test_cuda_fake import fake_lib  # noqa: F401  (the fake driver 
 REPO = (os.environ.get("MXC_SOURCE_TREE")
         or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BENCH = os.path.join(REPO, "tools", "bench")
+# the directory holding this `tests` package (the bench imports tests.ops.cuda._fake_cudnn): the
+# source tree, or run_tests.sh's copy beside an installed mxc, which must not be shadowed by a
+# source tree without built extensions
+TESTS_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if not os.path.isfile(os.path.join(BENCH, "bench_gpu_train.py")):
     pytest.skip("tools/ is not beside these tests", allow_module_level=True)
 
@@ -31,7 +35,7 @@ def test_gpu_check_parses():
 def _bench(lib, plans, *args):
     env = dict(os.environ, MXC_LIBCUDA=lib, MXC_BENCH_FAKE_GPU="1", MXC_BENCH_FAKE_CUDNN="1",
                MXC_CUDNN_PLAN_DIR=str(plans),
-               PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([TESTS_PARENT, os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, os.path.join(BENCH, "bench_gpu_train.py"), "--smoke",
                         "--nets", "resnet18_cifar_b128", *args], env=env, capture_output=True,
                        text=True, timeout=300)
