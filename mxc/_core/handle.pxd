@@ -35,3 +35,4 @@ cdef class FastKernel:
 
 
 cdef int chunk_ensure(VarC *v, size_t nbytes, int dev_type, int dev_id) noexcept nogil
+cdef void copy_layout(NDArrayBase dst, NDArrayBase src) noexcept

@@ -259,12 +259,7 @@ def adopt(NDArrayBase dst, NDArrayBase src):
         raise ValueError("adopt: the array already has storage")
     dst._chunk = src._chunk
     dst._offset = src._offset
-    dst._shape = src._shape
-    dst._dtype = src._dtype
-    dst._dcode = src._dcode
-    dst._itemsize = src._itemsize
-    dst._size = src._size
-    dst._ctx = src._ctx
+    copy_layout(dst, src)
 
 
 cpdef NDArrayBase empty(type cls, tuple shape, object dtype, object ctx):
@@ -804,6 +799,16 @@ cdef class FastKernel:
         self.gpu_plans = {}
 
 
+cdef void copy_layout(NDArrayBase dst, NDArrayBase src) noexcept:
+    """dst takes src's shape, dtype, element size and context (not its storage)."""
+    dst._shape = src._shape
+    dst._dtype = src._dtype
+    dst._dcode = src._dcode
+    dst._itemsize = src._itemsize
+    dst._size = src._size
+    dst._ctx = src._ctx
+
+
 cdef NDArrayBase _new_like(NDArrayBase p):
     """A fresh array with p's shape, dtype, context and class."""
     cdef Chunk c = alloc_chunk(<size_t>p._size * p._itemsize, p._chunk.dev_type, p._chunk.dev_id)
@@ -811,12 +816,7 @@ cdef NDArrayBase _new_like(NDArrayBase p):
     cdef NDArrayBase a = cls.__new__(cls)
     a._chunk = c
     a._offset = 0
-    a._shape = p._shape
-    a._dtype = p._dtype
-    a._dcode = p._dcode
-    a._itemsize = p._itemsize
-    a._size = p._size
-    a._ctx = p._ctx
+    copy_layout(a, p)
     a._ag = None
     return a
 

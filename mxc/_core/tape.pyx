@@ -6,7 +6,7 @@ the AGInfo of each input, and views of its inputs and outputs: new array objects
 storage without autograd state, so arrays and nodes form no reference cycles and a graph is
 freed with its last output. Recording is on the per-operator hot path, hence Cython.
 """
-from mxc._core.handle cimport NDArrayBase
+from mxc._core.handle cimport NDArrayBase, copy_layout
 from mxc._core.engine cimport profile_recording
 from mxc._core.engine import ProfileScope
 from mxc.base import MXNetError
@@ -255,12 +255,7 @@ cpdef NDArrayBase detach(NDArrayBase x):
     cdef NDArrayBase a = cls.__new__(cls)
     a._chunk = x._chunk
     a._offset = x._offset
-    a._shape = x._shape
-    a._dtype = x._dtype
-    a._dcode = x._dcode
-    a._itemsize = x._itemsize
-    a._size = x._size
-    a._ctx = x._ctx
+    copy_layout(a, x)
     a._ag = None
     return a
 
