@@ -192,7 +192,8 @@ def test_relu_fold_changes_no_bit(rng, monkeypatch):
         ex = s.bind(mx.cpu(), args={k: feed[k] for k in s.list_arguments()},
                     aux_states={k: feed[k] for k in s.list_auxiliary_states()}, grad_req="null")
         outs.append([o.asnumpy() for o in ex.forward(is_train=False)])
-    assert (outs[0][1] == 0).mean() > 0.2        # the ReLUs cut
+    cut = (outs[0][1] == 0).mean()
+    assert 0 < cut < 1        # the ReLUs cut some values and pass others (the share depends on the seed)
     for a, b in zip(outs[1], outs[0]):
         np.testing.assert_array_equal(a, b)
 
