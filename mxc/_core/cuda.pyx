@@ -39,6 +39,7 @@ from mxc._core.storage cimport (Block, storage_alloc, storage_free, storage_set_
                                 STORAGE_MAX_GPUS)
 from mxc._core.handle cimport Chunk, NDArrayBase, chunk_ensure
 from mxc.base import MXNetError
+from mxc._core import engine as _engine
 
 cnp.import_array()
 
@@ -1159,8 +1160,13 @@ cdef int _run_end(void *arg, char *err, size_t n) noexcept nogil:
 
 cdef int _wait_device_op(exec_fn fn, GraphState *s, const char *name) except -1:
     """Run fn(s) on gpu(s.dev)'s worker after everything pushed there so far, and wait for it
-    (a var of its own: no host synchronisation with the stream)."""
-    cdef VarC *v = var_new()
+    (a var of its own: no host synchronisation with the stream). An operation pushed earlier
+    may still wait on its inputs, and fn, with no inputs, would overtake it: a capture opened
+    or closed in its middle records a copy meant to run now (a stale input replayed ever
+    after) or misses a step. So everything pushed before is drained first (once per capture)."""
+    cdef VarC *v
+    _engine.wait_for_pushed()
+    v = var_new()
     if v == NULL:
         raise MemoryError()
     try:
