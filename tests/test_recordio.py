@@ -508,8 +508,17 @@ def test_prefetch_stops_when_abandoned(tmp_path):
         d.read()
         del d
         gc.collect()                    # collected: joins the thread
+        mapped = []                     # past the first window: the page-table helper runs
+        for i in range(3):
+            m = _rio.RecordReader({path!r})
+            for _ in range(15000):
+                m.read()
+            mapped.append(m)
+        mapped.pop().close()
+        del mapped[0]
+        gc.collect()
         print("ok")
-        # a and b are still open with full prefetch buffers when the interpreter exits
+        # a, b and a mapped reader are still open (threads alive) when the interpreter exits
     """)
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr

@@ -309,6 +309,96 @@ static void rio_map_advise(const unsigned char *map, int64_t msize, int64_t from
   if (forget_hi > forget_lo) madvise((void *)(map + forget_lo), (size_t)(forget_hi - forget_lo), MADV_DONTNEED);
 }
 
+/* The page-table work of a sequential read (making the next window resident, dropping what lies
+ * behind) costs about as much CPU as the copies themselves; a helper thread does it while the
+ * reader copies.  It only ever advises: a page it has not reached yet is faulted in by the copy.
+ * Requests replace each other (only the newest matters); rio_adv_quiesce returns once the thread
+ * no longer touches the mapping, and must precede every munmap. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t th;
+  int started, stop, pending, working;
+  const unsigned char *map;
+  int64_t msize, from, to, ahead, flo, fhi;
+} rio_advisor;
+
+static void *rio_adv_main(void *arg) {
+  rio_advisor *a = (rio_advisor *)arg;
+  pthread_mutex_lock(&a->mu);
+  for (;;) {
+    while (!a->stop && !a->pending) pthread_cond_wait(&a->cv, &a->mu);
+    if (a->stop) break;
+    const unsigned char *map = a->map;
+    int64_t msize = a->msize, from = a->from, to = a->to, ahead = a->ahead, flo = a->flo, fhi = a->fhi;
+    a->pending = 0;
+    a->working = 1;
+    pthread_mutex_unlock(&a->mu);
+    rio_map_advise(map, msize, from, to, ahead, flo, fhi);
+    pthread_mutex_lock(&a->mu);
+    a->working = 0;
+    pthread_cond_broadcast(&a->cv);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return NULL;
+}
+
+static rio_advisor *rio_adv_new(void) {
+  rio_advisor *a = (rio_advisor *)calloc(1, sizeof(rio_advisor));
+  if (!a) return NULL;
+  pthread_mutex_init(&a->mu, NULL);
+  pthread_cond_init(&a->cv, NULL);
+  return a;
+}
+
+/* Hand the thread a request (starting it the first time); 0, or an errno when it cannot start:
+ * the caller then advises itself. */
+static int rio_adv_post(rio_advisor *a, const unsigned char *map, int64_t msize, int64_t from,
+                        int64_t to, int64_t ahead, int64_t flo, int64_t fhi) {
+  int rc = 0;
+  pthread_mutex_lock(&a->mu);
+  if (!a->started) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    rc = pthread_create(&a->th, &attr, rio_adv_main, a);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) a->started = 1;
+  }
+  if (rc == 0) {
+    a->map = map; a->msize = msize; a->from = from; a->to = to; a->ahead = ahead;
+    a->flo = flo; a->fhi = fhi;
+    a->pending = 1;
+    pthread_cond_broadcast(&a->cv);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return rc;
+}
+
+static void rio_adv_quiesce(rio_advisor *a) {
+  if (!a) return;
+  pthread_mutex_lock(&a->mu);
+  a->pending = 0;
+  while (a->working) pthread_cond_wait(&a->cv, &a->mu);
+  pthread_mutex_unlock(&a->mu);
+}
+
+/* Stop and join the thread, free it.  `foreign`: in a forked child the thread does not exist and
+ * the mutex may have been copied locked, so only memory is released. */
+static void rio_adv_free(rio_advisor *a, int foreign) {
+  if (!a) return;
+  if (!foreign) {
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    if (a->started) pthread_join(a->th, NULL);
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+  }
+  free(a);
+}
+
 /* ---------------------------------------------------------------- batches and the prefetch thread */
 
 typedef struct {

@@ -63,6 +63,13 @@ cdef extern from "recordio/rio.h" nogil:
     int64_t rio_page_floor(int64_t off)
     void rio_map_advise(const unsigned char* m, int64_t msize, int64_t start, int64_t stop,
                         int64_t ahead, int64_t forget_lo, int64_t forget_hi)
+    ctypedef struct rio_advisor:
+        pass
+    rio_advisor* rio_adv_new()
+    int rio_adv_post(rio_advisor* a, const unsigned char* m, int64_t msize, int64_t start,
+                     int64_t stop, int64_t ahead, int64_t forget_lo, int64_t forget_hi)
+    void rio_adv_quiesce(rio_advisor* a)
+    void rio_adv_free(rio_advisor* a, int foreign)
 
 
 # A forked child inherits readers whose prefetch thread does not exist there.  Counting forks lets
@@ -162,6 +169,8 @@ cdef class RecordReader:
     cdef int64_t msize         # bytes mapped: the file size when it was mapped
     cdef int64_t ready         # read(): records ending before this offset are resident
     cdef int64_t dropped       # read(): page-table entries below this offset were dropped
+    cdef int64_t advised       # read(): the helper thread was asked to map pages up to here
+    cdef rio_advisor* adv      # read()'s helper thread (page tables), NULL until needed
     cdef int inflight          # copies out of the mapping running without the GIL
     cdef bint map_failed       # the file cannot be mapped: read() uses the prefetch thread
 
@@ -189,6 +198,10 @@ cdef class RecordReader:
             with nogil:
                 rio_pf_free(self.pf, foreign)
             self.pf = NULL
+        if self.adv != NULL:
+            with nogil:
+                rio_adv_free(self.adv, foreign)     # joins it: it no longer touches the map
+            self.adv = NULL
         rio_map_close(self.map, self.msize)
         self.map = NULL
         self.msize = 0
@@ -331,12 +344,15 @@ cdef class RecordReader:
         return 1
 
     cdef void _unmap(self):
-        # only when no copy runs without the GIL (checked by the callers)
+        # only when no copy runs without the GIL (checked by the callers); the helper thread
+        # finishes what it is doing first (it never waits for the GIL)
+        rio_adv_quiesce(self.adv)
         rio_map_close(self.map, self.msize)
         self.map = NULL
         self.msize = 0
         self.ready = 0
         self.dropped = 0
+        self.advised = 0
 
     cdef object _read_mapped(self):
         """read() through the mapping (called with ``busy`` set), making the next window resident
@@ -362,11 +378,7 @@ cdef class RecordReader:
             fhi = rio_page_floor(pos) - MAP_WINDOW
             if fhi - self.dropped < MAP_FORGET_STRIDE:
                 fhi = self.dropped
-            self.inflight += 1      # the mapping stays while the GIL is released
-            with nogil:
-                rio_map_advise(self.map, self.msize, pos, hi, hi + 2 * MAP_WINDOW, self.dropped,
-                               fhi)
-            self.inflight -= 1
+            self._advise(pos, end, hi, fhi)
             self.ready = min(hi, self.msize)
             self.dropped = fhi
         out = PyBytes_FromStringAndSize(NULL, n)
@@ -385,6 +397,29 @@ cdef class RecordReader:
             return self._read_sync()
         self.pos = end
         return out
+
+    cdef void _advise(self, int64_t pos, int64_t end, int64_t hi, int64_t fhi):
+        """Make this record resident now (without the GIL: it may come from the disk) and have
+        the helper thread map the pages up to one window past ``hi``, read further ahead and
+        drop the page tables below ``fhi``; without the thread, do it all here."""
+        cdef int64_t lo = max(end, self.advised) if self.advised > pos else end
+        cdef int64_t top = min(hi + MAP_WINDOW, self.msize)
+        cdef int rc = -1
+        self.inflight += 1          # the mapping stays while the GIL is released
+        with nogil:
+            rio_map_advise(self.map, self.msize, pos, end, 0, 0, 0)
+        self.inflight -= 1
+        if self.adv == NULL:
+            self.adv = rio_adv_new()
+        if self.adv != NULL:
+            rc = rio_adv_post(self.adv, self.map, self.msize, lo, top, top + MAP_WINDOW,
+                              self.dropped, fhi)
+        if rc != 0:
+            self.inflight += 1
+            with nogil:
+                rio_map_advise(self.map, self.msize, lo, top, top + MAP_WINDOW, self.dropped, fhi)
+            self.inflight -= 1
+        self.advised = top
 
     cdef object _read_sync(self):
         cdef int64_t nxt = 0
