@@ -745,6 +745,25 @@ def test_mapped_and_pread_paths_raise_the_same_errors(tmp_path):
         r.close()
 
 
+def test_large_record_cut_after_mapping(tmp_path, rng):
+    # records of 256 KiB and more are read with pread into their bytes: a file cut under an open
+    # reader gives the truncation error there too (the header page stays, no SIGBUS)
+    path = str(tmp_path / "big.rec")
+    big = bytes(rng.integers(0, 256, size=300_000, dtype=np.uint8))
+    write_recs(path, [b"a" * 8, big, big])
+    for read in ("read", "read_at"):
+        write_recs(path, [b"a" * 8, big, big])
+        r = _rio.RecordReader(path)
+        assert r.read() == b"a" * 8
+        assert r.read_at(16) == big                    # mapped, large record through pread
+        r.seek(16)
+        os.truncate(path, 100_000)
+        with pytest.raises(MXNetError, match=r"big\.rec: record at byte offset 16 needs 300008 "
+                                             r"bytes but only 99984 remain"):
+            r.read() if read == "read" else r.read_at(16)
+        r.close()
+
+
 def _run(code, *args, **kw):
     return subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)], cwd=ROOT,
                           timeout=60, capture_output=True, text=True, **kw)
