@@ -745,6 +745,25 @@ def test_mapped_and_pread_paths_raise_the_same_errors(tmp_path):
         r.close()
 
 
+@pytest.mark.parametrize("mapped", [True, False])
+def test_file_grown_after_the_end_was_read(tmp_path, mapped):
+    # as MXNet 1.9.1's reader (checked): once read() returned None it stays None, even when
+    # records are appended; a seek (read_at) or reset sees them (the file is mapped again)
+    path = str(tmp_path / "g.rec")
+    write_recs(path, [b"a" * 5, b"b" * 6])
+    r = _rio.RecordReader(path, mapped=mapped)
+    assert read_all(r) == [b"a" * 5, b"b" * 6]
+    with open(path, "ab") as f:                     # framed by hand: the writer renames
+        for p in (b"c" * 7, b"d" * 300):
+            f.write(struct.pack("<II", MAGIC, len(p)) + p + b"\0" * (-len(p) % 4))
+    assert r.read() is None
+    assert r.read_at(32) == b"c" * 7
+    assert r.read() == b"d" * 300 and r.read() is None
+    r.reset()
+    assert read_all(r) == [b"a" * 5, b"b" * 6, b"c" * 7, b"d" * 300]
+    r.close()
+
+
 def test_large_record_cut_after_mapping(tmp_path, rng):
     # records of 256 KiB and more are read with pread into their bytes: a file cut under an open
     # reader gives the truncation error there too (the header page stays, no SIGBUS)

@@ -176,6 +176,7 @@ cdef class RecordReader:
     cdef rio_advisor* adv      # read()'s helper thread (page tables), NULL until needed
     cdef int inflight          # copies out of the mapping running without the GIL
     cdef bint map_failed       # the file cannot be mapped: read() uses the prefetch thread
+    cdef bint at_end           # read() returned None: it stays None until a seek or reset (MXNet)
 
     def __cinit__(self, str path, int64_t chunk=DEFAULT_CHUNK, bint mapped=True):
         self.fd = -1
@@ -276,6 +277,8 @@ cdef class RecordReader:
         cdef rio_batch* b
         cdef int64_t* r
         if not self.map_failed:
+            if self.at_end:         # as MXNet's reader: records appended later are not seen
+                return None
             # the slow path releases the GIL (fstat, madvise, pread): another thread's read()
             # must see the reader busy, not a position about to move
             self.busy = True
@@ -284,6 +287,7 @@ cdef class RecordReader:
             finally:
                 self.busy = False
             if out is not _UNMAPPED:
+                self.at_end = out is None
                 return out
         if not self.prefetching:
             return self._read_direct()
@@ -617,6 +621,7 @@ cdef class RecordReader:
     cdef void _set_pos(self, int64_t pos):
         self.pos = pos
         self.ready = 0
+        self.at_end = False
         self.direct_reads = 0
         if self.prefetching:
             self.prefetching = False
@@ -637,6 +642,7 @@ cdef class RecordReader:
         self._check_seq()
         self.pos = 0
         self.ready = 0
+        self.at_end = False
         self.prefetching = False
         self.direct_reads = SEQUENTIAL_AFTER_SEEK
         self._resume_prefetch()

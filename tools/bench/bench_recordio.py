@@ -7,6 +7,9 @@ Prints one JSON line per figure: {"bench": ..., "impl": ..., "value": ..., "unit
     python tools/bench/bench_recordio.py --mxnet-im2rec /path/to/mxnet/tools/im2rec.py
     python tools/bench/bench_recordio.py --peer-python /path/to/mxnet-python   # + MXNet, same files
 
+``mxc_unmapped`` is mxc's reader on a file it cannot map (its prefetch thread, the design before
+the memory map), timed beside the mapped one.
+
 Every reader figure is followed by a same-run ratio line ({"bench": ..., "ratio": "mxc/plain_python"})
 for each implementation against the plain-Python reader timed beside it, in rotation, in the
 same process; with --peer-python MXNet's readers run in that interpreter on the same files, with
@@ -159,6 +162,20 @@ def seq_read(mod, path):
     return n
 
 
+def seq_read_unmapped(mod, path):
+    """mxc's reader on a file it may not map: the prefetch thread (the design before the map)."""
+    r = mod._rio.RecordReader(path, mapped=False)
+    n = 0
+    read = r.read
+    while True:
+        x = read()
+        if x is None:
+            break
+        n += len(x)
+    r.close()
+    return n
+
+
 def copy_bytes(src, count):
     for _ in range(count):
         bytes(src)
@@ -202,6 +219,8 @@ def bench_sequential(tmp, impls, rec_size, total, from_disk=False):
     fns = {"plain_python": lambda: py_read_all(path), "readinto": lambda: readinto_all(path)}
     for impl, mod in impls.items():
         fns[impl] = lambda mod=mod: seq_read(mod, path)
+    if "mxc" in impls:
+        fns["mxc_unmapped"] = lambda: seq_read_unmapped(impls["mxc"], path)
     for k, fn in fns.items():   # readinto delivers the whole file, the readers the payloads
         assert fn() == (os.path.getsize(path) if k == "readinto" else count * rec_size), k
     if rec_size == 1024:      # the floor: one bytes object of 1 KiB per record
