@@ -194,7 +194,10 @@ static int rio_read_at(int fd, int64_t pos, int64_t hint, unsigned char **buf, i
  * back to it, and the access reports -1 instead of killing the process.  A SIGBUS outside those
  * accesses goes to the handler that was installed before (or to the default action). */
 
-static __thread sigjmp_buf *rio_bus_jb __attribute__((tls_model("initial-exec")));
+/* The default TLS model: initial-exec would save a call per access but can make dlopen of this
+ * module fail when the process's static TLS space is used up.  The handler reads the variable
+ * only in a thread that armed it before (already allocated), or on a fault that is not ours. */
+static __thread sigjmp_buf *rio_bus_jb;
 static struct sigaction rio_bus_prev;
 static int rio_bus_ready;
 
