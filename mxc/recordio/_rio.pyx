@@ -219,7 +219,8 @@ cdef class RecordReader:
 
     def close(self):
         """Stop the prefetch thread (joining it) and close the file.  Idempotent."""
-        if self.busy or self.scratch_busy or self.inflight:
+        # in a forked child the flags are the parent's threads', which do not exist there
+        if (self.busy or self.scratch_busy or self.inflight) and self.fork_gen == _fork_gen:
             raise MXNetError(f"{self.path}: cannot close a RecordIO reader while another thread "
                              f"is reading from it")
         self._release()
