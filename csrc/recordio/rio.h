@@ -369,6 +369,8 @@ static int rio_adv_post(rio_advisor *a, const unsigned char *map, int64_t msize,
     if (rc == 0) a->started = 1;
   }
   if (rc == 0) {
+    /* a request not yet taken is replaced, but the range it was to forget is kept */
+    if (a->pending && a->map == map && a->flo < flo) flo = a->flo;
     a->map = map; a->msize = msize; a->from = from; a->to = to; a->ahead = ahead;
     a->flo = flo; a->fhi = fhi;
     a->pending = 1;
