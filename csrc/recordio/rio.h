@@ -271,6 +271,19 @@ static int rio_map_copy(unsigned char *dst, const unsigned char *src, int64_t n)
   return 0;
 }
 
+/* Ask the CPU for the lines of the next RIO_PREFETCH bytes after a record just copied out of the
+ * mapping (only those not asked for after the previous record), so that the next read() finds its
+ * record in cache instead of waiting for memory: the hardware prefetcher loses the stream in the
+ * Python code between two reads.  Process CPU per 1 KiB record, best of 6 alternated on the 2-core
+ * dev machine: file read back from disk 133 ns without, 101 with 2 KiB ahead (the reading thread
+ * 114 -> 94, the bytes-copy floor), freshly written file 194 -> 161; 4 and 8 KiB ahead no better.
+ * A prefetch never faults, past the end of the mapping or not. */
+#define RIO_PREFETCH 2048
+static inline void rio_prefetch_after(const unsigned char *src, int64_t n) {
+  for (int64_t o = n > RIO_PREFETCH ? n : RIO_PREFETCH; o < n + RIO_PREFETCH; o += 64)
+    __builtin_prefetch(src + o);
+}
+
 /* Map `size` bytes of fd read-only; NULL when the file cannot be mapped (some FUSE and special
  * files: the reader then reads through the prefetch thread). */
 static const unsigned char *rio_map_open(int fd, int64_t size) {

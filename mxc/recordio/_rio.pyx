@@ -58,6 +58,7 @@ cdef extern from "recordio/rio.h" nogil:
     int rio_map_peek(const unsigned char* m, int64_t msize, int64_t off, int64_t* length,
                      int64_t* end)
     int rio_map_copy(unsigned char* dst, const unsigned char* src, int64_t n)
+    void rio_prefetch_after(const unsigned char* src, int64_t n)
     const unsigned char* rio_map_open(int fd, int64_t size)
     void rio_map_close(const unsigned char* m, int64_t size)
     int64_t rio_page_floor(int64_t off)
@@ -270,6 +271,7 @@ cdef class RecordReader:
         if rio_map_peek(self.map, self.ready, self.pos, &n, &end) == 0 and n < LARGE_RECORD:
             out = PyBytes_FromStringAndSize(NULL, n)
             if rio_map_copy(<unsigned char*>PyBytes_AS_STRING(out), self.map + self.pos + 8, n) == 0:
+                rio_prefetch_after(self.map + self.pos + 8, n)
                 self.pos = end
                 return out
         return self._read_slow()
