@@ -3,6 +3,7 @@ tests/data/make_recordio_fixtures.py) and against an independent pure-Python fra
 import json
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -210,8 +211,9 @@ def test_roundtrip_against_reference(tmp_path, rng):
         w.write_idx(i, p)
     w.close()
     assert ref_read_all(path) == payloads
-    # small batches: records straddle batch ends, one record is larger than the buffer
-    r = _rio.RecordReader(path, chunk=4096)
+    # the prefetch thread (files that cannot be mapped) with small batches: records straddle
+    # batch ends, one record is larger than the buffer
+    r = _rio.RecordReader(path, chunk=4096, mapped=False)
     assert read_all(r) == payloads
     r.close()
     with recordio.MXIndexedRecordIO(str(tmp_path / "r.idx"), path, "r") as r:
@@ -497,7 +499,7 @@ def test_prefetch_stops_when_abandoned(tmp_path):
         from mxc.recordio import _rio
         a = recordio.MXRecordIO({path!r}, "r")
         assert a.read() == b"000000" * 200
-        b = _rio.RecordReader({path!r}, chunk=4096)
+        b = _rio.RecordReader({path!r}, chunk=4096, mapped=False)
         b.read()
         c = recordio.MXRecordIO({path!r}, "r")
         c.read()
@@ -506,8 +508,17 @@ def test_prefetch_stops_when_abandoned(tmp_path):
         d.read()
         del d
         gc.collect()                    # collected: joins the thread
+        mapped = []                     # past the first window: the page-table helper runs
+        for i in range(3):
+            m = _rio.RecordReader({path!r})
+            for _ in range(15000):
+                m.read()
+            mapped.append(m)
+        mapped.pop().close()
+        del mapped[0]
+        gc.collect()
         print("ok")
-        # a and b are still open with full prefetch buffers when the interpreter exits
+        # a, b and a mapped reader are still open (threads alive) when the interpreter exits
     """)
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -552,7 +563,7 @@ def test_prefetch_reader_threads(tmp_path):
     results = [None] * 4
 
     def work(i):
-        r = _rio.RecordReader(path, chunk=8192)
+        r = _rio.RecordReader(path, chunk=8192, mapped=(i % 2 == 0))
         results[i] = read_all(r)
         r.close()
 
@@ -584,7 +595,13 @@ def test_shared_reader_across_threads(tmp_path):
 
     def random_reads(seed):
         g = np.random.default_rng(seed)
-        for k in g.integers(0, len(payloads), size=2000):
+        keys = g.integers(0, len(payloads), size=2000)
+        if seed % 2:                # whole batches, as ImageRecordIter reads them
+            for i in range(0, len(keys), 128):
+                got = r.handle.read_many([r.idx[int(k)] for k in keys[i:i + 128]])
+                bad.extend(int(k) for k, x in zip(keys[i:i + 128], got) if x != payloads[k])
+            return
+        for k in keys:
             if r.read_idx(int(k)) != payloads[k]:
                 bad.append(int(k))
 
@@ -619,6 +636,240 @@ def test_shared_reader_across_threads(tmp_path):
         t.join(60)
     assert sorted(sum(got, [])) == sorted(payloads)
     seq.close()
+
+
+# ------------------------------------------------------------------ reading through the mapping
+
+WINDOW = 16 << 20        # _rio.MAP_WINDOW: records straddling it must come out whole
+
+
+def test_mapped_reads_cross_windows_against_reference(tmp_path, rng):
+    # small records with planted magics (split records), records copied without the GIL
+    # (>= 256 KiB), one larger than the window, and records straddling the window's end
+    payloads = random_payloads(rng, 800)
+    payloads += [bytes(rng.integers(0, 256, size=300_000, dtype=np.uint8)) for _ in range(3)]
+    big = bytearray(rng.integers(0, 256, size=WINDOW + 12345, dtype=np.uint8).tobytes())
+    big[WINDOW // 2:WINDOW // 2 + 4] = MAGIC_B          # a split record larger than the window
+    payloads.append(bytes(big))
+    payloads += random_payloads(rng, 800)
+    rec, idx = str(tmp_path / "w.rec"), str(tmp_path / "w.idx")
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i, p in enumerate(payloads):
+        w.write_idx(i, p)
+    w.close()
+    assert ref_read_all(rec) == payloads            # the pure-Python parse of the same bytes
+    offsets = recordio.scan_offsets(rec)
+    ends = list(offsets[1:]) + [os.path.getsize(rec)]
+    assert any(o < WINDOW < e for o, e in zip(offsets, ends))
+    assert any(o < 2 * WINDOW < e for o, e in zip(offsets, ends)) or os.path.getsize(rec) < 2 * WINDOW
+    for mapped in (True, False):
+        r = _rio.RecordReader(rec, mapped=mapped)
+        assert read_all(r) == payloads
+        assert r.read() is None
+        r.close()
+    with recordio.MXIndexedRecordIO(idx, rec, "r") as r:
+        order = [int(k) for k in rng.permutation(len(payloads))]
+        assert [r.read_idx(k) for k in order] == [payloads[k] for k in order]
+        got = r.handle.read_many(offsets[order])
+        assert got == [payloads[k] for k in order]
+        assert r.handle.read_many([]) == []
+
+
+def test_seek_tell_reset_read_many(tmp_path):
+    payloads = [b"%04d" % i * (1 + i % 7) for i in range(50)]
+    rec, idx = str(tmp_path / "s.rec"), str(tmp_path / "s.idx")
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i, p in enumerate(payloads):
+        w.write_idx(i, p)
+    w.close()
+    offsets = [o for o, _, _ in raw_headers(rec)]       # no split records here
+    r = recordio.MXIndexedRecordIO(idx, rec, "r")
+    h = r.handle
+    assert [r.read() for _ in range(3)] == payloads[:3]
+    assert h.tell() == offsets[3]
+    r.seek(10)
+    assert h.tell() == offsets[10]
+    assert r.read() == payloads[10] and r.read() == payloads[11]
+    assert r.read_idx(5) == payloads[5]
+    assert r.read() == payloads[6]                      # read_idx moves read() after it
+    assert h.read_many([offsets[40], offsets[1]]) == [payloads[40], payloads[1]]
+    assert r.read() == payloads[7]                      # read_many does not move it
+    r.seek(49)
+    assert r.read() == payloads[49] and r.read() is None and r.read() is None
+    r.seek(0)
+    assert read_all(r) == payloads
+    r.reset()                                           # a new native reader
+    assert r.read() == payloads[0]
+    h = r.handle
+    h.seek(offsets[30])
+    assert h.read() == payloads[30]
+    with pytest.raises(MXNetError, match=r"s\.rec: invalid RecordIO magic .* at byte offset 3"):
+        h.read_many([offsets[2], 3])
+    with pytest.raises(MXNetError, match="at or past the end of the file"):
+        h.read_many([os.path.getsize(rec)])
+    r.close()
+
+
+def corruptions(tmp_path):
+    """(name, path) of damaged files: wrong magic, length past the end, bad flag, cut tail."""
+    out = []
+    for name, fix in [("magic", lambda p: patch(p, 32, b"\0\0\0\0")),
+                      ("length", lambda p: patch(p, 20, struct.pack("<I", 100_000_000))),
+                      ("flag", lambda p: patch(p, 20, struct.pack("<I", (2 << 29) | 8))),
+                      ("cut", lambda p: os.truncate(p, os.path.getsize(p) - 3))]:
+        path = str(tmp_path / f"{name}.rec")
+        write_recs(path, [b"a" * 8, b"b" * 8, b"c" * 8])
+        fix(path)
+        out.append((name, path))
+    return out
+
+
+def test_mapped_and_pread_paths_raise_the_same_errors(tmp_path):
+    for name, path in corruptions(tmp_path):
+        msgs = []
+        for mapped in (True, False):
+            r = _rio.RecordReader(path, mapped=mapped)
+            good = read_all_until_error(r)
+            with pytest.raises(MXNetError) as e1:
+                r.read()
+            with pytest.raises(MXNetError) as e2:      # the error repeats
+                r.read()
+            assert str(e1.value) == str(e2.value)
+            msgs.append((good, str(e1.value)))
+            r.close()
+        assert msgs[0] == msgs[1], name
+        good, msg = msgs[0]
+        assert msg.startswith(path + ": ") and "byte offset" in msg
+        bad_at = 16 * (len(good))
+        r = _rio.RecordReader(path)
+        with pytest.raises(MXNetError) as e3:
+            r.read_many([0, bad_at])
+        assert str(e3.value) == msg
+        with pytest.raises(MXNetError) as e4:
+            r.read_at(bad_at)
+        assert str(e4.value) == msg
+        r.close()
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_file_grown_after_the_end_was_read(tmp_path, mapped):
+    # as MXNet 1.9.1's reader (checked): once read() returned None it stays None, even when
+    # records are appended; a seek (read_at) or reset sees them (the file is mapped again)
+    path = str(tmp_path / "g.rec")
+    write_recs(path, [b"a" * 5, b"b" * 6])
+    r = _rio.RecordReader(path, mapped=mapped)
+    assert read_all(r) == [b"a" * 5, b"b" * 6]
+    with open(path, "ab") as f:                     # framed by hand: the writer renames
+        for p in (b"c" * 7, b"d" * 300):
+            f.write(struct.pack("<II", MAGIC, len(p)) + p + b"\0" * (-len(p) % 4))
+    assert r.read() is None
+    assert r.read_at(32) == b"c" * 7
+    assert r.read() == b"d" * 300 and r.read() is None
+    r.reset()
+    assert read_all(r) == [b"a" * 5, b"b" * 6, b"c" * 7, b"d" * 300]
+    r.close()
+
+
+def test_large_record_cut_after_mapping(tmp_path, rng):
+    # records of 256 KiB and more are read with pread into their bytes: a file cut under an open
+    # reader gives the truncation error there too (the header page stays, no SIGBUS)
+    path = str(tmp_path / "big.rec")
+    big = bytes(rng.integers(0, 256, size=300_000, dtype=np.uint8))
+    write_recs(path, [b"a" * 8, big, big])
+    for read in ("read", "read_at"):
+        write_recs(path, [b"a" * 8, big, big])
+        r = _rio.RecordReader(path)
+        assert r.read() == b"a" * 8
+        assert r.read_at(16) == big                    # mapped, large record through pread
+        r.seek(16)
+        os.truncate(path, 100_000)
+        with pytest.raises(MXNetError, match=r"big\.rec: record at byte offset 16 needs 300008 "
+                                             r"bytes but only 99984 remain"):
+            r.read() if read == "read" else r.read_at(16)
+        r.close()
+
+
+def _run(code, *args, **kw):
+    return subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          timeout=60, capture_output=True, text=True, **kw)
+
+
+@pytest.mark.parametrize("faulthandler_first", [False, True])
+def test_file_truncated_under_the_mapping(tmp_path, faulthandler_first):
+    # touching a page past the new end raises SIGBUS: the reader turns it into an MXNetError
+    # naming the file and offset, for read(), read_idx() and read_many(), in a child process
+    # (a crash there cannot take the test run down)
+    rec, idx = str(tmp_path / "t.rec"), str(tmp_path / "t.idx")
+    code = f"""
+        import os, faulthandler
+        if {faulthandler_first}:
+            faulthandler.enable()
+        from mxc import recordio
+        from mxc.base import MXNetError
+        w = recordio.MXIndexedRecordIO({idx!r}, {rec!r}, "w")
+        for i in range(2000):
+            w.write_idx(i, bytes([i % 256]) * 4096)
+        w.close()
+        r = recordio.MXIndexedRecordIO({idx!r}, {rec!r}, "r")
+        for i in range(10):                     # the first window is mapped and resident
+            assert r.read() == bytes([i % 256]) * 4096
+        assert r.handle.read_many([r.idx[1500]]) == [bytes([1500 % 256]) * 4096]
+        os.truncate({rec!r}, 1 << 20)           # page aligned: the cut record's tail faults
+        n = 10
+        try:
+            while r.read() is not None:
+                n += 1
+        except MXNetError as e:
+            print(n, e)
+        assert r.read_idx(3) == bytes([3]) * 4096
+        for k in (1500, 255):
+            try:
+                r.read_idx(k)
+            except MXNetError as e:
+                print(k, e)
+        try:
+            r.handle.read_many([r.idx[5], r.idx[1999]])
+        except MXNetError as e:
+            print("many", e)
+        os.truncate({rec!r}, 0)                 # every page gone
+        try:
+            r.read_idx(2)
+        except MXNetError as e:
+            print("empty", e)
+    """
+    p = _run(code)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    # record 255 starts at 255 * 4104 = 1046520 and needs 4104 bytes; 2056 remain
+    assert lines[0] == (f"255 {rec}: record at byte offset 1046520 needs 4104 bytes but only 2056 "
+                        f"remain before the end of the file (truncated file or corrupt length)")
+    assert lines[1].startswith(f"1500 {rec}: byte offset {1500 * 4104} is at or past the end")
+    assert lines[2].startswith(f"255 {rec}: record at byte offset 1046520 needs 4104 bytes")
+    assert lines[3].startswith(f"many {rec}: byte offset {1999 * 4104} is at or past the end")
+    assert lines[4].startswith(f"empty {rec}: byte offset 8208 is at or past the end")
+    assert "Fatal Python error" not in p.stderr
+
+
+def test_other_bus_errors_still_end_the_process(tmp_path):
+    # the handler only catches the reader's own accesses: any other SIGBUS reaches the handler
+    # installed before it (faulthandler here) or the default action, as without mxc
+    path = str(tmp_path / "f.bin")
+    code = f"""
+        import mmap, os
+        with open({path!r}, "wb") as f:
+            f.write(b"x" * 65536)
+        from mxc import recordio
+        w = recordio.MXRecordIO({path + ".rec"!r}, "w"); w.write(b"abc"); w.close()
+        r = recordio.MXRecordIO({path + ".rec"!r}, "r"); assert r.read() == b"abc"
+        f = open({path!r}, "rb")
+        m = mmap.mmap(f.fileno(), 65536, access=mmap.ACCESS_READ)
+        os.truncate({path!r}, 0)
+        print(m[40000])
+    """
+    for args in ([], ["-X", "faulthandler"]):
+        p = _run(code, *args)
+        assert p.returncode == -signal.SIGBUS, (args, p.returncode, p.stderr)
+        assert ("Fatal Python error: Bus error" in p.stderr) == bool(args)
 
 
 def test_decode_follows_opencv_flags(tmp_path):

@@ -16,9 +16,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -180,6 +183,238 @@ static int rio_read_at(int fd, int64_t pos, int64_t hint, unsigned char **buf, i
     }
     amt = need - filled;
   }
+}
+
+/* ---------------------------------------------------------------- reading through a memory map
+ *
+ * A read-only shared mapping of the file lets a record go from the page cache into its bytes object
+ * in one copy, with no system call per record.  The danger of a mapping is a file truncated under
+ * it: touching a page past the new end raises SIGBUS.  Every access to mapped bytes therefore goes
+ * through rio_map_peek / rio_map_copy, which arm a per-thread jump buffer; rio_bus_handler jumps
+ * back to it, and the access reports -1 instead of killing the process.  A SIGBUS outside those
+ * accesses goes to the handler that was installed before (or to the default action). */
+
+/* The default TLS model: initial-exec would save a call per access but can make dlopen of this
+ * module fail when the process's static TLS space is used up.  The handler reads the variable
+ * only in a thread that armed it before (already allocated), or on a fault that is not ours. */
+static __thread sigjmp_buf *rio_bus_jb;
+static struct sigaction rio_bus_prev;
+static int rio_bus_ready;
+
+#define RIO_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+static void rio_bus_handler(int sig, siginfo_t *si, void *ctx) {
+  sigjmp_buf *jb = rio_bus_jb;
+  if (jb != NULL) { rio_bus_jb = NULL; siglongjmp(*jb, 1); }
+  if (rio_bus_prev.sa_flags & SA_SIGINFO) {
+    rio_bus_prev.sa_sigaction(sig, si, ctx);
+    return;
+  }
+  if (rio_bus_prev.sa_handler != SIG_DFL && rio_bus_prev.sa_handler != SIG_IGN) {
+    rio_bus_prev.sa_handler(sig);
+    return;
+  }
+  /* not ours and nobody else's: restore the default action; returning re-executes the faulting
+   * access, which then ends the process as it would have without us */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGBUS, &dfl, NULL);
+}
+
+/* Install the handler once per process (the caller holds the GIL).  0 or -1 with errno set. */
+static int rio_bus_install(void) {
+  if (rio_bus_ready) return 0;
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = rio_bus_handler;
+  /* SA_NODEFER: jumping out of the handler leaves SIGBUS unblocked without saving the signal mask
+   * in every jump buffer (sigsetjmp(jb, 0) costs no system call) */
+  act.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+  sigemptyset(&act.sa_mask);
+  if (sigaction(SIGBUS, &act, &rio_bus_prev) != 0) return -1;
+  rio_bus_ready = 1;
+  return 0;
+}
+
+/* The single-part record whose header is at map + off (msize bytes mapped): 0 when it lies whole in
+ * the mapping (*len: payload length, *end: offset after its padding); 1 when it is anything else
+ * (split, corrupt, past the mapping: the pread path reads it and names the error); -1 when the page
+ * is gone (the file shrank). */
+static int rio_map_peek(const unsigned char *map, int64_t msize, int64_t off, int64_t *len,
+                        int64_t *end) {
+  sigjmp_buf jb;
+  uint32_t magic, lrec;
+  if (off < 0 || off > msize - 8) return 1;
+  if (sigsetjmp(jb, 0)) return -1;
+  rio_bus_jb = &jb;
+  RIO_BARRIER();
+  magic = rio_ld32(map + off);
+  lrec = rio_ld32(map + off + 4);
+  RIO_BARRIER();
+  rio_bus_jb = NULL;
+  if (magic != RIO_MAGIC || (lrec >> 29) != 0) return 1;
+  *len = lrec & RIO_LEN_MASK;
+  *end = off + 8 + rio_align4(*len);
+  return *end <= msize ? 0 : 1;
+}
+
+/* memcpy from mapped bytes: 0, or -1 when a page is gone (dst then holds garbage). */
+static int rio_map_copy(unsigned char *dst, const unsigned char *src, int64_t n) {
+  sigjmp_buf jb;
+  if (sigsetjmp(jb, 0)) return -1;
+  rio_bus_jb = &jb;
+  RIO_BARRIER();
+  memcpy(dst, src, (size_t)n);
+  RIO_BARRIER();
+  rio_bus_jb = NULL;
+  return 0;
+}
+
+/* Ask the CPU for the lines of the next RIO_PREFETCH bytes after a record just copied out of the
+ * mapping (only those not asked for after the previous record), so that the next read() finds its
+ * record in cache instead of waiting for memory: the hardware prefetcher loses the stream in the
+ * Python code between two reads.  Process CPU per 1 KiB record, best of 6 alternated on the 2-core
+ * dev machine: file read back from disk 133 ns without, 101 with 2 KiB ahead (the reading thread
+ * 114 -> 94, the bytes-copy floor), freshly written file 194 -> 161; 4 and 8 KiB ahead no better.
+ * A prefetch never faults, past the end of the mapping or not. */
+#define RIO_PREFETCH 2048
+static inline void rio_prefetch_after(const unsigned char *src, int64_t n) {
+  for (int64_t o = n > RIO_PREFETCH ? n : RIO_PREFETCH; o < n + RIO_PREFETCH; o += 64)
+    __builtin_prefetch(src + o);
+}
+
+/* Map `size` bytes of fd read-only; NULL when the file cannot be mapped (some FUSE and special
+ * files: the reader then reads through the prefetch thread). */
+static const unsigned char *rio_map_open(int fd, int64_t size) {
+  if (size <= 0) return NULL;
+  void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? NULL : (const unsigned char *)p;
+}
+
+static void rio_map_close(const unsigned char *map, int64_t size) {
+  if (map != NULL) munmap((void *)map, (size_t)size);
+}
+
+static int64_t rio_page_floor(int64_t off) {
+  int64_t pg = (int64_t)sysconf(_SC_PAGESIZE);
+  return off & ~(pg - 1);
+}
+
+/* Make [from, to) of the mapping resident and mapped (reading from disk if needed) so that the
+ * copies that follow, made with the GIL held, neither wait for the disk nor take a page fault per
+ * 64 KiB; ask the kernel to read [to, ahead) in the background; drop the page-table entries of
+ * [forget_lo, forget_hi) so that a long sequential read does not grow the process's resident size
+ * to the file's (the pages stay in the page cache).  Errors are ignored: the guarded copy is what
+ * is safe. */
+static void rio_map_advise(const unsigned char *map, int64_t msize, int64_t from, int64_t to,
+                           int64_t ahead, int64_t forget_lo, int64_t forget_hi) {
+  int64_t a = rio_page_floor(from);
+  if (to > msize) to = msize;
+  if (ahead > msize) ahead = msize;
+  if (to > a) {
+#ifdef MADV_POPULATE_READ
+    if (madvise((void *)(map + a), (size_t)(to - a), MADV_POPULATE_READ) != 0)
+#endif
+      madvise((void *)(map + a), (size_t)(to - a), MADV_WILLNEED);
+  }
+  int64_t b = rio_page_floor(to);
+  if (ahead > b) madvise((void *)(map + b), (size_t)(ahead - b), MADV_WILLNEED);
+  forget_lo = rio_page_floor(forget_lo);
+  forget_hi = rio_page_floor(forget_hi);
+  if (forget_hi > forget_lo) madvise((void *)(map + forget_lo), (size_t)(forget_hi - forget_lo), MADV_DONTNEED);
+}
+
+/* The page-table work of a sequential read (making the next window resident, dropping what lies
+ * behind) costs about as much CPU as the copies themselves; a helper thread does it while the
+ * reader copies.  It only ever advises: a page it has not reached yet is faulted in by the copy.
+ * Requests replace each other (only the newest matters); rio_adv_quiesce returns once the thread
+ * no longer touches the mapping, and must precede every munmap. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t th;
+  int started, stop, pending, working;
+  const unsigned char *map;
+  int64_t msize, from, to, ahead, flo, fhi;
+} rio_advisor;
+
+static void *rio_adv_main(void *arg) {
+  rio_advisor *a = (rio_advisor *)arg;
+  pthread_mutex_lock(&a->mu);
+  for (;;) {
+    while (!a->stop && !a->pending) pthread_cond_wait(&a->cv, &a->mu);
+    if (a->stop) break;
+    const unsigned char *map = a->map;
+    int64_t msize = a->msize, from = a->from, to = a->to, ahead = a->ahead, flo = a->flo, fhi = a->fhi;
+    a->pending = 0;
+    a->working = 1;
+    pthread_mutex_unlock(&a->mu);
+    rio_map_advise(map, msize, from, to, ahead, flo, fhi);
+    pthread_mutex_lock(&a->mu);
+    a->working = 0;
+    pthread_cond_broadcast(&a->cv);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return NULL;
+}
+
+static rio_advisor *rio_adv_new(void) {
+  rio_advisor *a = (rio_advisor *)calloc(1, sizeof(rio_advisor));
+  if (!a) return NULL;
+  pthread_mutex_init(&a->mu, NULL);
+  pthread_cond_init(&a->cv, NULL);
+  return a;
+}
+
+/* Hand the thread a request (starting it the first time); 0, or an errno when it cannot start:
+ * the caller then advises itself. */
+static int rio_adv_post(rio_advisor *a, const unsigned char *map, int64_t msize, int64_t from,
+                        int64_t to, int64_t ahead, int64_t flo, int64_t fhi) {
+  int rc = 0;
+  pthread_mutex_lock(&a->mu);
+  if (!a->started) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    rc = pthread_create(&a->th, &attr, rio_adv_main, a);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) a->started = 1;
+  }
+  if (rc == 0) {
+    /* a request not yet taken is replaced, but the range it was to forget is kept */
+    if (a->pending && a->map == map && a->flo < flo) flo = a->flo;
+    a->map = map; a->msize = msize; a->from = from; a->to = to; a->ahead = ahead;
+    a->flo = flo; a->fhi = fhi;
+    a->pending = 1;
+    pthread_cond_broadcast(&a->cv);
+  }
+  pthread_mutex_unlock(&a->mu);
+  return rc;
+}
+
+static void rio_adv_quiesce(rio_advisor *a) {
+  if (!a) return;
+  pthread_mutex_lock(&a->mu);
+  a->pending = 0;
+  while (a->working) pthread_cond_wait(&a->cv, &a->mu);
+  pthread_mutex_unlock(&a->mu);
+}
+
+/* Stop and join the thread, free it.  `foreign`: in a forked child the thread does not exist and
+ * the mutex may have been copied locked, so only memory is released. */
+static void rio_adv_free(rio_advisor *a, int foreign) {
+  if (!a) return;
+  if (!foreign) {
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    if (a->started) pthread_join(a->th, NULL);
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+  }
+  free(a);
 }
 
 /* ---------------------------------------------------------------- batches and the prefetch thread */

@@ -475,12 +475,12 @@ class ImageRecordIter(DataIter):
         # touch the file, which close() may then close as soon as the producer stopped
         njobs = min(n_real, 2 * self.preprocess_threads)
         batch = _Batch(njobs, data, label, index, npad, stop)
-        read_at, offsets = self._rec.handle.read_at, self._offsets
+        # the whole batch's records in one call (copied out of the file's mapping without the GIL)
+        raws = self._rec.handle.read_many(self._offsets[take[:n_real]])
         for j in range(njobs):
             lo, hi = j * n_real // njobs, (j + 1) * n_real // njobs
             samples = [int(k) for k in take[lo:hi]]
-            raws = [read_at(int(offsets[k])) for k in samples]
-            self._pool.submit(_Job(self, batch, lo, samples, raws, epochs[lo:hi]))
+            self._pool.submit(_Job(self, batch, lo, samples, raws[lo:hi], epochs[lo:hi]))
         return batch
 
     def _buffers(self):

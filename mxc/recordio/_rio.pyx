@@ -54,6 +54,23 @@ cdef extern from "recordio/rio.h" nogil:
     int64_t rio_encode(const unsigned char* data, int64_t length, unsigned char* out)
     int rio_write_all(int fd, const unsigned char* buf, int64_t n)
     int64_t rio_pread_full(int fd, unsigned char* dst, int64_t n, int64_t off)
+    int rio_bus_install()
+    int rio_map_peek(const unsigned char* m, int64_t msize, int64_t off, int64_t* length,
+                     int64_t* end)
+    int rio_map_copy(unsigned char* dst, const unsigned char* src, int64_t n)
+    void rio_prefetch_after(const unsigned char* src, int64_t n)
+    const unsigned char* rio_map_open(int fd, int64_t size)
+    void rio_map_close(const unsigned char* m, int64_t size)
+    int64_t rio_page_floor(int64_t off)
+    void rio_map_advise(const unsigned char* m, int64_t msize, int64_t start, int64_t stop,
+                        int64_t ahead, int64_t forget_lo, int64_t forget_hi)
+    ctypedef struct rio_advisor:
+        pass
+    rio_advisor* rio_adv_new()
+    int rio_adv_post(rio_advisor* a, const unsigned char* m, int64_t msize, int64_t start,
+                     int64_t stop, int64_t ahead, int64_t forget_lo, int64_t forget_hi)
+    void rio_adv_quiesce(rio_advisor* a)
+    void rio_adv_free(rio_advisor* a, int foreign)
 
 
 # A forked child inherits readers whose prefetch thread does not exist there.  Counting forks lets
@@ -80,6 +97,25 @@ class ForkedError(RuntimeError):
     """A reader or writer opened in a parent process was used in a forked child."""
 # Reads after a seek stay synchronous until this many follow in a row; then prefetching resumes.
 cdef int SEQUENTIAL_AFTER_SEEK = 2
+
+# Mapped sequential reading makes this many bytes resident at a time (without the GIL) and asks the
+# kernel to read twice as much ahead.  Process CPU per 1 KiB record, fresh reader over a 96 MiB
+# file, best of 4 on the 2-core dev machine: 1 MiB windows 204-235 ns, 4 MiB 199-227, 16 MiB
+# 185-216 (fewer madvise calls and TLB flushes).
+cdef int64_t MAP_WINDOW = 16 << 20
+# The page-table entries of what lies more than a window behind the reader are dropped in steps of
+# this many bytes, so that a long sequential read does not grow the process's resident size to the
+# file's (the pages stay in the page cache); each step costs a TLB flush, hence the large step.
+cdef int64_t MAP_FORGET_STRIDE = 64 << 20
+# read() and read_at() read a record at least this large with pread straight into its bytes,
+# without the GIL, instead of copying it out of the mapping: mapping a page costs about half what
+# copying it does (1 MiB records, against plain Python in the same run: 0.62-0.65x copied out of
+# the mapping, 0.95x with pread).  Smaller records cost less to copy than to release and take back
+# the GIL.
+cdef int64_t LARGE_RECORD = 256 * 1024
+
+# _read_mapped's answer when the file cannot be mapped
+cdef object _UNMAPPED = object()
 
 
 cdef str _describe(rio_err* e, str path):
@@ -133,11 +169,22 @@ cdef class RecordReader:
     cdef bint busy                # a thread is inside read() with the GIL released
     cdef int64_t[::1] starts   # sorted known record starts + file size: read-size hints for read_at
     cdef bint has_starts
+    cdef const unsigned char* map   # the whole file mapped read-only (NULL: not mapped)
+    cdef int64_t msize         # bytes mapped: the file size when it was mapped
+    cdef int64_t ready         # read(): records ending before this offset are resident
+    cdef int64_t dropped       # read(): page-table entries below this offset were dropped
+    cdef int64_t advised       # read(): the helper thread was asked to map pages up to here
+    cdef rio_advisor* adv      # read()'s helper thread (page tables), NULL until needed
+    cdef int inflight          # copies out of the mapping running without the GIL
+    cdef bint map_failed       # the file cannot be mapped: read() uses the prefetch thread
+    cdef bint at_end           # read() returned None: it stays None until a seek or reset (MXNet)
 
-    def __cinit__(self, str path, int64_t chunk=DEFAULT_CHUNK):
+    def __cinit__(self, str path, int64_t chunk=DEFAULT_CHUNK, bint mapped=True):
         self.fd = -1
         self.pf = NULL
         self.scratch = NULL
+        self.map = NULL
+        self.map_failed = not mapped
         self.held = -1
         self.path = path
         self.chunk = chunk if chunk >= 4096 else 4096
@@ -156,6 +203,14 @@ cdef class RecordReader:
             with nogil:
                 rio_pf_free(self.pf, foreign)
             self.pf = NULL
+        if self.adv != NULL:
+            with nogil:
+                rio_adv_free(self.adv, foreign)     # joins it: it no longer touches the map
+            self.adv = NULL
+        rio_map_close(self.map, self.msize)
+        self.map = NULL
+        self.msize = 0
+        self.ready = 0
         if self.fd >= 0:
             c_close(self.fd)
             self.fd = -1
@@ -165,7 +220,8 @@ cdef class RecordReader:
 
     def close(self):
         """Stop the prefetch thread (joining it) and close the file.  Idempotent."""
-        if self.busy or self.scratch_busy:
+        # in a forked child the flags are the parent's threads', which do not exist there
+        if (self.busy or self.scratch_busy or self.inflight) and self.fork_gen == _fork_gen:
             raise MXNetError(f"{self.path}: cannot close a RecordIO reader while another thread "
                              f"is reading from it")
         self._release()
@@ -209,8 +265,33 @@ cdef class RecordReader:
     def read(self):
         """Return the next record as bytes, or None at the end of the file."""
         self._check_seq()
+        cdef int64_t n = 0, end = 0
+        # the common case, a single-part record in the resident part of the mapping: two guarded
+        # loads and one copy into the bytes object
+        if rio_map_peek(self.map, self.ready, self.pos, &n, &end) == 0 and n < LARGE_RECORD:
+            out = PyBytes_FromStringAndSize(NULL, n)
+            if rio_map_copy(<unsigned char*>PyBytes_AS_STRING(out), self.map + self.pos + 8, n) == 0:
+                rio_prefetch_after(self.map + self.pos + 8, n)
+                self.pos = end
+                return out
+        return self._read_slow()
+
+    cdef object _read_slow(self):
         cdef rio_batch* b
         cdef int64_t* r
+        if not self.map_failed:
+            if self.at_end:         # as MXNet's reader: records appended later are not seen
+                return None
+            # the slow path releases the GIL (fstat, madvise, pread): another thread's read()
+            # must see the reader busy, not a position about to move
+            self.busy = True
+            try:
+                out = self._read_mapped()
+            finally:
+                self.busy = False
+            if out is not _UNMAPPED:
+                self.at_end = out is None
+                return out
         if not self.prefetching:
             return self._read_direct()
         while True:
@@ -246,6 +327,123 @@ cdef class RecordReader:
                              f"only {got + 8} remain before the end of the file (file shrank?)")
         self.ri += 1
         self.pos = r[2]
+        return out
+
+    cdef int _ensure_map(self, int64_t need) except -1:
+        """1 when the mapping covers [0, need); 0 when it cannot (file shorter, unmappable, or
+        remapping blocked by copies running without the GIL): then read with pread."""
+        if self.map != NULL and need <= self.msize:
+            return 1
+        if self.map_failed or self.inflight:
+            return 0
+        cdef int64_t size = os.fstat(self.fd).st_size
+        # fstat released the GIL: another thread may have mapped the file or started a copy
+        if self.map != NULL and need <= self.msize:
+            return 1
+        if size < need or self.inflight:
+            return 0
+        self._unmap()
+        if rio_bus_install() != 0:
+            self.map_failed = True
+            return 0
+        self.map = rio_map_open(self.fd, size)
+        if self.map == NULL:
+            self.map_failed = True
+            return 0
+        self.msize = size
+        return 1
+
+    cdef void _unmap(self):
+        # only when no copy runs without the GIL (checked by the callers); the helper thread
+        # finishes what it is doing first (it never waits for the GIL)
+        rio_adv_quiesce(self.adv)
+        rio_map_close(self.map, self.msize)
+        self.map = NULL
+        self.msize = 0
+        self.ready = 0
+        self.dropped = 0
+        self.advised = 0
+
+    cdef object _read_mapped(self):
+        """read() through the mapping (called with ``busy`` set), making the next window resident
+        first.  Returns _UNMAPPED when the file cannot be mapped; anything but a whole single-part
+        record (a split record, the end of the file, corrupt or truncated data) is read by pread,
+        which names errors."""
+        cdef int64_t pos = self.pos, n = 0, end = 0, hi, fhi
+        cdef int rc
+        if not self._ensure_map(pos + 8):
+            if self.map_failed:
+                return _UNMAPPED
+            return self._read_sync()
+        rc = rio_map_peek(self.map, self.msize, pos, &n, &end)
+        if rc != 0:
+            if rc < 0 and not self.inflight:
+                self._unmap()               # the file shrank: map it again at its new size
+            return self._read_sync()
+        if n >= LARGE_RECORD:
+            out = self._pread_payload(pos, n)
+            if out is None:
+                return self._read_sync()
+            self.pos = end
+            return out
+        if end > self.ready:
+            if os.fstat(self.fd).st_size < self.msize and not self.inflight:
+                self._unmap()               # the file shrank: what is left is read by pread
+                return self._read_sync()
+            hi = max(end, pos + MAP_WINDOW)
+            fhi = rio_page_floor(pos) - MAP_WINDOW
+            if fhi - self.dropped < MAP_FORGET_STRIDE:
+                fhi = self.dropped
+            self._advise(pos, end, hi, fhi)
+            self.ready = min(hi, self.msize)
+            self.dropped = fhi
+        out = PyBytes_FromStringAndSize(NULL, n)
+        rc = rio_map_copy(<unsigned char*>PyBytes_AS_STRING(out), self.map + pos + 8, n)
+        if rc != 0:
+            if not self.inflight:
+                self._unmap()
+            return self._read_sync()
+        self.pos = end
+        return out
+
+    cdef object _pread_payload(self, int64_t pos, int64_t n):
+        """The n-byte payload of the record at ``pos`` read straight into a bytes object without
+        the GIL; None when the file ends first (the caller's pread path then names the error)."""
+        out = PyBytes_FromStringAndSize(NULL, n)
+        cdef unsigned char* dst = <unsigned char*>PyBytes_AS_STRING(out)
+        cdef int64_t got
+        with nogil:
+            got = rio_pread_full(self.fd, dst, n, pos + 8)
+        return out if got == n else None
+
+    cdef void _advise(self, int64_t pos, int64_t end, int64_t hi, int64_t fhi):
+        """Make this record resident now (without the GIL: it may come from the disk) and have
+        the helper thread map the pages up to one window past ``hi``, read further ahead and
+        drop the page tables below ``fhi``; without the thread, do it all here."""
+        cdef int64_t lo = max(end, self.advised) if self.advised > pos else end
+        cdef int64_t top = min(hi + MAP_WINDOW, self.msize)
+        cdef int rc = -1
+        self.inflight += 1          # the mapping stays while the GIL is released
+        with nogil:
+            rio_map_advise(self.map, self.msize, pos, end, 0, 0, 0)
+        self.inflight -= 1
+        if self.adv == NULL:
+            self.adv = rio_adv_new()
+        if self.adv != NULL:
+            rc = rio_adv_post(self.adv, self.map, self.msize, lo, top, top + MAP_WINDOW,
+                              self.dropped, fhi)
+        if rc != 0:
+            self.inflight += 1
+            with nogil:
+                rio_map_advise(self.map, self.msize, lo, top, top + MAP_WINDOW, self.dropped, fhi)
+            self.inflight -= 1
+        self.advised = top
+
+    cdef object _read_sync(self):
+        cdef int64_t nxt = 0
+        out = self._read_record(self.pos, &nxt)
+        if out is not None:
+            self.pos = nxt
         return out
 
     cdef object _read_direct(self):
@@ -324,7 +522,9 @@ cdef class RecordReader:
         cdef int64_t nxt = 0
         if pos < 0:
             raise MXNetError(f"{self.path}: negative byte offset {pos}")
-        out = self._read_record(pos, &nxt)
+        out = self._map_read_at(pos, &nxt)
+        if out is _UNMAPPED:
+            out = self._read_record(pos, &nxt)
         if out is None:
             raise MXNetError(f"{self.path}: byte offset {pos} is at or past the end of the file; "
                              f"no record there (inconsistent .idx?)")
@@ -332,8 +532,104 @@ cdef class RecordReader:
             self._set_pos(nxt)
         return out
 
+    cdef object _map_read_at(self, int64_t pos, int64_t* nxt):
+        """The single-part record at ``pos`` copied out of the mapping, both steps without the GIL
+        (a page may have to come from the disk); _UNMAPPED when the mapping cannot serve it."""
+        cdef int64_t n = 0, end = 0
+        cdef int rc
+        cdef const unsigned char* m
+        cdef unsigned char* dst
+        cdef int64_t msize
+        if not self._ensure_map(pos + 8):
+            return _UNMAPPED
+        m = self.map
+        msize = self.msize
+        self.inflight += 1          # keeps the mapping in place while the GIL is released
+        with nogil:
+            rc = rio_map_peek(m, msize, pos, &n, &end)
+        out = _UNMAPPED
+        if rc == 0 and n >= LARGE_RECORD:
+            self.inflight -= 1
+            out = self._pread_payload(pos, n)
+            nxt[0] = end
+            return _UNMAPPED if out is None else out
+        if rc == 0:
+            out = PyBytes_FromStringAndSize(NULL, n)
+            dst = <unsigned char*>PyBytes_AS_STRING(out)
+            with nogil:
+                rc = rio_map_copy(dst, m + pos + 8, n)
+            if rc != 0:
+                out = _UNMAPPED
+        self.inflight -= 1
+        if rc < 0 and not self.inflight:
+            self._unmap()           # the file shrank: map it again at its new size
+        nxt[0] = end
+        return out
+
+    def read_many(self, offsets):
+        """The records starting at each byte offset of ``offsets``, as a list of bytes.
+
+        One call for a whole batch (ImageRecordIter's): the headers are read, then the payloads
+        copied out of the mapping, each step for every record at once without the GIL.  Does not
+        move the position of ``read()``.  Thread-safe, like ``read_at``."""
+        self._check()
+        cdef const int64_t[::1] offs = np.ascontiguousarray(offsets, dtype=np.int64)
+        cdef Py_ssize_t k = offs.shape[0], i
+        if k == 0:
+            return []
+        cdef int64_t hi = offs[0], lo = offs[0], nxt = 0, end = 0
+        for i in range(k):
+            hi = max(hi, offs[i])
+            lo = min(lo, offs[i])
+        if lo < 0:
+            raise MXNetError(f"{self.path}: negative byte offset {lo}")
+        # per record: payload length (-1: read it with pread) and where its bytes go
+        cdef int64_t* lens = <int64_t*>malloc(k * sizeof(int64_t))
+        cdef char** dst = <char**>malloc(k * sizeof(char*))
+        cdef const unsigned char* m = NULL
+        cdef int64_t msize = 0
+        out = [None] * k
+        try:
+            if lens == NULL or dst == NULL:
+                raise MemoryError("read_many: cannot allocate the batch table")
+            for i in range(k):
+                lens[i] = -1
+            if self._ensure_map(hi + 8):
+                m = self.map
+                msize = self.msize
+                self.inflight += 1
+                try:
+                    with nogil:
+                        for i in range(k):
+                            if rio_map_peek(m, msize, offs[i], &lens[i], &end) != 0:
+                                lens[i] = -1
+                    for i in range(k):
+                        if lens[i] >= 0:
+                            b = PyBytes_FromStringAndSize(NULL, lens[i])
+                            out[i] = b
+                            dst[i] = PyBytes_AS_STRING(b)
+                    with nogil:
+                        for i in range(k):
+                            if lens[i] >= 0 and rio_map_copy(<unsigned char*>dst[i],
+                                                             m + offs[i] + 8, lens[i]) != 0:
+                                lens[i] = -1
+                finally:
+                    self.inflight -= 1
+            for i in range(k):
+                if lens[i] < 0:     # split, corrupt, past the end, or a page gone: pread names it
+                    out[i] = self._read_record(offs[i], &nxt)
+                    if out[i] is None:
+                        raise MXNetError(f"{self.path}: byte offset {offs[i]} is at or past the "
+                                         f"end of the file; no record there (inconsistent .idx?)")
+        finally:
+            free(lens)
+            free(dst)
+        return out
+
     cdef void _set_pos(self, int64_t pos):
         self.pos = pos
+        self.ready = 0
+        self.at_end = False
         self.direct_reads = 0
         if self.prefetching:
             self.prefetching = False
@@ -353,6 +649,8 @@ cdef class RecordReader:
         """Restart sequential reading at offset 0 (prefetching from there)."""
         self._check_seq()
         self.pos = 0
+        self.ready = 0
+        self.at_end = False
         self.prefetching = False
         self.direct_reads = SEQUENTIAL_AFTER_SEEK
         self._resume_prefetch()

@@ -49,15 +49,16 @@ def npx(data):
 
 
 def recordio(data):
-    """A .rec and its .idx (the input split in two): the index parsed, every record read by key
-    and in order."""
+    """A .rec and its .idx (the input split in two): the index parsed, every record read by key,
+    as one batch (read_many) and in order."""
     from mxc import recordio as rio
     idx, rec = _split(data)
     rec_path, idx_path = _file("f.rec", rec), _file("f.idx", idx)
     r = rio.MXIndexedRecordIO(idx_path, rec_path, "r")
     try:
-        for k in r.keys[:64]:
-            r.read_idx(k)
+        keys = r.keys[:64][::-1]
+        want = [r.read_idx(k) for k in keys]
+        assert r.handle.read_many([r.idx[k] for k in keys]) == want
     finally:
         r.close()
     r = rio.MXRecordIO(rec_path, "r")

@@ -7,6 +7,9 @@ Prints one JSON line per figure: {"bench": ..., "impl": ..., "value": ..., "unit
     python tools/bench/bench_recordio.py --mxnet-im2rec /path/to/mxnet/tools/im2rec.py
     python tools/bench/bench_recordio.py --peer-python /path/to/mxnet-python   # + MXNet, same files
 
+``mxc_unmapped`` is mxc's reader on a file it cannot map (its prefetch thread, the design before
+the memory map), timed beside the mapped one.
+
 Every reader figure is followed by a same-run ratio line ({"bench": ..., "ratio": "mxc/plain_python"})
 for each implementation against the plain-Python reader timed beside it, in rotation, in the
 same process; with --peer-python MXNet's readers run in that interpreter on the same files, with
@@ -19,7 +22,9 @@ CPU time (``seq_read_1KiB_cpu_per_record``, ``..._cpu`` in us/image, every threa
 loaded shared machine the wall-clock figures follow the load, the CPU figures the code.
 
 Figures: sequential reads of 1 KiB and 1 MiB records (MB/s of payload; for ``readinto``, the time
-to read the whole file divided into the same payload bytes), random reads through the
+to read the whole file divided into the same payload bytes; the 1 KiB file also ``_from_disk``:
+evicted from the page cache and read back once, cached as a dataset read from disk is), random
+reads through the
 index (records/s), and im2rec packing (images/s).  Files live in a temporary directory and are read
 from the page cache (written just before), so this measures the software, not the disk.
 """
@@ -157,6 +162,20 @@ def seq_read(mod, path):
     return n
 
 
+def seq_read_unmapped(mod, path):
+    """mxc's reader on a file it may not map: the prefetch thread (the design before the map)."""
+    r = mod._rio.RecordReader(path, mapped=False)
+    n = 0
+    read = r.read
+    while True:
+        x = read()
+        if x is None:
+            break
+        n += len(x)
+    r.close()
+    return n
+
+
 def copy_bytes(src, count):
     for _ in range(count):
         bytes(src)
@@ -171,7 +190,21 @@ def emit_ratios(bench, values):
                               "value": round(v / base, 2)}), flush=True)
 
 
-def bench_sequential(tmp, impls, rec_size, total):
+def read_back(path):
+    """Drop the file's pages from the page cache and read it once: cached as a dataset read from
+    disk is (the kernel's readahead holds it in large folios; a file just written is held in the
+    folios its writes made, a few KiB each, which costs a memory-mapped reader a page-table
+    entry and a folio lookup per page)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    readinto_all(path)
+
+
+def bench_sequential(tmp, impls, rec_size, total, from_disk=False):
     count = max(1, total // rec_size)
     rng = np.random.default_rng(0)
     block = rng.integers(0, 255, size=rec_size + 64, dtype=np.uint8).tobytes()
@@ -179,11 +212,15 @@ def bench_sequential(tmp, impls, rec_size, total):
     path = os.path.join(tmp, "seq_%d.rec" % rec_size)
     write_plain(path, payloads)
     del payloads, block       # keep the heap as a reading program would have it
+    if from_disk:
+        read_back(path)
     mb = count * rec_size / 1e6
-    name = "seq_read_%s" % ("1KiB" if rec_size == 1024 else "1MiB")
+    name = "seq_read_%s%s" % ("1KiB" if rec_size == 1024 else "1MiB", "_from_disk" if from_disk else "")
     fns = {"plain_python": lambda: py_read_all(path), "readinto": lambda: readinto_all(path)}
     for impl, mod in impls.items():
         fns[impl] = lambda mod=mod: seq_read(mod, path)
+    if "mxc" in impls:
+        fns["mxc_unmapped"] = lambda: seq_read_unmapped(impls["mxc"], path)
     for k, fn in fns.items():   # readinto delivers the whole file, the readers the payloads
         assert fn() == (os.path.getsize(path) if k == "readinto" else count * rec_size), k
     if rec_size == 1024:      # the floor: one bytes object of 1 KiB per record
@@ -193,11 +230,11 @@ def bench_sequential(tmp, impls, rec_size, total):
         emit(name, k, mb / t, "MB/s")
         values[k] = mb / t
         if rec_size == 1024 and k != "readinto":
-            emit("seq_read_1KiB_per_record", k, t / count * 1e9, "ns/record")
+            emit(name + "_per_record", k, t / count * 1e9, "ns/record")
     if rec_size == 1024:      # the same in CPU time of the process (the figure a loaded machine
         for k, t in cpu.items():  # leaves alone; the reader's prefetch thread included)
-            emit("seq_read_1KiB_cpu_per_record", k, t / count * 1e9, "ns/record")
-        emit_ratios("seq_read_1KiB_cpu", {k: 1 / t for k, t in cpu.items()
+            emit(name + "_cpu_per_record", k, t / count * 1e9, "ns/record")
+        emit_ratios(name + "_cpu", {k: 1 / t for k, t in cpu.items()
                                           if k not in ("bytes_copy", "readinto")})
     values.pop("bytes_copy", None)
     emit_ratios(name, values)
@@ -376,6 +413,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = args.dir or tmp
         bench_sequential(tmp, impls, 1024, (96 << 20) // scale)
+        bench_sequential(tmp, impls, 1024, (96 << 20) // scale, from_disk=True)
         if not args.only_mxnet:
             bench_sequential(tmp, impls, 1 << 20, (256 << 20) // scale)
         bench_random(tmp, impls, reads=100000 // scale)
