@@ -626,3 +626,27 @@ def test_pointwise_per_sample_products(shape, nf, g, dtype, rng):
     got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
     for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (0, 0), g)):
         np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+# ---- strided rows: im2col/col2im of stride 2 (AVX-512 where the CPU has it) ---------------------
+@pytest.mark.parametrize("shape,nf,k,p", [
+    ((2, 3, 70, 70), 8, 7, 3),     # ResNet's stem: 35 outputs a row (two vectors and a tail)
+    ((1, 4, 41, 40), 5, 3, 1),     # one sample (no sample blocks): rows of 21 and 20
+    ((1, 3, 34, 66), 6, 1, 0),     # 1x1 downsampling: rows of exactly 17 and 33
+    ((1, 2, 36, 33), 3, 3, 0),     # no padding: the rows end at the plane's last element
+], ids=["stem", "odd", "down", "edge"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stride2_rows_forward_and_gradients(shape, nf, k, p, dtype, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1], k, k)) * 0.2
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (k, k), (2, 2), (p, p), (1, 1), 1)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    ref = ref_conv(x, w, b, (2, 2), (p, p), (1, 1), 1)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(mx.nd.Convolution(*xs, **kw).asnumpy(), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (2, 2), (p, p), 1)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
