@@ -34,9 +34,13 @@
 #include "kernels/convolution_dense.h"
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
-/* Outputs of at most this many positions per sample take several samples per GEMM (see nb) */
+/* Outputs of at most this many positions per sample take several samples per GEMM (see nb).
+ * Measured, one thread, CPU time, 1024 -> 512 (one GEMM per sample from 513 positions up): LeNet's
+ * first convolution (batch 64, 24x24 out) forward 1.6-1.9 -> 0.64 ms, backward 3.9-4.2 -> 1.8;
+ * ResNet-18 224px 64->128 3x3 stride 2 (28x28 out) forward 13.6-13.8 -> 10.6, backward
+ * 27.0-27.8 -> 22.1 (its rows go through the AVX-512 stride-2 copies, not the source table). */
 #ifndef MXC_CONV_BATCH_OSZ
-#define MXC_CONV_BATCH_OSZ 1024
+#define MXC_CONV_BATCH_OSZ 512
 #endif
 /* 1x1 kernels with stride 1 and no padding (X is the column matrix) of at least this many output
  * positions take one GEMM per sample straight from X into Y instead of the blocks above, which
