@@ -35,12 +35,15 @@
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
 /* Outputs of at most this many positions per sample take several samples per GEMM (see nb).
- * Measured, one thread, CPU time, 1024 -> 512 (one GEMM per sample from 513 positions up): LeNet's
- * first convolution (batch 64, 24x24 out) forward 1.6-1.9 -> 0.64 ms, backward 3.9-4.2 -> 1.8;
- * ResNet-18 224px 64->128 3x3 stride 2 (28x28 out) forward 13.6-13.8 -> 10.6, backward
- * 27.0-27.8 -> 22.1 (its rows go through the AVX-512 stride-2 copies, not the source table). */
+ * Measured, one thread, CPU time, alternated builds, 1024 -> 512 (one GEMM per sample from 513
+ * positions up): LeNet's first convolution (batch 64, 24x24 out) forward 1.6-1.9 -> 0.64 ms,
+ * backward 3.9-4.2 -> 1.8; ResNet-18 224px 64->128 3x3 stride 2 (28x28 out) forward 13.6-13.8 ->
+ * 10.6, backward 27.0-27.8 -> 22.1 (its rows go through the AVX-512 stride-2 copies instead of
+ * the source table). 512 -> 128: CIFAR ResNet-18's 7x7 stem (batch 32, 16x16 out) forward
+ * 3.1-3.3 -> 2.35-2.42, weight gradient 3.55-3.70 -> 2.55-2.81; 224px 128->256 3x3 stride 2
+ * (14x14 out) forward 10.8-11.3 -> 10.4-10.5, backward 22.4-23.4 -> 20.7-21.2. */
 #ifndef MXC_CONV_BATCH_OSZ
-#define MXC_CONV_BATCH_OSZ 512
+#define MXC_CONV_BATCH_OSZ 128
 #endif
 /* 1x1 kernels with stride 1 and no padding (X is the column matrix) of at least this many output
  * positions take one GEMM per sample straight from X into Y instead of the blocks above, which
@@ -120,8 +123,9 @@ static void mxc_conv_col_sources(int32_t *src, const mxc_conv_geom *g) {
 /* Rows of stride-2 convolutions (ResNet's 7x7 stem and 3x3/1x1 downsampling layers) in im2col
  * and col2im: d[o] = s[2 o] and its adjoint s[2 o] += d[o] for o in [0, n). The scalar loops
  * are not vectorized at the build's baseline ISA; with AVX-512 16 outputs come from two loads and
- * one permute. Measured, one thread, CPU time, ResNet-18 224px batch 8, 64->128 3x3 stride 2
- * (56x56 in): forward 13.4-13.8 -> 10.9-11.1 ms, backward 27.1-28.4 -> 22.1-22.7 ms. */
+ * one permute. Measured, one thread, CPU time, alternated builds: ResNet-18's 224px stem
+ * (batch 8) forward 34.9-35.9 -> 31.8-32.7 ms; the stride-2 layers that take one GEMM per sample
+ * gain more (see MXC_CONV_BATCH_OSZ). */
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define MXC_CONV_S2_AVX512 1
 static int mxc_conv_avx512(void) {
