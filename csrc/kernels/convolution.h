@@ -34,9 +34,25 @@
 #include "kernels/convolution_dense.h"
 
 #define MXC_CONV_COL_LIMIT ((int64_t)1 << 22)   /* elements of one column chunk */
-/* Outputs of at most this many positions per sample take several samples per GEMM (see nb) */
+/* One GEMM per sample builds its column matrix in chunks of output rows of about this many
+ * elements (1 MiB of float32: it is read back by the GEMM while still in cache), but of at
+ * least MXC_CONV_CHUNK_MIN_COLS columns (fewer are too few for the GEMM). Measured, one thread,
+ * CPU time, alternated builds, against whole samples (up to 4M elements): ResNet-18's 224px stem
+ * (batch 8, 147 rows, 1680-column chunks) forward 28.0-29.8 -> 23.8-25.5 ms, weight gradient
+ * 29.9-31.8 -> 27.8-28.8; 1024 columns as the floor: 64->128 3x3 stride 2 (28x28 out, 576 rows)
+ * stays whole (chunks of 448 columns made it 5-8% slower). */
+#define MXC_CONV_CHUNK_LIMIT ((int64_t)1 << 18)
+#define MXC_CONV_CHUNK_MIN_COLS 1024
+/* Outputs of at most this many positions per sample take several samples per GEMM (see nb).
+ * Measured, one thread, CPU time, alternated builds, 1024 -> 512 (one GEMM per sample from 513
+ * positions up): LeNet's first convolution (batch 64, 24x24 out) forward 1.6-1.9 -> 0.64 ms,
+ * backward 3.9-4.2 -> 1.8; ResNet-18 224px 64->128 3x3 stride 2 (28x28 out) forward 13.6-13.8 ->
+ * 10.6, backward 27.0-27.8 -> 22.1 (its rows go through the AVX-512 stride-2 copies instead of
+ * the source table). 512 -> 128: CIFAR ResNet-18's 7x7 stem (batch 32, 16x16 out) forward
+ * 3.1-3.3 -> 2.35-2.42, weight gradient 3.55-3.70 -> 2.55-2.81; 224px 128->256 3x3 stride 2
+ * (14x14 out) forward 10.8-11.3 -> 10.4-10.5, backward 22.4-23.4 -> 20.7-21.2. */
 #ifndef MXC_CONV_BATCH_OSZ
-#define MXC_CONV_BATCH_OSZ 1024
+#define MXC_CONV_BATCH_OSZ 128
 #endif
 /* 1x1 kernels with stride 1 and no padding (X is the column matrix) of at least this many output
  * positions take one GEMM per sample straight from X into Y instead of the blocks above, which
@@ -55,6 +71,11 @@
 #define MXC_CONV_NIATTR 13
 #define MXC_CONV_COL_SLOT 4            /* mxc_workspace slot of the column buffer (Winograd: 0-3) */
 #define MXC_CONV_TT_MAX_CO 64          /* see mxc_conv_geom.tt */
+/* The per-sample weight gradient dW [cog, rows] += dY col^T runs as its transpose
+ * dW^T [rows, cog] += col dY^T where cog is at most this and below rows: OpenBLAS is slower with
+ * the few rows first. Measured, one thread, CPU time, alternated builds: ResNet-18's 224px stem
+ * (cog 64, rows 147, batch 8) 27.0-27.4 -> 24.5-24.9 ms; CIFAR's (batch 32) 2.60 -> 2.49-2.56. */
+#define MXC_CONV_WTT_MAX_CO 64
 #define MXC_CONV_TT_MIN_ROWS 256
 
 enum { MXC_CONV_FWD = 0, MXC_CONV_BWD = 1, MXC_DECONV_FWD = 2, MXC_DECONV_BWD = 3 };
@@ -71,6 +92,8 @@ typedef struct {
   int direct;                    /* 1x1x1 kernel, stride 1, pad 0: col(X) == X */
   int flat;                      /* no depth (1-D and 2-D problems): output row t is oh */
   int tt;                        /* blocks of samples with few output channels: transposed GEMMs */
+  int wtt;                       /* per-sample weight gradient with few output channels and more
+                                  * column rows: dW^T = col dY^T (see MXC_CONV_WTT_MAX_CO) */
   int dense;                     /* inputs smaller than the kernel: convolution_dense.h */
   int grouped;                   /* few channels per group: convolution_grouped.h */
   int depthwise;                 /* of those, depthwise 3x3: convolution_depthwise.h */
@@ -111,6 +134,88 @@ static void mxc_conv_col_sources(int32_t *src, const mxc_conv_geom *g) {
       src[kk * g->osz + o] = (int32_t)pos;
     }
   }
+}
+
+/* Rows of stride-2 convolutions (ResNet's 7x7 stem and 3x3/1x1 downsampling layers) in im2col
+ * and col2im: d[o] = s[2 o] and its adjoint s[2 o] += d[o] for o in [0, n). The scalar loops
+ * are not vectorized at the build's baseline ISA; with AVX-512 16 outputs come from two loads and
+ * one permute. Measured, one thread, CPU time, alternated builds: ResNet-18's 224px stem
+ * (batch 8) forward 34.9-35.9 -> 31.8-32.7 ms; the stride-2 layers that take one GEMM per sample
+ * gain more (see MXC_CONV_BATCH_OSZ). */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define MXC_CONV_S2_AVX512 1
+static int mxc_conv_avx512(void) {
+  static volatile int ok = -1;
+  if (ok < 0) {
+    __builtin_cpu_init();
+    ok = __builtin_cpu_supports("avx512f");
+  }
+  return ok;
+}
+
+/* both read (and the add writes) s[0 .. 2 * (o + 16) - 1] per vector step: only while that stays
+ * within s[0 .. 2 (n - 1)], the last element the scalar loop touches */
+__attribute__((target("avx512f"))) static void mxc_conv_s2_gather512(float *d, const float *s,
+                                                                     int64_t n) {
+  const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  int64_t o = 0;
+  for (; o + 17 <= n; o += 16) {
+    const __m512 a = _mm512_loadu_ps(s + 2 * o), b = _mm512_loadu_ps(s + 2 * o + 16);
+    _mm512_storeu_ps(d + o, _mm512_permutex2var_ps(a, ev, b));
+  }
+  for (; o < n; o++) d[o] = s[2 * o];
+}
+
+__attribute__((target("avx512f"))) static void mxc_conv_s2_scatter512(const float *d, float *s,
+                                                                      int64_t n) {
+  /* the 16 values of d spread to the even lanes of two 16-lane vectors (odd lanes add 0) */
+  const __m512i lo = _mm512_set_epi32(16, 7, 16, 6, 16, 5, 16, 4, 16, 3, 16, 2, 16, 1, 16, 0);
+  const __m512i hi = _mm512_set_epi32(16, 15, 16, 14, 16, 13, 16, 12, 16, 11, 16, 10, 16, 9, 16, 8);
+  const __m512 zero = _mm512_setzero_ps();
+  int64_t o = 0;
+  for (; o + 17 <= n; o += 16) {
+    const __m512 v = _mm512_loadu_ps(d + o);
+    _mm512_storeu_ps(s + 2 * o, _mm512_add_ps(_mm512_loadu_ps(s + 2 * o),
+                                              _mm512_permutex2var_ps(v, lo, zero)));
+    _mm512_storeu_ps(s + 2 * o + 16, _mm512_add_ps(_mm512_loadu_ps(s + 2 * o + 16),
+                                                   _mm512_permutex2var_ps(v, hi, zero)));
+  }
+  for (; o < n; o++) s[2 * o] += d[o];
+}
+#endif
+
+/* d[o] = s[o * st] for o in [0, n) */
+static inline void mxc_conv_gather_f32(float *d, const float *s, int64_t n, int64_t st) {
+  int64_t o;
+#ifdef MXC_CONV_S2_AVX512
+  if (st == 2 && n > 16 && mxc_conv_avx512()) {
+    mxc_conv_s2_gather512(d, s, n);
+    return;
+  }
+#endif
+  for (o = 0; o < n; o++) d[o] = s[o * st];
+}
+
+/* s[o * st] += d[o] for o in [0, n) */
+static inline void mxc_conv_scatter_f32(const float *d, float *s, int64_t n, int64_t st) {
+  int64_t o;
+#ifdef MXC_CONV_S2_AVX512
+  if (st == 2 && n > 16 && mxc_conv_avx512()) {
+    mxc_conv_s2_scatter512(d, s, n);
+    return;
+  }
+#endif
+  for (o = 0; o < n; o++) s[o * st] += d[o];
+}
+
+static inline void mxc_conv_gather_f64(double *d, const double *s, int64_t n, int64_t st) {
+  int64_t o;
+  for (o = 0; o < n; o++) d[o] = s[o * st];
+}
+
+static inline void mxc_conv_scatter_f64(const double *d, double *s, int64_t n, int64_t st) {
+  int64_t o;
+  for (o = 0; o < n; o++) s[o * st] += d[o];
 }
 
 #include "kernels/convolution_grouped.h" /* needs mxc_conv_geom and mxc_conv_span */
@@ -156,7 +261,9 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
               g->p[1] == 0 && g->p[2] == 0;
   {
     int64_t per = g->rows * g->od[2];
-    int64_t t = per > 0 ? MXC_CONV_COL_LIMIT / per : g->ntr;
+    int64_t t = per > 0 ? MXC_CONV_CHUNK_LIMIT / per : g->ntr;
+    if (t * g->od[2] < MXC_CONV_CHUNK_MIN_COLS) t = (MXC_CONV_CHUNK_MIN_COLS + g->od[2] - 1) / g->od[2];
+    if (t * per > MXC_CONV_COL_LIMIT) t = MXC_CONV_COL_LIMIT / per;
     if (t < 1) t = 1;
     if (t > g->ntr) t = g->ntr;
     g->tchunk = t < 1 ? 1 : t;
@@ -177,6 +284,7 @@ static int mxc_conv_geom_make(mxc_conv_geom *g, const mxc_tensor *x, const mxc_t
    * transpose (M = cog 50 or 64, K 500, N 4096: LeNet's second convolution): blocks then compute
    * Y^T = col^T W^T and dW^T = col dY^T, transposed back while unpacking */
   g->tt = g->nb > 1 && g->cog <= MXC_CONV_TT_MAX_CO && g->rows >= MXC_CONV_TT_MIN_ROWS;
+  g->wtt = g->nb == 0 && !g->direct && g->cog <= MXC_CONV_WTT_MAX_CO && g->rows > g->cog;
   g->dense = g->g == 1 && g->isz < g->ksz && g->n >= MXC_CONV_DENSE_MIN_N &&
              g->co * g->osz * g->ci * g->isz <= MXC_CONV_DENSE_LIMIT;
   g->grouped = !g->dense && mxc_conv_grouped_usable(g);
@@ -234,7 +342,7 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))          
           if (sw == 1) {                                                                            \
             for (o = lo; o < hi; o++) drow[o] = xrow[o];                                            \
           } else {                                                                                  \
-            for (o = lo; o < hi; o++) drow[o] = xrow[o * sw];                                       \
+            mxc_conv_gather_##SUF(drow + lo, xrow + lo * sw, hi - lo, sw);                        \
           }                                                                                         \
           for (o = hi; o < ow; o++) drow[o] = 0;                                                    \
         }                                                                                           \
@@ -328,7 +436,7 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (par))          
             if (sw == 1) {                                                                          \
               for (o = lo; o < hi; o++) xw[o] += srow[o];                                           \
             } else {                                                                                \
-              for (o = lo; o < hi; o++) xw[o * sw] += srow[o];                                      \
+              mxc_conv_scatter_##SUF(srow + lo, xw + lo * sw, hi - lo, sw);                       \
             }                                                                                       \
           }                                                                                         \
         }                                                                                           \
@@ -605,6 +713,29 @@ static void mxc_conv_bwd_weight_##SUF(const T *dy, const T *x, T *dw, const mxc_
     }                                                                                               \
     return;                                                                                         \
   }                                                                                                 \
+  if (g->wtt) { /* per group: dW^T [rows, cog] += col dY^T over samples, then transposed */      \
+    T *wt = col + g->rows * g->tchunk * g->od[2];                                                   \
+    for (gr = 0; gr < g->g; gr++) {                                                                 \
+      T *wg = dw + gr * g->cog * g->rows;                                                           \
+      int64_t c, r;                                                                                 \
+      memset(wt, 0, sizeof(T) * (size_t)(g->rows * g->cog));                                        \
+      for (n = n0; n < n1; n++) {                                                                   \
+        const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                       \
+        const T *yg = dy + (n * g->co + gr * g->cog) * g->osz;                                      \
+        for (t0 = 0; t0 < g->ntr; t0 += g->tchunk) {                                                \
+          const int64_t t1 = t0 + g->tchunk < g->ntr ? t0 + g->tchunk : g->ntr;                     \
+          const int64_t ncol = (t1 - t0) * g->od[2];                                                \
+          mxc_im2col_##SUF(xg, col, g, t0, t1, 1, 0, ncol, nt);                                     \
+          GEMM(MXC_CblasRowMajor, MXC_CblasNoTrans, MXC_CblasTrans, (int)g->rows, (int)g->cog,      \
+               (int)ncol, (T)1, col, (int)ncol, yg + t0 * g->od[2], (int)g->osz, (T)1, wt,          \
+               (int)g->cog);                                                                        \
+        }                                                                                           \
+      }                                                                                             \
+      for (c = 0; c < g->cog; c++)                                                                  \
+        for (r = 0; r < g->rows; r++) wg[c * g->rows + r] = wt[r * g->cog + c];                     \
+    }                                                                                               \
+    return;                                                                                         \
+  }                                                                                                 \
   for (n = n0; n < n1; n++) {                                                                       \
     for (gr = 0; gr < g->g; gr++) {                                                                 \
       const T *xg = x + (n * g->ci + gr * g->cig) * g->isz;                                         \
@@ -841,8 +972,8 @@ static int mxc_conv_run(mxc_opcall *call, int mode) {
     colsz = g.co * g.osz * g.ci * g.isz + g.osz * g.isz;
   else if (g.nb > 1) /* the column matrix, Y's block, tt's dW^T, then the source table */
     colsz = (g.rows + g.cog) * g.nb * g.osz + (g.tt ? g.rows * g.cog : 0) + g.ksz * g.osz;
-  else
-    colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2];
+  else /* the column chunk, then wtt's dW^T */
+    colsz = g.direct ? 0 : g.rows * g.tchunk * g.od[2] + (g.wtt ? g.rows * g.cog : 0);
   if (colsz) {
     /* the thread's reused buffer: fresh pages cost a fault each on first touch (the dense
      * product's expanded weight used to spend most of its time there) */

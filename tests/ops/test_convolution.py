@@ -626,3 +626,49 @@ def test_pointwise_per_sample_products(shape, nf, g, dtype, rng):
     got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
     for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (0, 0), g)):
         np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+# ---- strided rows: im2col/col2im of stride 2 (AVX-512 where the CPU has it) ---------------------
+@pytest.mark.parametrize("shape,nf,k,p", [
+    ((2, 3, 70, 70), 8, 7, 3),     # ResNet's stem: 35 outputs a row (two vectors and a tail)
+    ((1, 4, 41, 40), 5, 3, 1),     # one sample (no sample blocks): rows of 21 and 20
+    ((1, 3, 34, 66), 6, 1, 0),     # 1x1 downsampling: rows of exactly 17 and 33
+    ((1, 2, 36, 33), 3, 3, 0),     # no padding: the rows end at the plane's last element
+], ids=["stem", "odd", "down", "edge"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stride2_rows_forward_and_gradients(shape, nf, k, p, dtype, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((nf, shape[1], k, k)) * 0.2
+    b = rng.standard_normal(nf)
+    kw = _conv_kw(nf, (k, k), (2, 2), (p, p), (1, 1), 1)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    ref = ref_conv(x, w, b, (2, 2), (p, p), (1, 1), 1)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(mx.nd.Convolution(*xs, **kw).asnumpy(), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (2, 2), (p, p), 1)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+@pytest.mark.parametrize("c,g", [(6, 1), (3, 1), (48, 2)], ids=["chunks", "rows75", "groups"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_sample_column_chunks_forward_and_gradients(c, g, dtype, rng):
+    """A per-sample column matrix above MXC_CONV_CHUNK_LIMIT (150 rows x 70 x 64 outputs) is built
+    in chunks of output rows (27, 27, then 16); 75 rows in 54 + 16; groups of 24 channels (600
+    rows) in chunks of 16 rows (the 1024-column floor). Forward, data and weight gradients (the
+    weight gradient with few output channels as its transpose, mxc_conv_geom.wtt)."""
+    x = rng.standard_normal((2, c, 70, 64))
+    w = rng.standard_normal((4, c // g, 5, 5)) * 0.2
+    b = rng.standard_normal(4)
+    kw = _conv_kw(4, (5, 5), (1, 1), (2, 2), (1, 1), g)
+    xs = [mx.nd.array(a, dtype=dtype) for a in (x, w, b)]
+    ref = ref_conv(x, w, b, (1, 1), (2, 2), (1, 1), g)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(mx.nd.Convolution(*xs, **kw).asnumpy(), ref, rtol=tol,
+                               atol=tol * np.abs(ref).max())
+    dy = rng.standard_normal(ref.shape)
+    got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
+    for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (2, 2), g)):
+        np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())

@@ -1,5 +1,6 @@
 """Every convolution, pooling and BatchNorm layer shape of LeNet (batch 64) and CIFAR ResNet-18 v1
-(batch 32): mxc against PyTorch, forward and backward operator by operator.
+(batch 32), and the convolutions of model-zoo ResNet-18 v1 at 224px (batch 8, ``z18_*``): mxc
+against PyTorch, forward and backward operator by operator.
 
 Figures per layer (float32): ``<layer>_fwd`` (the forward operator) and ``<layer>_bwd`` (the
 backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max pooling:
@@ -7,7 +8,8 @@ backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max 
 PyTorch's ``aten.convolution_backward`` with the same gradients,
 ``max_pool2d_with_indices_backward``, ``native_batch_norm_backward``). For convolutions
 PyTorch's data-only (``_bwd_data``) and weight-only (``_bwd_weight``) backward are printed as
-well, to show where the time goes.
+well, to show where the time goes, and mxc's weight-only backward (``_bwd_weight``: the data
+gradient skipped, as autograd runs a network's first layer).
 
 Each figure is the best of --reps timings of --inner back-to-back calls (then a wait), divided
 by --inner: per-call milliseconds including each runtime's dispatch. One JSON line per
@@ -54,6 +56,18 @@ LAYERS = {
     "r18_s4_conv": ("conv", (32, 512, 1, 1), (512, 3, 1, 1, False)),
     "r18_bn512x1": ("bn", (32, 512, 1, 1), ()),
     "r18_gap": ("pool", (32, 512, 1, 1), ("avg_global", 1, 1, 0)),
+    # model-zoo resnet18_v1 at 224px, batch 8 (bench_model_zoo.py): its convolutions
+    "z18_stem": ("conv", (8, 3, 224, 224), (64, 7, 2, 3, False)),
+    "z18_s1_conv": ("conv", (8, 64, 56, 56), (64, 3, 1, 1, False)),
+    "z18_s2_conv_s2": ("conv", (8, 64, 56, 56), (128, 3, 2, 1, False)),
+    "z18_s2_down": ("conv", (8, 64, 56, 56), (128, 1, 2, 0, False)),
+    "z18_s2_conv": ("conv", (8, 128, 28, 28), (128, 3, 1, 1, False)),
+    "z18_s3_conv_s2": ("conv", (8, 128, 28, 28), (256, 3, 2, 1, False)),
+    "z18_s3_down": ("conv", (8, 128, 28, 28), (256, 1, 2, 0, False)),
+    "z18_s3_conv": ("conv", (8, 256, 14, 14), (256, 3, 1, 1, False)),
+    "z18_s4_conv_s2": ("conv", (8, 256, 14, 14), (512, 3, 2, 1, False)),
+    "z18_s4_down": ("conv", (8, 256, 14, 14), (512, 1, 2, 0, False)),
+    "z18_s4_conv": ("conv", (8, 512, 7, 7), (512, 3, 1, 1, False)),
 }
 
 
@@ -98,6 +112,12 @@ def mxc_steps(names):
             steps[name + "_fwd"] = lambda ins=ins, kw=kw: nd.Convolution(*ins, **kw)
             steps[name + "_bwd"] = (lambda ins=ins, kw=kw, dy=dy:
                                     nd._internal._backward_Convolution(dy, *ins, **kw))
+            # the weight (and bias) gradients only, as autograd runs a first layer's backward
+            bop = mx.ops.registry.get("_backward_Convolution")
+            battrs = dict(bop.parse(kw), _skip_outputs=(0,))
+            grads = [nd.zeros(a.shape) for a in ins]
+            steps[name + "_bwd_weight"] = (lambda bop=bop, a=battrs, ins=(dy,) + ins, gs=grads:
+                                           bop.forward(a, list(ins), gs))
         elif kind == "pool":
             pk, k, s, p = prm
             if pk == "avg_global":
