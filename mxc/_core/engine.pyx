@@ -1023,9 +1023,14 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
             if timed_out:
                 return 2
             continue
-        pthread_cond_wait(&g_wait_cond, &g_mu)
         if helper:
+            pthread_cond_wait(&g_wait_cond, &g_mu)
             g_nsleepers -= 1
+        else:
+            # not woken when an op becomes ready: look again after the polite window, so that
+            # a worker stuck in an op that waits for a ready one is still helped
+            _deadline_in(&deadline, POLITE_NS)
+            pthread_cond_timedwait(&g_wait_cond, &g_mu, &deadline)
 
 
 cdef void* _worker_main(void *unused) noexcept nogil:
