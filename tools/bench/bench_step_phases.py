@@ -8,7 +8,9 @@ CPU time, not wall time, so that the figures hold on a shared machine: run with
 OMP_NUM_THREADS=1 for the kernels' own cost. The Python thread's time is what imperative
 dispatch costs beside the kernels (the engine worker runs them meanwhile); its time inside
 waitall is what waiting costs (wake-ups, ops it runs itself). Each figure is the minimum over
---steps steps, with the median beside it.
+--steps steps, with the median beside it. Also the Python thread's voluntary context switches
+per step (Linux): each is a sleep and a wake-up, which on a 2-core machine takes a core from a
+kernel's threads for a moment.
 
     OMP_NUM_THREADS=1 python tools/bench/bench_step_phases.py [--steps 30] [--repeat 2]
 """
@@ -23,6 +25,17 @@ import time
 sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
 PHASES = ("forward", "backward", "trainer_step", "waitall")
+
+
+def _switches():
+    try:
+        with open("/proc/thread-self/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
 
 
 def measure(hybrid, steps):
@@ -55,8 +68,14 @@ def measure(hybrid, steps):
 
     for _ in range(3):
         step()
+    s0 = _switches()
     rows = np.array([step() for _ in range(steps)]) * 1e3
+    s1 = _switches()
     impl = "mxc-hybrid" if hybrid else "mxc-imperative"
+    if s0 is not None:
+        print(json.dumps({"figure": "resnet18 b32 step: python thread voluntary context switches",
+                          "impl": impl, "value": round((s1 - s0) / steps, 1), "unit": "per step"}),
+              flush=True)
     for k, name in enumerate(PHASES + ("process",)):
         what = "python thread " + name if name != "process" else "process"
         print(json.dumps({"figure": f"resnet18 b32 step cpu: {what}", "impl": impl,
