@@ -199,11 +199,18 @@ def _trace_grad(op, attrs, ins, outs, ogs, needs, ctx):
     for st in reversed(t.steps):
         sop, sattrs, sins, souts, label = st
         if any(o in needed for o in souts):
-            if sop.mutate or "random" in sop.resources:
+            # a step writing one of its inputs in place (BatchNorm's backward updates the
+            # moving statistics) replays as the eager walk runs it only when what it writes is
+            # the node's own array (EXT) or a fresh intermediate, never a constant shared
+            # between replays
+            if "random" in sop.resources or any(
+                    k >= len(sins) or t.kinds[sins[k]] == G.CONST for k in sop.mutate):
                 return False
             kept.append((sop, skip_unneeded_outputs(sop, sattrs, souts, needed), sins, souts,
                          label))
             needed.update(sins)
+        elif sop.mutate:
+            return False       # dropping it would drop its in-place write too
     kept.reverse()
     # reshapes become views when their result is not a returned gradient, or is one whose
     # storage is fresh (an intermediate) and no other returned gradient shares it

@@ -426,6 +426,75 @@ def test_backward_writes_a_sole_gradient_into_dot_grad_in_place():
     np.testing.assert_allclose(w.grad.asnumpy(), 6 * np.tile(xn.sum(0), (4, 1)), rtol=1e-5)
 
 
+def _bn_train(rng_seed, prepared):
+    """Two recorded BatchNorm (training) passes and backwards: the inputs, per pass the
+    gradients and the moving statistics after the backward, and the shapes backward() copied
+    into a .grad (none when each gradient's kernel wrote it there)."""
+    from mxc._core import tape
+    r = np.random.default_rng(rng_seed)
+    xn = r.standard_normal((4, 3, 5, 2)).astype(np.float32) * 2 + 1
+    dyn = r.standard_normal(xn.shape).astype(np.float32)
+    gn = r.uniform(0.5, 1.5, 3).astype(np.float32)
+    bn = r.standard_normal(3).astype(np.float32)
+    x, g, b = mx.nd.array(xn), mx.nd.array(gn), mx.nd.array(bn)
+    mm, mv = mx.nd.zeros(3), mx.nd.ones(3)
+    for a in (x, g, b):
+        a.attach_grad()
+    copied = []
+    copyto = mx.nd._copyto
+
+    def counted(src, out=None, **kw):
+        copied.append(src.shape)
+        return copyto(src, out=out, **kw)
+    mx.nd._copyto = counted
+    prev = tape.set_grad_runner(autograd._prepared_grad if prepared else None)
+    try:
+        passes = []
+        for _ in range(2):        # the second pass replays the cached plan
+            with autograd.record():
+                y = mx.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False, eps=1e-3, momentum=0.8)
+            y.backward(mx.nd.array(dyn))
+            passes.append([a.asnumpy().copy() for a in (x.grad, g.grad, b.grad, mm, mv)])
+    finally:
+        tape.set_grad_runner(prev)
+        mx.nd._copyto = copyto
+    return xn, dyn, gn, passes, copied
+
+
+def test_batchnorm_gradient_is_prepared_and_equals_the_eager_walk_and_numpy(rng):
+    """BatchNorm's backward writes the moving statistics in place (as MXNet's CPU backward):
+    its prepared plan must run that write on the node's own arrays, each replay, and leave the
+    results bit for bit those of the eager walk; gamma's and beta's gradients land in .grad."""
+    seed = int(rng.integers(2**31))
+    autograd._GRAD_PLANS.clear()
+    xn, dyn, gn, prep, copied = _bn_train(seed, True)
+    plans = [v for k, v in autograd._GRAD_PLANS.items() if k[0].name == "BatchNorm"]
+    assert plans and all(p is not False for p in plans)
+    assert copied == [], copied
+    _, _, _, eager, _ = _bn_train(seed, False)
+    for got, exp in zip(prep, eager):
+        for a, e in zip(got, exp):
+            np.testing.assert_array_equal(a, e)
+    # numpy reference (float64): batch statistics over (N, H, W); the moving statistics follow
+    # m <- m * momentum + stat * (1 - momentum) once per backward (the biased variance)
+    x64, dy64 = xn.astype(np.float64), dyn.astype(np.float64)
+    red, n = (0, 2, 3), xn.size // xn.shape[1]
+    mean, var = x64.mean(red), x64.var(red)
+    inv = 1 / np.sqrt(var + 1e-3)
+    xh = (x64 - mean[None, :, None, None]) * inv[None, :, None, None]
+    db = dy64.sum(red)
+    dg = (dy64 * xh).sum(red)
+    dx = (gn[None, :, None, None] * inv[None, :, None, None]) * (
+        dy64 - db[None, :, None, None] / n - xh * dg[None, :, None, None] / n)
+    for k, exp in enumerate((dx, dg, db)):
+        np.testing.assert_allclose(prep[1][k], exp, rtol=1e-4, atol=1e-4)
+    mm, mv = np.zeros(3), np.ones(3)
+    for p in prep:
+        mm, mv = mm * 0.8 + mean * 0.2, mv * 0.8 + var * 0.2
+        np.testing.assert_allclose(p[3], mm, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(p[4], mv, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("hybrid", [False, True])
 def test_a_grad_array_the_computation_reads_is_not_written_early(hybrid):
     """dW = dY^T . data where data is W's own .grad array: the product must read the old .grad,

@@ -20,8 +20,11 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 RECORD = '''
     import json
     from tests.gluon.model_zoo import _emulated_gpu, _zoo_step
-    names = _emulated_gpu.record(lambda: _zoo_step.step(%(name)r, mx.gpu(0), dropout=False,
-                                                         size=64))
+    # the step as COMPARE runs it, from given parameters: their set_data copies are launched
+    # too (a backward that writes every gradient in place launches no copy of its own)
+    _, _, start = _zoo_step.step(%(name)r, mx.cpu(), dropout=False, size=64)
+    names = _emulated_gpu.record(lambda: _zoo_step.step(%(name)r, mx.gpu(0), params=start,
+                                                         dropout=False, size=64))
     print(json.dumps(names))
 '''
 
