@@ -237,7 +237,8 @@ def test_bound_executor_inference_folds(rng, monkeypatch):
     refs = [o.asnumpy() for o in _bound(sym, args, auxs, "null").forward(is_train=False)]
     for g, ref in zip(got, refs):
         np.testing.assert_allclose(g, ref, rtol=0, atol=1e-5 * np.abs(ref).max())
-    assert not np.array_equal(got[0], refs[0])  # the folded convolution rounds differently
+    # (the plan's steps above prove the fold; its rounding differs from the unfolded graph's
+    # for most seeds but not all: seeds 59, 106, 216 and 293 of 300 gave the same bits)
 
 
 def test_bound_executor_with_gradients_is_not_folded():
