@@ -320,6 +320,62 @@ def crop_normalize_to_chw(const uint8_t[:, :, ::1] src not None, int y0, int x0,
                         out.shape[2])
 
 
+def crop_normalize_batch(list items, const int[::1] cmap not None,
+                          const float[::1] mean not None, const float[::1] mult not None,
+                          float[:, :, :, ::1] out not None):
+    """:func:`crop_normalize_to_chw` for many images of one batch in one call.
+
+    ``items`` holds ``(src, y0, x0, mirror, slot)`` tuples: ``src`` a C-contiguous (H, W, C)
+    uint8 array, cropped at ``(y0, x0)`` (mirrored if ``mirror``) into ``out[slot]``.  Every
+    item is checked first, then all of them run in one stretch without the GIL: ImageRecordIter
+    pays one call per run of images instead of one call (and five buffer acquisitions) per image.
+    """
+    cdef Py_ssize_t n = len(items), k
+    cdef int oc = out.shape[1], oh = out.shape[2], ow = out.shape[3], c
+    cdef int64_t per = <int64_t>oc * oh * ow
+    cdef const uint8_t[:, :, ::1] src
+    cdef int y0, x0, slot
+    if len(cmap) != oc or len(mean) != oc or len(mult) != oc:
+        raise ValueError(f"crop_normalize_batch: cmap, mean and mult need {oc} entries")
+    if n == 0 or per == 0:
+        return
+    cdef const uint8_t **srcs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
+    cdef int *geo = <int *>malloc(n * 5 * sizeof(int))
+    if srcs == NULL or geo == NULL:
+        free(srcs)
+        free(geo)
+        raise MemoryError()
+    try:
+        for k in range(n):
+            item = items[k]
+            src = item[0]
+            y0, x0, slot = item[1], item[2], item[4]
+            if y0 < 0 or x0 < 0 or y0 + oh > src.shape[0] or x0 + ow > src.shape[1]:
+                raise ValueError(f"crop at ({y0}, {x0}) of size ({oh}, {ow}) is outside the "
+                                 f"image {(src.shape[0], src.shape[1], src.shape[2])}")
+            if slot < 0 or slot >= out.shape[0]:
+                raise ValueError(f"slot {slot} is not in a batch of {out.shape[0]}")
+            for c in range(oc):
+                if cmap[c] < 0 or cmap[c] >= src.shape[2]:
+                    raise ValueError(f"cmap[{c}] = {cmap[c]} is not a channel of a "
+                                     f"{src.shape[2]}-channel image")
+            srcs[k] = &src[0, 0, 0]  # the items list keeps the array alive
+            geo[5 * k] = <int>src.shape[1]
+            geo[5 * k + 1] = <int>src.shape[2]
+            geo[5 * k + 2] = y0
+            geo[5 * k + 3] = x0
+            geo[5 * k + 4] = (slot << 1) | (1 if item[3] else 0)
+        with nogil:
+            for k in range(n):
+                _crop_u8_to_f32(srcs[k], geo[5 * k], geo[5 * k + 1], geo[5 * k + 2],
+                                geo[5 * k + 3], geo[5 * k + 4] & 1, &cmap[0], &mean[0],
+                                &mult[0], &out[0, 0, 0, 0] + (geo[5 * k + 4] >> 1) * per, oc,
+                                oh, ow)
+    finally:
+        free(srcs)
+        free(geo)
+
+
 cdef void _flip_lr(const pix_t *src, pix_t *dst, int h, int w, int cn) noexcept nogil:
     cdef int i, j, c
     cdef int64_t r
