@@ -400,3 +400,47 @@ def flip_lr(const pix_t[:, :, ::1] src not None, pix_t[:, :, ::1] dst not None):
 def identity_cmap(int n):
     """``arange(n)`` as int32, the channel map that keeps channel order."""
     return np.arange(n, dtype=np.int32)
+
+
+def jpeg_plain_header(const uint8_t[::1] buf not None):
+    """``(width, height, components)`` of a plain JFIF JPEG's frame, or None.
+
+    Walks the marker segments up to the start of scan; "plain" admits only SOF0-2 (8-bit, 1 or 3
+    components, non-zero size, exactly one frame) and DHT, DQT, DRI, APP0 and COM segments (fill
+    bytes before a marker allowed): anything else (EXIF, Adobe, ICC, 12-bit, lossless,
+    arithmetic) or a malformed segment returns None, for mx.image's full Pillow path to decide.
+    The image front's JPEG shortcut calls this per image: the same walk in Python cost about as
+    much as libjpeg's decode of a 32x32 image.
+    """
+    cdef Py_ssize_t n = buf.shape[0], p = 2
+    cdef int m, seg, layers = 0, w = 0, h = 0
+    cdef bint have = False
+    if n < 4 or buf[0] != 0xFF or buf[1] != 0xD8 or buf[2] != 0xFF:
+        return None
+    while True:
+        if p + 4 > n or buf[p] != 0xFF:
+            return None
+        m = buf[p + 1]
+        if m == 0xFF:  # fill byte before a marker
+            p += 1
+            continue
+        seg = (buf[p + 2] << 8) | buf[p + 3]
+        if seg < 2 or p + 2 + seg > n:
+            return None
+        if m == 0xDA:  # start of scan: the header is complete
+            break
+        if m == 0xC0 or m == 0xC1 or m == 0xC2:
+            if have or seg < 8 or buf[p + 4] != 8:
+                return None
+            layers = buf[p + 9]
+            w = (buf[p + 7] << 8) | buf[p + 8]
+            h = (buf[p + 5] << 8) | buf[p + 6]
+            if (layers != 1 and layers != 3) or w == 0 or h == 0:
+                return None
+            have = True
+        elif not (m == 0xC4 or m == 0xDB or m == 0xDD or m == 0xE0 or m == 0xFE):
+            return None
+        p += 2 + seg
+    if not have:
+        return None
+    return w, h, layers
