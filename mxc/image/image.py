@@ -113,7 +113,8 @@ def _decode_plain_jpeg(Image, buf, flag):
     nch = 1 if mode == "L" else 3
     try:
         core = Image.core.new(mode, size)
-        decoder = Image._getdecoder(mode, "jpeg", (mode, ""))
+        # what Image._getdecoder(mode, "jpeg", (mode, "")) returns, without its Python frame
+        decoder = (Image.DECODERS.get("jpeg") or Image.core.jpeg_decoder)(mode, mode, "")
         try:
             decoder.setimage(core, (0, 0) + size)
             used, err = decoder.decode(mv)
