@@ -524,7 +524,7 @@ class ImageRecordIter(DataIter):
         return img
 
     def _process(self, batch, slot, sample, epoch, raw):
-        self._augment(batch, slot, sample, epoch, self._read(batch, slot, sample, raw))
+        self._augment_slot(batch, slot, sample, epoch, self._read(batch, slot, sample, raw))
 
     def _process_plain(self, batch, slot, sample, epoch, raw, items):
         """``_process`` without augmentation other than crop and mirror, into float32: the
@@ -535,7 +535,7 @@ class ImageRecordIter(DataIter):
         h, w = img.shape[:2]
         c, oh, ow = self.data_shape
         if h < oh or w < ow:
-            self._augment(batch, slot, sample, epoch, img)
+            self._augment_slot(batch, slot, sample, epoch, img)
             return
         p = self._p
         y0, x0 = h - oh, w - ow
@@ -570,7 +570,7 @@ class ImageRecordIter(DataIter):
         batch.index[slot] = header.id
         return self._decode(payload, f"record {sample} of {self.path_imgrec}")
 
-    def _augment(self, batch, slot, sample, epoch, img):
+    def _augment_slot(self, batch, slot, sample, epoch, img):
         """Augment a decoded image and write it into ``batch.data[slot]``."""
         p = self._p
         rng = self._rng(epoch, sample)
