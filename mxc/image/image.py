@@ -57,11 +57,17 @@ def _wrap(arr):
 
 
 # ---- decoding -------------------------------------------------------------------------------
+_PIL_IMAGE = []  # PIL.Image once imported: an import statement per decoded image costs 0.5 us
+
+
 def _pil():
+    if _PIL_IMAGE:
+        return _PIL_IMAGE[0]
     try:
         from PIL import Image
     except ImportError as exc:  # pragma: no cover - Pillow is a dependency of mxc.image
         raise ImportError("mxc.image needs Pillow (pip install Pillow)") from exc
+    _PIL_IMAGE.append(Image)
     return Image
 
 
@@ -85,66 +91,36 @@ def _gray_from_rgb(rgb):
     return ((r * 4899 + g * 9617 + b * 1868 + 8192) >> 14).astype(np.uint8)
 
 
-# JPEG markers a plain JFIF file carries before its scan: SOF0-2 (frame), DHT, DQT, DRI, APP0 (JFIF)
-# and COM. Any other (EXIF orientation, Adobe colour transform, MPF, ICC, 12-bit, lossless,
-# arithmetic coding) takes Pillow's full path.
-_SOF_PLAIN = (0xC0, 0xC1, 0xC2)
-_SEG_PLAIN = frozenset((0xC4, 0xDB, 0xDD, 0xE0, 0xFE))
-
-
 def _decode_plain_jpeg(Image, buf, flag):
     """Decode a plain JFIF JPEG with Pillow's libjpeg decoder directly into an (h, w, 1) grey or
     (h, w, 3) RGB uint8 array (read-only, as np.asarray of a Pillow image), or return None.
 
     Pillow's ``Image.open`` parses the JPEG header in Python (every quantisation table value
     through struct calls): about 60 us for a 32x32 CIFAR image, twice the decode itself, all of
-    it holding the GIL. This scans the marker segments up to the scan and hands the buffer to
+    it holding the GIL. This scans the marker segments up to the scan (``_pixel.jpeg_plain_header``,
+    which says what "plain" admits) and hands the buffer to
     the same libjpeg decoder with the arguments ``JpegImageFile`` would give it, so the pixels
     are the same; anything but a plain 8-bit 1- or 3-component JFIF returns None (and any
     failure too: Pillow's path then produces the error).
     """
     try:
         mv = memoryview(buf).cast("B")
+        head = _pixel.jpeg_plain_header(mv)
     except (TypeError, ValueError):
         return None
-    n = len(mv)
-    if n < 4 or mv[0] != 0xFF or mv[1] != 0xD8 or mv[2] != 0xFF:
+    if head is None:
         return None
-    p = 2
-    size = None
-    while True:
-        if p + 4 > n or mv[p] != 0xFF:
-            return None
-        m = mv[p + 1]
-        if m == 0xFF:               # fill byte before a marker
-            p += 1
-            continue
-        seg = (mv[p + 2] << 8) | mv[p + 3]
-        if seg < 2 or p + 2 + seg > n:
-            return None
-        if m == 0xDA:               # start of scan: the header is complete
-            break
-        if m in _SOF_PLAIN:
-            if size is not None or seg < 8 or mv[p + 4] != 8:
-                return None
-            layers = mv[p + 9]
-            size = ((mv[p + 7] << 8) | mv[p + 8], (mv[p + 5] << 8) | mv[p + 6])
-            if layers not in (1, 3) or size[0] == 0 or size[1] == 0:
-                return None
-            limit = Image.MAX_IMAGE_PIXELS     # Pillow's decompression-bomb check decides
-            if limit and size[0] * size[1] > limit:
-                return None
-        elif m not in _SEG_PLAIN:
-            return None
-        p += 2 + seg
-    if size is None:
+    size, layers = head[:2], head[2]
+    limit = Image.MAX_IMAGE_PIXELS     # Pillow's decompression-bomb check decides
+    if limit and size[0] * size[1] > limit:
         return None
     # as JpegImageFile: mode from the component count; draft("L") for grey reads of colour
     mode = "L" if layers == 1 or flag == 0 else "RGB"
     nch = 1 if mode == "L" else 3
     try:
         core = Image.core.new(mode, size)
-        decoder = Image._getdecoder(mode, "jpeg", (mode, ""))
+        # what Image._getdecoder(mode, "jpeg", (mode, "")) returns, without its Python frame
+        decoder = (Image.DECODERS.get("jpeg") or Image.core.jpeg_decoder)(mode, mode, "")
         try:
             decoder.setimage(core, (0, 0) + size)
             used, err = decoder.decode(mv)

@@ -173,6 +173,7 @@ class ImageRecordIter(DataIter):
     """
 
     _default_dtype = "float32"
+    _plain = False  # set by __init__: crop + mirror only, the batched per-job path
 
     def __init__(self, path_imgrec=None, data_shape=None, batch_size=None, path_imgidx="",
                  label_width=1, shuffle=False, seed=0, round_batch=True, preprocess_threads=4,
@@ -274,6 +275,16 @@ class ImageRecordIter(DataIter):
                        or p["max_random_scale"] != 1.0 or p["min_random_scale"] != 1.0
                        or (not p["random_resized_crop"] and (ar_lo != 1.0 or ar_hi != 1.0))
                        or p["max_img_size"] != 1e10 or p["min_img_size"] != 0.0)
+        # crop + mirror into float32 and nothing else: the per-job batched path (_process_plain)
+        # (a subclass with its own _process, the detection iterator, keeps that)
+        self._plain = (type(self)._process is ImageRecordIter._process
+                       and self.dtype == np.float32 and p["resize"] == -1 and not self._warps
+                       and p["pad"] == 0 and not p["random_resized_crop"]
+                       and p["max_crop_size"] == -1 and p["min_crop_size"] == -1
+                       and p["inter_method"] != 10  # auto-random draws even without a resize
+                       and p["brightness"] == 0 and p["contrast"] == 0
+                       and p["saturation"] == 0 and p["pca_noise"] == 0
+                       and p["max_random_contrast"] == 0 and p["max_random_illumination"] == 0)
         c = data_shape[0]
         means = np.array([mean_r, mean_g, mean_b, mean_a][:c] if c > 1 else [mean_r], np.float32)
         stds = np.array([std_r, std_g, std_b, std_a][:c] if c > 1 else [std_r], np.float32)
@@ -513,7 +524,36 @@ class ImageRecordIter(DataIter):
         return img
 
     def _process(self, batch, slot, sample, epoch, raw):
+        self._augment_slot(batch, slot, sample, epoch, self._read(batch, slot, sample, raw))
+
+    def _process_plain(self, batch, slot, sample, epoch, raw, items):
+        """``_process`` without augmentation other than crop and mirror, into float32: the
+        crop is queued on ``items`` for one ``crop_normalize_batch`` call per job.  The same
+        random draws, in the same order, as ``_process``; an image smaller than ``data_shape``
+        takes the general path (it needs a resize)."""
+        img = self._read(batch, slot, sample, raw)
+        h, w = img.shape[:2]
+        c, oh, ow = self.data_shape
+        if h < oh or w < ow:
+            self._augment_slot(batch, slot, sample, epoch, img)
+            return
         p = self._p
+        y0, x0 = h - oh, w - ow
+        rng = None
+        if p["rand_crop"]:
+            rng = self._rng(epoch, sample)
+            y0, x0 = rng.randint(0, y0), rng.randint(0, x0)
+        else:
+            y0, x0 = y0 // 2, x0 // 2
+        mirror = p["mirror"]
+        if p["rand_mirror"]:
+            if rng is None:
+                rng = self._rng(epoch, sample)
+            mirror = rng.random() < 0.5 or mirror
+        items.append((np.ascontiguousarray(img), y0, x0, mirror, slot))
+
+    def _read(self, batch, slot, sample, raw):
+        """Write the record's label and id into the batch; return its decoded image."""
         header, payload = recordio.unpack(raw)
         # label
         if header.flag > 0:
@@ -528,7 +568,11 @@ class ImageRecordIter(DataIter):
             lab = np.float32(header.label)
         batch.label[slot] = lab
         batch.index[slot] = header.id
-        img = self._decode(payload, f"record {sample} of {self.path_imgrec}")
+        return self._decode(payload, f"record {sample} of {self.path_imgrec}")
+
+    def _augment_slot(self, batch, slot, sample, epoch, img):
+        """Augment a decoded image and write it into ``batch.data[slot]``."""
+        p = self._p
         rng = self._rng(epoch, sample)
         c, oh, ow = self.data_shape
         resize = _img.resize_np
@@ -748,11 +792,17 @@ class _Job:
     def __call__(self):
         it, batch = self.it, self.batch
         error = None
+        items = [] if it._plain else None  # crops queued by _process_plain
+        sample = None
         for k, sample in enumerate(self.samples):
             if batch.stop.is_set():
                 break
             try:
-                it._process(batch, self.first + k, sample, self.epochs[k], self.raws[k])
+                if items is None:
+                    it._process(batch, self.first + k, sample, self.epochs[k], self.raws[k])
+                else:
+                    it._process_plain(batch, self.first + k, sample, self.epochs[k],
+                                      self.raws[k], items)
             except MXNetError as exc:
                 error = exc
             except Exception as exc:  # keep the worker alive; the consumer sees the error
@@ -760,6 +810,12 @@ class _Job:
                                    f"{exc!r}")
             if error is not None:
                 break
+        if items and error is None and not batch.stop.is_set():
+            try:
+                _pixel.crop_normalize_batch(items, it._cmap, it._mean, it._mult, batch.data)
+            except Exception as exc:
+                error = MXNetError(f"{type(it).__name__}: records {self.samples[0]}..{sample} "
+                                   f"of {it.path_imgrec}: {exc!r}")
         self.raws = None
         batch.finish_one(error)
 

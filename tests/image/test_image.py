@@ -299,6 +299,29 @@ def test_pixel_crop_to_chw_reference():
         _pixel.crop_to_chw(img, 6, 3, False, np.arange(3, dtype=np.int32), None, None, u8)
 
 
+
+def test_pixel_crop_normalize_batch_reference():
+    # the batched kernel against a numpy crop per item, slots out of order, 1 and 3 channels
+    rng = np.random.RandomState(3)
+    for c in (1, 3):
+        cmap = np.arange(c, dtype=np.int32)[::-1].copy()
+        mean = rng.uniform(0, 100, c).astype(np.float32)
+        mult = rng.uniform(0.01, 2, c).astype(np.float32)
+        imgs = [rng.randint(0, 256, (6 + k, 7 + 2 * k, c)).astype(np.uint8) for k in range(4)]
+        items = [(im, k, 2 * k, k % 2 == 1, 3 - k) for k, im in enumerate(imgs)]
+        out = np.full((4, c, 5, 6), np.nan, np.float32)
+        _pixel.crop_normalize_batch(items, cmap, mean, mult, out)
+        for im, y0, x0, mirror, slot in items:
+            crop = im[y0:y0 + 5, x0:x0 + 6][:, :, cmap].astype(np.float32)
+            if mirror:
+                crop = crop[:, ::-1]
+            ref = ((crop - mean) * mult).transpose(2, 0, 1)
+            np.testing.assert_array_equal(out[slot], ref)
+    with pytest.raises(ValueError, match="outside"):
+        _pixel.crop_normalize_batch([(imgs[0], 2, 0, False, 0)], cmap, mean, mult, out)
+    with pytest.raises(ValueError, match="slot"):
+        _pixel.crop_normalize_batch([(imgs[0], 0, 0, False, 4)], cmap, mean, mult, out)
+
 def test_image_iter_from_rec_and_lst(tmp_path):
     from PIL import Image
     rng = np.random.RandomState(2)
