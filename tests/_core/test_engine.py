@@ -242,10 +242,10 @@ def scenario_backpressure():
     v = engine.Var()
     rec = engine._Int64Buffer(3)
     buf = engine._Int64Buffer(1)
+    t0 = time.perf_counter()    # before the push: the slow op ends >= 0.2 s after t0, for sure
     engine._push_record(rec, 0, writes=[v], usec=200_000)          # holds the worker
     ref = [0]
     high = 0
-    t0 = time.perf_counter()
     for k in range(1000):
         engine._push_affine(buf, [v], [0], [], k)
         affine_ref(ref, [0], [], k)
@@ -278,11 +278,21 @@ def scenario_overlap():
     """Two workers: reads of one var overlap; a write overlaps nothing on its var."""
     v = engine.Var()
     rec = engine._Int64Buffer(3 * 4)
-    engine._push_record(rec, 0, reads=[v], usec=100_000)
-    engine._push_record(rec, 1, reads=[v], usec=100_000)
+    # read 0 holds a worker until the gate opens; read 1 must run and end on the other worker
+    # meanwhile. Polling for those events (not sleeping for a guessed time) makes the overlap
+    # certain however slowly a loaded machine schedules the workers.
+    engine._test_gate(0)
+    engine._push_record(rec, 0, reads=[v], gate=True)
+    deadline = time.time() + 30
+    while rec[0] == 0 and time.time() < deadline:      # read 0 began
+        time.sleep(0.001)
+    engine._push_record(rec, 1, reads=[v], usec=1_000)
+    while rec[4] == 0 and time.time() < deadline:      # read 1 ended, read 0 still gated
+        time.sleep(0.001)
+    engine._test_gate(1)                 # (before asserting: a failing child must not hang)
+    assert rec[0] != 0 and rec[4] != 0, "two reads did not overlap"
     engine._push_record(rec, 2, writes=[v], usec=20_000)
     engine._push_record(rec, 3, reads=[v], usec=1_000)
-    time.sleep(0.3)                       # let the workers (not this thread) run them
     engine.wait_for_all()
     b = [rec[3 * s] for s in range(4)]
     e = [rec[3 * s + 1] for s in range(4)]
