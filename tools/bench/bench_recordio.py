@@ -150,21 +150,16 @@ def load_impls():
 
 
 def seq_read(mod, path):
-    r = mod.MXRecordIO(path, "r")
-    n = 0
-    read = r.read
-    while True:
-        x = read()
-        if x is None:
-            break
-        n += len(x)
-    r.close()
-    return n
+    return _drain(mod.MXRecordIO(path, "r"))
 
 
 def seq_read_unmapped(mod, path):
     """mxc's reader on a file it may not map: the prefetch thread (the design before the map)."""
-    r = mod._rio.RecordReader(path, mapped=False)
+    return _drain(mod._rio.RecordReader(path, mapped=False))
+
+
+def _drain(r):
+    """Bytes of every record read() returns, then close."""
     n = 0
     read = r.read
     while True:

@@ -41,16 +41,9 @@ def _switches():
 def measure(hybrid, steps):
     import numpy as np
     import mxc as mx
-    rng = np.random.RandomState(0)
-    x = mx.nd.array(rng.rand(32, 3, 32, 32).astype(np.float32))
-    y = mx.nd.array(rng.randint(0, 10, 32).astype(np.float32))
-    net = mx.gluon.model_zoo.vision.resnet18_v1(classes=10)
-    net.initialize(mx.init.Xavier())
-    if hybrid:
-        net.hybridize(static_alloc=True, static_shape=True)
-    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
-                               {"learning_rate": 0.01, "momentum": 0.9})
-    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_training
+    net, trainer, loss_fn, x, y, bs = bench_training.gluon_setup(mx, "resnet18", hybrid)
     T, P = time.thread_time, time.process_time
 
     def step():
@@ -60,7 +53,7 @@ def measure(hybrid, steps):
         t1 = T()
         loss.backward()
         t2 = T()
-        trainer.step(32)
+        trainer.step(bs)
         t3 = T()
         mx.nd.waitall()
         t4 = T()

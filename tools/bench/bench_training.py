@@ -46,7 +46,8 @@ def gluon_net(mx, model):
     return mx.gluon.model_zoo.vision.resnet18_v1(classes=10)
 
 
-def gluon_step_fn(mx, model, hybrid):
+def gluon_setup(mx, model, hybrid):
+    """(net, trainer, loss_fn, x, y, batch) of one model's step (bench_step_phases.py too)."""
     import numpy as np
     rng = np.random.RandomState(0)
     bs = BATCH[model]
@@ -58,7 +59,11 @@ def gluon_step_fn(mx, model, hybrid):
         net.hybridize(static_alloc=True, static_shape=True)
     trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
                                {"learning_rate": 0.01, "momentum": 0.9})
-    loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    return net, trainer, mx.gluon.loss.SoftmaxCrossEntropyLoss(), x, y, bs
+
+
+def gluon_step_fn(mx, model, hybrid):
+    net, trainer, loss_fn, x, y, bs = gluon_setup(mx, model, hybrid)
 
     def step():
         with mx.autograd.record():
