@@ -513,15 +513,15 @@ def test_var_outlives_its_python_object():
 
 
 def test_latency_figures():
+    # the native latency probe runs its chain and its single ops to the end and reports finite
+    # figures; the speed itself is tools/bench/bench_profiler.py's (engine_chain, engine_single),
+    # never a timed assertion here
     clean_slate()
-    engine._bench_native(200, 200)                           # warm up threads and heap
-    runs = [engine._bench_native(1000, 1000) for _ in range(3)]
-    chain = min(r["chain_us_per_op"] for r in runs)
-    single = min(r["single_us"] for r in runs)
-    print(f"engine: 1000-op chain + wait {chain:.3f} us/op; one op + wait {single:.3f} us")
-    # targets are < 1 us and < 10 us; the bounds leave room for a busy shared machine
-    assert chain < 3.0
-    assert single < 30.0
+    r = engine._bench_native(200, 50)
+    print(f"engine: 200-op chain + wait {r['chain_us_per_op']:.3f} us/op; "
+          f"one op + wait {r['single_us']:.3f} us")
+    assert 0 < r["chain_us_per_op"] < float("inf") and 0 < r["single_us"] < float("inf")
+    assert engine.pending() == 0
 
 
 # pushes `slow` on v (after the setup lines), sends SIGINT 0.2 s into v.wait() and prints how
