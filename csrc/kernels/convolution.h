@@ -23,7 +23,9 @@
  * no column matrix (X is it). Inputs with fewer positions than the kernel has taps (one group)
  * take one dense product over all samples instead (convolution_dense.h). 1-D and 2-D problems
  * take im2col/col2im loops without the depth axis (mxc_conv_geom.flat). im2col/col2im use OpenMP threads (rows / channels); the GEMMs run
- * on OpenBLAS's own threads. float16 is computed in float32.
+ * on OpenBLAS's own threads; except that with several threads, problems of one GEMM per sample
+ * give each thread a range of samples of its own (mxc_conv_split). float16 is computed in
+ * float32.
  */
 #ifndef MXC_KERNELS_CONVOLUTION_H
 #define MXC_KERNELS_CONVOLUTION_H
