@@ -909,16 +909,23 @@ static int mxc_conv_wino_usable(const mxc_conv_geom *g) {
 }
 
 /* Threads that each take a range of samples (mxc_conv_split), or 1: samples in turn with the
- * threads inside each im2col and GEMM. Only one GEMM per sample splits: OpenBLAS's threads do not
- * pay off on a GEMM of one CIFAR-sized sample, and the blocks of samples (nb) lose more from
- * halved blocks than they gain. Measured, 2 threads, wall-clock, CIFAR ResNet-18 (batch 32),
- * best of alternated runs against main's build: the 7x7 stem (16x16 out) forward 2.32 -> 1.51 ms,
- * backward 4.35 -> 2.37, weight gradient alone 2.41 -> 1.21; its 4x4 and 2x2 stages split as
- * blocks were slower (256 channels 3x3 stride 2 forward 0.58 -> 0.79, weight gradient 0.52 ->
- * 1.01). */
+ * threads inside each im2col and GEMM. OpenBLAS's threads do not pay off on a GEMM of one
+ * CIFAR-sized sample, so one GEMM per sample always splits. Measured, 2 threads, wall-clock,
+ * CIFAR ResNet-18 (batch 32), best of alternated runs against main's build: the 7x7 stem (16x16
+ * out) forward 2.32 -> 2.01 ms, backward 4.17 -> 2.87, weight gradient alone 2.33 -> 1.23. Blocks
+ * of samples (nb) split while each part keeps at least MXC_CONV_SPLIT_MIN_COLS columns (samples
+ * x positions); best of 3 alternated runs, blocks kept whole -> split: 4x4 outputs (16 x 16
+ * columns) 128 channels forward 1.56 -> 1.04, 64->128 3x3 stride 2 forward 0.93 -> 0.56,
+ * backward 1.60 -> 1.14, 1x1 stride 2 backward 0.46 -> 0.20; LeNet's second convolution (batch
+ * 64, 8x8 out) forward 3.88 -> 2.03, backward 6.07 -> 3.73; but 2x2 and 1x1 outputs (64 and 16
+ * columns) lost, weight gradients most (256 channels 3x3 stride 2: 0.56 -> 0.88, 1x1 stride 2
+ * 0.13 -> 0.17). */
+#define MXC_CONV_SPLIT_MIN_COLS 256
 static int mxc_conv_split_parts(const mxc_conv_geom *g, int nt) {
-  if (nt < 2 || g->n < 2 || g->dense || g->grouped || g->nb > 1) return 1;
-  return g->n < nt ? (int)g->n : nt;
+  const int np = g->n < nt ? (int)g->n : nt;
+  if (nt < 2 || g->n < 2 || g->dense || g->grouped) return 1;
+  if (g->nb > 1 && g->n / np * g->osz < MXC_CONV_SPLIT_MIN_COLS) return 1;
+  return np;
 }
 
 /* mxc_conv_exec_f32 through Winograd where it applies: each pass that cannot get its scratch

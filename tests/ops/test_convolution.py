@@ -688,14 +688,16 @@ def _kernel_call(name, ins, outs, k, s, p, g, nthreads):
     ((7, 6, 12, 12), 72, 5, 1, 2, 1),      # more output channels: dW as it is
     ((5, 8, 12, 12), 16, 1, 1, 0, 1),      # 1x1: straight from X, no column matrix
     ((5, 64, 14, 14), 40, 3, 1, 1, 2),     # groups of 32 channels
-    ((7, 16, 8, 8), 24, 3, 2, 1, 1),       # small outputs: blocks of samples, not split
-], ids=["stem", "wide", "direct", "groups", "blocks"])
+    ((13, 20, 12, 12), 50, 5, 1, 0, 1),    # blocks of samples, transposed products (8x8 out)
+    ((13, 16, 10, 10), 96, 5, 1, 2, 1),    # blocks of samples, plain products (10x10 out)
+    ((7, 16, 8, 8), 24, 3, 2, 1, 1),       # blocks of 4x4 outputs: too few columns, not split
+], ids=["stem", "wide", "direct", "groups", "blocks_tt", "blocks", "small_blocks"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_samples_split_between_threads(shape, nf, k, s, p, g, dtype, rng):
-    """With 2 and 3 threads (batches of 5 and 7 do not divide) each thread takes a range of
-    samples with its own column scratch and dW partial (outputs above MXC_CONV_BATCH_OSZ
-    positions: one GEMM per sample): forward, dX, dW and the bias gradient against numpy, and
-    the same bits on a second run."""
+    """With 2 and 3 threads (batches of 5, 7 and 13 do not divide) each thread takes a range of
+    samples with its own column scratch and dW partial (one GEMM per sample, or blocks of samples
+    of at least MXC_CONV_SPLIT_MIN_COLS columns per thread): forward, dX, dW and the bias
+    gradient against numpy, and the same bits on a second run."""
     x = rng.standard_normal(shape).astype(dtype)
     w = (rng.standard_normal((nf, shape[1] // g, k, k)) * 0.2).astype(dtype)
     b = rng.standard_normal(nf).astype(dtype)
