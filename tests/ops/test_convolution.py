@@ -672,3 +672,68 @@ def test_per_sample_column_chunks_forward_and_gradients(c, g, dtype, rng):
     got = mx.nd._backward_Convolution(mx.nd.array(dy, dtype=dtype), *xs, **kw)
     for a, e in zip(got, ref_conv_grads(x, w, dy, (1, 1), (2, 2), g)):
         np.testing.assert_allclose(a.asnumpy(), e, rtol=tol, atol=tol * np.abs(e).max())
+
+
+# ---- samples split between threads (mxc_conv_split) -------------------------------------------
+def _kernel_call(name, ins, outs, k, s, p, g, nthreads):
+    from mxc._core.opcall import DTYPE_CODE, run_on_numpy
+    from mxc.ops.cpu.convolution import KERNELS
+    run_on_numpy(KERNELS[name][DTYPE_CODE[ins[0].dtype]], ins, outs,
+                 iattr=(1, k, k, 1, s, s, 1, 1, 1, 0, p, p, g), nthreads=nthreads)
+    return outs
+
+
+@pytest.mark.parametrize("shape,nf,k,s,p,g", [
+    ((5, 3, 24, 24), 8, 7, 2, 3, 1),       # the stem: per-sample column matrix, dW transposed
+    ((7, 6, 12, 12), 72, 5, 1, 2, 1),      # more output channels: dW as it is
+    ((5, 8, 12, 12), 16, 1, 1, 0, 1),      # 1x1: straight from X, no column matrix
+    ((5, 64, 14, 14), 40, 3, 1, 1, 2),     # groups of 32 channels
+    ((13, 20, 12, 12), 50, 5, 1, 0, 1),    # blocks of samples, transposed products (8x8 out)
+    ((13, 16, 10, 10), 96, 5, 1, 2, 1),    # blocks of samples, plain products (10x10 out)
+    ((7, 16, 8, 8), 24, 3, 2, 1, 1),       # blocks of 4x4 outputs: too few columns, not split
+], ids=["stem", "wide", "direct", "groups", "blocks_tt", "blocks", "small_blocks"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_samples_split_between_threads(shape, nf, k, s, p, g, dtype, rng):
+    """With 2 and 3 threads (batches of 5, 7 and 13 do not divide) each thread takes a range of
+    samples with its own column scratch and dW partial (one GEMM per sample, or blocks of samples
+    of at least MXC_CONV_SPLIT_MIN_COLS columns per thread): forward, dX, dW and the bias
+    gradient against numpy, and the same bits on a second run."""
+    x = rng.standard_normal(shape).astype(dtype)
+    w = (rng.standard_normal((nf, shape[1] // g, k, k)) * 0.2).astype(dtype)
+    b = rng.standard_normal(nf).astype(dtype)
+    ref = ref_conv(x, w, b, (s, s), (p, p), (1, 1), g)
+    dy = rng.standard_normal(ref.shape).astype(dtype)
+    rx, rw, rb = ref_conv_grads(x, w, dy, (s, s), (p, p), g)
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    for nt in (2, 3):
+        runs = []
+        for _ in range(2):
+            (y,) = _kernel_call("conv:forward", [x, w, b], [np.empty(ref.shape, dtype)],
+                                k, s, p, g, nt)
+            grads = _kernel_call("conv:backward", [dy, x, w],
+                                 [np.empty_like(x), np.empty_like(w), np.empty_like(b)],
+                                 k, s, p, g, nt)
+            runs.append((y,) + tuple(grads))
+        for a, e in zip(runs[0], (ref, rx, rw, rb)):
+            np.testing.assert_allclose(a, e, rtol=tol, atol=tol * np.abs(e).max(),
+                                       err_msg=f"{nt} threads")
+        for a, a2 in zip(*runs):
+            np.testing.assert_array_equal(a, a2, err_msg=f"{nt} threads: not reproducible")
+
+
+def test_deconvolution_samples_split_between_threads(rng):
+    """Deconvolution's forward (the data-gradient product) and backward on 3 threads, batch 4,
+    against the direct-loop references."""
+    x = rng.standard_normal((4, 6, 12, 12))  # 144 positions: one GEMM per sample
+    w = rng.standard_normal((6, 4, 3, 3)) * 0.2
+    ref = ref_deconv(x, w, None, (2, 2), (1, 1), (1, 1), (0, 0), 1, 4)
+    (y,) = _kernel_call("deconv:forward", [x, w], [np.empty(ref.shape)], 3, 2, 1, 1, 3)
+    np.testing.assert_allclose(y, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+    # deconvolution's gradients are the convolution's with data and output exchanged
+    dy = rng.standard_normal(ref.shape)
+    dx, dw = _kernel_call("deconv:backward", [dy, x, w], [np.empty_like(x), np.empty_like(w)],
+                          3, 2, 1, 1, 3)
+    ex = ref_conv(dy, w, None, (2, 2), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(dx, ex, rtol=1e-10, atol=1e-10 * np.abs(ex).max())
+    _, ew, _ = ref_conv_grads(dy, w, x, (2, 2), (1, 1), 1)
+    np.testing.assert_allclose(dw, ew, rtol=1e-10, atol=1e-10 * np.abs(ew).max())
