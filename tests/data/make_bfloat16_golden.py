@@ -14,6 +14,8 @@ import numpy as np
 import mxnet as mx
 from mxnet.contrib import amp
 
+from make_amp_golden import graph_conv   # the same conv graph as the float16 goldens (this directory)
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bfloat16")
 BF = np.dtype([("bfloat16", np.uint16)])     # MXNet 1.9.1's name for bfloat16
 
@@ -49,19 +51,6 @@ def arrays():
     out["to_f32"] = x.astype("float32")
     mx.nd.waitall()
     mx.nd.save(os.path.join(HERE, "arrays.params"), out)
-
-
-def graph_conv():
-    d = mx.sym.var("data")
-    c = mx.sym.Convolution(d, kernel=(3, 3), num_filter=4, name="conv")
-    b = mx.sym.BatchNorm(c, fix_gamma=False, name="bn")
-    a = mx.sym.Activation(b, act_type="relu", name="act")
-    p = mx.sym.Pooling(a, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool")
-    f = mx.sym.Flatten(p, name="flat")
-    o = mx.sym.FullyConnected(f, num_hidden=3, name="fc")
-    s = mx.sym.var("skip")
-    g = mx.sym.broadcast_add(o, s, name="badd")
-    return mx.sym.log_softmax(g, name="lsm")
 
 
 def graph_mlp():
