@@ -82,13 +82,6 @@
 
 enum { MXC_CONV_FWD = 0, MXC_CONV_BWD = 1, MXC_DECONV_FWD = 2, MXC_DECONV_BWD = 3 };
 
-/* d = +1 / -1 around a region whose threads run GEMMs of their own: counted as a caller inside
- * BLAS (csrc/mxc/blas.h's gate), the region keeps every one of its GEMMs on its own thread, where
- * otherwise the first to enter would start OpenBLAS's pool beside the other threads */
-static inline void mxc_conv_blas_hold(int d) {
-  __atomic_add_fetch(&mxc_blas_gate->inside, d, __ATOMIC_ACQ_REL);
-}
-
 typedef struct {
   int64_t n, g, ci, co;          /* batch, groups, channels of X and of Y */
   int64_t id[3], od[3], k[3], s[3], d[3], p[3];
@@ -844,7 +837,7 @@ static void mxc_conv_split_##SUF(int mode, const mxc_conv_geom *g, const T *a, c
   int p;                                                                                           \
   int64_t i;                                                                                       \
   (void)nt;                                                                                        \
-  mxc_conv_blas_hold(1);                                                                           \
+  mxc_blas_hold(1);                                                                                \
 MXC_PRAGMA(omp parallel for num_threads(np) schedule(static, 1))                                   \
   for (p = 0; p < np; p++) {                                                                       \
     T *pc = p == 0 ? col : col + g->pcol + (p - 1) * g->pstride;                                   \
@@ -852,7 +845,7 @@ MXC_PRAGMA(omp parallel for num_threads(np) schedule(static, 1))                
     mxc_conv_part_##SUF(mode, g, a, a2, w, b, o0, pw, pc, 1, g->n * p / np,                        \
                         g->n * (p + 1) / np);                                                      \
   }                                                                                                \
-  mxc_conv_blas_hold(-1);                                                                          \
+  mxc_blas_hold(-1);                                                                               \
   if (!o1) return;                                                                                 \
 MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (wsz * np >= MXC_CONV_PAR_MIN))    \
   for (i = 0; i < wsz; i++) {                                                                      \

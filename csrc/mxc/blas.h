@@ -106,6 +106,14 @@ static inline void mxc_blas_leave(void) {
   __atomic_sub_fetch(&mxc_blas_gate->inside, 1, __ATOMIC_ACQ_REL);
 }
 
+/* d = +1 / -1 around a parallel region whose threads each run GEMMs of their own (convolution's
+ * sample ranges): counted as a caller inside the gate, the region keeps every one of its GEMMs
+ * on its own thread, where otherwise the first to enter would start OpenBLAS's pool beside the
+ * other threads */
+static inline void mxc_blas_hold(int d) {
+  __atomic_add_fetch(&mxc_blas_gate->inside, d, __ATOMIC_ACQ_REL);
+}
+
 /* every routine through the gate: mxc_sgemm(...) etc. have the CBLAS/LAPACK signatures */
 #define MXC_BLAS_CALL(name, T, ...)                                                                \
   do {                                                                                             \
