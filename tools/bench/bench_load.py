@@ -14,11 +14,20 @@ An implementation named with "+one" runs with one thread (OMP_NUM_THREADS=1, and
 thread): its quiet figure against the plain implementation's is what the second core buys that
 implementation quietly, and under load every process gets about its threads' fair share of the
 cores, so the slowdown factor is roughly that fair share's factor times this parallel speedup
-(printed as "parallel speedup" when both were run).
+(printed as "parallel speedup" when both were run). "+all" runs with OMP_NUM_THREADS set to every
+core: MXNet 1.9 halves omp_get_num_procs() on x86 for hyperthreads it assumes
+(src/engine/openmp.cc), so on cores without SMT its default is half of them (one thread on two
+cores), and "+all" gives it the threads mxc's default uses.
+
+--share K measures, in the same run, the fair share the busy processes leave: K processes that
+only compute, beside the busy ones, for a few seconds; the figure is the cores they got together.
+Under that share no implementation with K computing threads can do better than
+quiet speed / (one-thread speed per core x share), the floor of its slowdown factor.
 
     python tools/bench/bench_load.py [--busy 4] [--repeat 2] [--peer-python /path/to/mxnet/python]
-        [--impls mxc-hybrid,mxc-hybrid+static,mxc-hybrid+one,torch-eager]
-        # +static: MXC_FOLLOW_LOAD=0; +one: one thread ("--peer-one" adds mxnet-hybrid+one)
+        [--impls mxc-hybrid,mxc-hybrid+static,mxc-hybrid+one,torch-eager] [--share 1,2]
+        # +static: MXC_FOLLOW_LOAD=0; +one: one thread; +all: a thread per core
+        # ("--peer-one" / "--peer-all" add mxnet-hybrid+one / mxnet-hybrid+all)
 """
 import argparse
 import json
@@ -31,6 +40,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINING = os.path.join(HERE, "bench_training.py")
 BUSY = "while True:\n    pass\n"
+# a probe: computes for the given seconds of wall time, then prints the CPU seconds it got
+PROBE = ("import os, sys, time\nend = time.monotonic() + float(sys.argv[1])\n"
+         "while time.monotonic() < end:\n    pass\nprint(os.times().user)\n")
 
 
 def start_busy(n):
@@ -44,6 +56,19 @@ def stop_busy(procs):
         p.wait()
 
 
+def fair_share(k, busy, seconds=4.0):
+    """Cores that k compute-only processes get together beside `busy` busy processes."""
+    procs = start_busy(busy)
+    try:
+        time.sleep(0.5)
+        probes = [subprocess.Popen([sys.executable, "-c", PROBE, str(seconds)],
+                                   stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        cpu = sum(float(p.communicate()[0]) for p in probes)
+    finally:
+        stop_busy(procs)
+    return cpu / seconds
+
+
 def run(impl, args, peer):
     """samples/s of one run of `impl` in a fresh interpreter, or None when it failed."""
     common = ["--rounds", str(args.rounds), "--scale", str(args.scale)]
@@ -52,6 +77,8 @@ def run(impl, args, peer):
         env["MXC_FOLLOW_LOAD"] = "0"
     if impl.endswith("+one"):         # one thread (bench_training gives torch OMP_NUM_THREADS)
         env["OMP_NUM_THREADS"] = "1"
+    if impl.endswith("+all"):         # a thread per core (MXNet's default is half of them)
+        env["OMP_NUM_THREADS"] = str(len(os.sched_getaffinity(0)))
     if impl.split("+")[0] == "mxnet-hybrid":
         cmd = [peer, TRAINING, "--as-peer", "--models", "resnet18"] + common
     else:
@@ -78,10 +105,19 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
     ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
     ap.add_argument("--peer-one", action="store_true", help="also run mxnet-hybrid+one")
+    ap.add_argument("--peer-all", action="store_true", help="also run mxnet-hybrid+all")
+    ap.add_argument("--share", default="", help="comma list of K: measure K threads' fair share")
     args = ap.parse_args()
     impls = args.impls.split(",")
     if args.peer_python:
-        impls += ["mxnet-hybrid"] + (["mxnet-hybrid+one"] if args.peer_one else [])
+        impls += ["mxnet-hybrid"] + (["mxnet-hybrid+one"] if args.peer_one else []) + \
+            (["mxnet-hybrid+all"] if args.peer_all else [])
+    shares = {}
+    for k in [int(x) for x in args.share.split(",") if x]:
+        shares[k] = fair_share(k, args.busy)
+        print(json.dumps({"figure": f"fair share of {k} computing threads beside {args.busy} "
+                          "busy processes", "value": round(shares[k], 3), "unit": "cores"}),
+              flush=True)
     factors = {k: [] for k in impls}
     loaded = {k: [] for k in impls}
     quiet = {k: [] for k in impls}
@@ -118,6 +154,11 @@ def main():
                               "value": round(statistics.median(quiet[impl])
                                              / statistics.median(quiet[one]), 2),
                               "unit": "ratio"}), flush=True)
+            for k, share in shares.items():   # the best k threads could do under that share
+                print(json.dumps({"figure": f"slowdown floor of {impl} with {k} threads",
+                                  "value": round(statistics.median(quiet[impl])
+                                                 / (statistics.median(quiet[one]) * share), 2),
+                                  "unit": "x"}), flush=True)
     # the loaded throughputs side by side: the other load on a shared machine moves the quiet
     # runs most, so this ratio is the steadier one
     for ref in ("mxnet-hybrid", "torch-eager"):
