@@ -154,6 +154,8 @@ def run_on_numpy(uintptr_t kernel, inputs, outputs, iattr=(), fattr=(), int req=
             call.nthreads = g_thread_cap
         with nogil:
             rc = call.kernel(call)
+            if g_pool != NULL:   # as run_call: the caller's arrays outlive any dropped block
+                mxc_pool_quiesce(g_pool)
         if rc != 0:
             raise MXNetError(call.err.decode("utf-8", "replace"))
     finally:
