@@ -112,14 +112,10 @@ static inline int64_t mxc_gemm_off(const mxc_gemm_layout *l, int64_t b, int64_t 
   static void mxc_gemm_run_##SUF(const mxc_gemm_args *g, const T *a, const T *b, const T *c,      \
                                  T *o, int nthreads) {                                             \
     int64_t M = g->M, N = g->N, K = g->K, batch = g->nouter * g->ninner, bi;                       \
-    int zero_c = g->cmode == 0 || (g->cmode == 2 && g->beta == 0);                                 \
     if (batch <= 0 || M <= 0 || N <= 0) return;                                                    \
-    if (K <= 0 || g->alpha == 0) {                                                                 \
-      mxc_gemm_init_##SUF(g, c, o, nthreads);                                                      \
-      return;                                                                                      \
-    }                                                                                              \
+    mxc_gemm_init_##SUF(g, c, o, nthreads);                                                        \
+    if (K <= 0 || g->alpha == 0) return;                                                           \
     if (batch > 1 && M * N * K <= MXC_DOT_SMALL) {                                                 \
-      mxc_gemm_init_##SUF(g, c, o, nthreads);                                                      \
       MXC_PRAGMA(omp parallel for num_threads(nthreads) schedule(static)                           \
                  if (batch * M * N * K >= MXC_DOT_PAR_MIN))                                        \
       for (bi = 0; bi < batch; bi++)                                                               \
@@ -128,14 +124,11 @@ static inline int64_t mxc_gemm_off(const mxc_gemm_layout *l, int64_t b, int64_t 
                              o + mxc_gemm_off(&g->o, bi, g->ninner));                              \
       return;                                                                                      \
     }                                                                                              \
-    /* a product that starts from zeros is BLAS's beta 0 (BLAS clears C itself, block by block  \
-     * on the threads that then write it; small products store without reading C) */            \
-    if (!zero_c) mxc_gemm_init_##SUF(g, c, o, nthreads);                                           \
     for (bi = 0; bi < batch; bi++)                                                                 \
       GEMM(MXC_CblasRowMajor, g->ta ? MXC_CblasTrans : MXC_CblasNoTrans,                           \
            g->tb ? MXC_CblasTrans : MXC_CblasNoTrans, (int)M, (int)N, (int)K, (T)g->alpha,         \
            a + mxc_gemm_off(&g->a, bi, g->ninner), (int)g->a.ld,                                   \
-           b + mxc_gemm_off(&g->b, bi, g->ninner), (int)g->b.ld, (T)(zero_c ? 0 : 1),              \
+           b + mxc_gemm_off(&g->b, bi, g->ninner), (int)g->b.ld, (T)1,                             \
            o + mxc_gemm_off(&g->o, bi, g->ninner), (int)g->o.ld);                                  \
   }                                                                                                \
                                                                                                    \

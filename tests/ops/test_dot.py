@@ -77,8 +77,8 @@ def test_dot_large(rng):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("batch", [0, 3])
 def test_dot_overwrites_nan_out(batch, dtype, rng):
-    """A product that starts from zeros is BLAS's beta 0 (dot.h): what out= held before, NaN
-    included, never reaches the result (BLAS path, and the small batched loop for batch_dot)."""
+    """What out= held before, NaN included, never reaches a product (dot.h clears O before BLAS
+    adds into it; beta 0 in OpenBLAS cleared slower, see the commit that made this test)."""
     for m, k, n in ((33, 40, 70), (2, 3, 4)):
         shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch else ((m, k), (k, n))
         a = rng.standard_normal(shape_a).astype(dtype)
