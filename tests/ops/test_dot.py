@@ -74,6 +74,23 @@ def test_dot_large(rng):
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch", [0, 3])
+def test_dot_overwrites_nan_out(batch, dtype, rng):
+    """What out= held before, NaN included, never reaches a product (dot.h clears O before BLAS
+    adds into it; beta 0 in OpenBLAS cleared slower, see the commit that made this test)."""
+    for m, k, n in ((33, 40, 70), (2, 3, 4)):
+        shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch else ((m, k), (k, n))
+        a = rng.standard_normal(shape_a).astype(dtype)
+        b = rng.standard_normal(shape_b).astype(dtype)
+        out = mx.nd.array(np.full(shape_a[:-1] + (n,), np.nan, dtype), dtype=dtype)
+        fn = mx.nd.batch_dot if batch else mx.nd.dot
+        fn(mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype), out=out)
+        tol = 1e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(out.asnumpy(), np.matmul(a.astype(np.float64), b),
+                                   rtol=tol, atol=tol)
+
+
 def test_dot_empty(rng):
     a = np.zeros((3, 0), np.float32)
     b = np.zeros((0, 4), np.float32)

@@ -1,6 +1,7 @@
 """Where the CPU of one training step goes: the Python thread's CPU time in each phase (forward
 under autograd.record, backward, Trainer.step, the final waitall) and the whole process's CPU
-time per step, for CIFAR ResNet-18 v1 (batch 32) imperative and hybridized, each in a process of
+time per step, for CIFAR ResNet-18 v1 (batch 32; --model picks another of
+tools/bench/bench_training.py's models: mlp, lenet) imperative and hybridized, each in a process of
 its own, alternated --repeat times; and the process CPU per step of the same network in PyTorch
 eager (tools/bench/bench_training.py's), with the ratios torch / mxc of each repeat.
 
@@ -12,7 +13,7 @@ waitall is what waiting costs (wake-ups, ops it runs itself). Each figure is the
 per step (Linux): each is a sleep and a wake-up, which on a 2-core machine takes a core from a
 kernel's threads for a moment.
 
-    OMP_NUM_THREADS=1 python tools/bench/bench_step_phases.py [--steps 30] [--repeat 2]
+    OMP_NUM_THREADS=1 python tools/bench/bench_step_phases.py [--model resnet18] [--steps 30] [--repeat 2]
 """
 import argparse
 import json
@@ -27,6 +28,13 @@ sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".
 PHASES = ("forward", "backward", "trainer_step", "waitall")
 
 
+def _label(model):
+    """'resnet18 b32': the model and its batch in bench_training.py"""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_training
+    return f"{model} b{bench_training.BATCH[model]}"
+
+
 def _switches():
     try:
         with open("/proc/thread-self/status") as f:
@@ -38,12 +46,12 @@ def _switches():
     return None
 
 
-def measure(hybrid, steps):
+def measure(model, hybrid, steps):
     import numpy as np
     import mxc as mx
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_training
-    net, trainer, loss_fn, x, y, bs = bench_training.gluon_setup(mx, "resnet18", hybrid)
+    net, trainer, loss_fn, x, y, bs = bench_training.gluon_setup(mx, model, hybrid)
     T, P = time.thread_time, time.process_time
 
     def step():
@@ -66,18 +74,18 @@ def measure(hybrid, steps):
     s1 = _switches()
     impl = "mxc-hybrid" if hybrid else "mxc-imperative"
     if s0 is not None:
-        print(json.dumps({"figure": "resnet18 b32 step: python thread voluntary context switches",
+        print(json.dumps({"figure": f"{_label(model)} step: python thread voluntary context switches",
                           "impl": impl, "value": round((s1 - s0) / steps, 1), "unit": "per step"}),
               flush=True)
     for k, name in enumerate(PHASES + ("process",)):
         what = "python thread " + name if name != "process" else "process"
-        print(json.dumps({"figure": f"resnet18 b32 step cpu: {what}", "impl": impl,
+        print(json.dumps({"figure": f"{_label(model)} step cpu: {what}", "impl": impl,
                           "value": round(float(rows[:, k].min()), 3),
                           "median": round(float(np.median(rows[:, k])), 3), "unit": "ms"}),
               flush=True)
 
 
-def measure_torch(steps):
+def measure_torch(model, steps):
     import numpy as np
     import torch
     n = os.environ.get("OMP_NUM_THREADS", "")
@@ -85,7 +93,7 @@ def measure_torch(steps):
         torch.set_num_threads(int(n))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import bench_training
-    run, _ = bench_training.torch_step_fn("resnet18")
+    run, _ = bench_training.torch_step_fn(model)
     for _ in range(3):
         run()
     cpu = []
@@ -93,28 +101,29 @@ def measure_torch(steps):
         p0 = time.process_time()
         run()
         cpu.append((time.process_time() - p0) * 1e3)
-    print(json.dumps({"figure": "resnet18 b32 step cpu: process", "impl": "torch-eager",
+    print(json.dumps({"figure": f"{_label(model)} step cpu: process", "impl": "torch-eager",
                       "value": round(float(min(cpu)), 3),
                       "median": round(float(np.median(cpu)), 3), "unit": "ms"}), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="resnet18", choices=("resnet18", "mlp", "lenet"))
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--child", choices=("imperative", "hybrid", "torch"))
     args = ap.parse_args()
     if args.child == "torch":
-        measure_torch(args.steps)
+        measure_torch(args.model, args.steps)
         return
     if args.child:
-        measure(args.child == "hybrid", args.steps)
+        measure(args.model, args.child == "hybrid", args.steps)
         return
     for _ in range(args.repeat):
         proc = {}
         for kind in ("imperative", "hybrid", "torch"):
-            r = subprocess.run([sys.executable, __file__, "--child", kind, "--steps",
-                                str(args.steps)], capture_output=True, text=True,
+            r = subprocess.run([sys.executable, __file__, "--child", kind, "--model", args.model,
+                                "--steps", str(args.steps)], capture_output=True, text=True,
                                env=dict(os.environ))
             sys.stdout.write(r.stdout)
             if r.returncode != 0:
@@ -128,7 +137,7 @@ def main():
                     proc[rec["impl"]] = rec["value"]
         for a, b in (("mxc-hybrid", "mxc-imperative"), ("torch-eager", "mxc-imperative")):
             if a in proc and b in proc:
-                print(json.dumps({"figure": f"resnet18 b32 step cpu {a} / {b}", "impl": "ratio",
+                print(json.dumps({"figure": f"{_label(args.model)} step cpu {a} / {b}", "impl": "ratio",
                                   "value": round(proc[a] / proc[b], 3),
                                   "unit": "x (speed of mxc-imperative relative to the other)"}),
                       flush=True)
