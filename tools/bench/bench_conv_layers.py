@@ -1,6 +1,7 @@
 """Every convolution, pooling and BatchNorm layer shape of LeNet (batch 64) and CIFAR ResNet-18 v1
-(batch 32), and the convolutions of model-zoo ResNet-18 v1 at 224px (batch 8, ``z18_*``): mxc
-against PyTorch, forward and backward operator by operator.
+(batch 32), the convolutions of model-zoo ResNet-18 v1 at 224px (batch 8, ``z18_*``) and
+DenseNet-121's layer shapes at 224px (batch 8, ``d121_*``: one mid-block layer of each dense
+block, the transitions): mxc against PyTorch, forward and backward operator by operator.
 
 Figures per layer (float32): ``<layer>_fwd`` (the forward operator) and ``<layer>_bwd`` (the
 backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max pooling:
