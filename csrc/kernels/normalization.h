@@ -43,7 +43,11 @@
  * 1.13 -> 1.26 images/s. Scalar 8-element arrays
  * in an AVX2 clone were no faster (the dot pass 2.5x slower): gcc did not keep them in one
  * register; the vector type does. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define MXC_NRM_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define MXC_NRM_HOT
+#endif
 
 /* loads and stores per storage type; CT_ is the elementwise compute type */
 #define MXC_NRM_LD_h(p, i) mxc_half_to_float(((const uint16_t *)(p))[i])
