@@ -283,6 +283,37 @@ def test_large_batchnorm_threaded(rng):
     np.testing.assert_allclose(arrs[4].asnumpy(), ins[4] * 0.9 + var * 0.1, rtol=1e-5, atol=1e-6)
 
 
+# eight-lane sums (csrc/kernels/normalization.h): fewer than 8 elements per sample (plain double
+# sums), 49 (six vectors and one left over) and 300 (a 256-element block, then 44)
+@pytest.mark.parametrize("dtype,tol", [(np.float16, 4e-3), (np.float32, 2e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("inner", [5, 49, 300])
+def test_batchnorm_train_lanes(dtype, tol, inner, rng):
+    """Training forward and backward (dx, dgamma, dbeta, moving statistics) against float64
+    numpy; errors bounded relative to each result's largest magnitude (dx, y) or to the sum of
+    the magnitudes summed (dgamma, dbeta)."""
+    ins = _bn_inputs(rng, (3, 4, inner), 1, dtype)
+    y, mean, invstd, var = bn_ref(*ins, fix_gamma=False, train=True)
+    dy = rng.standard_normal(ins[0].shape).astype(dtype)
+    arrs = [nd(a) for a in ins]
+    with training():
+        out = mx.nd.BatchNorm(*arrs, fix_gamma=False)
+        dx, dg, db = mx.nd._backward_BatchNorm(nd(dy), *arrs, fix_gamma=False)
+    x64, d64 = ins[0].astype(np.float64), dy.astype(np.float64)
+    xh = (x64 - _bc(mean, 3, 1)) * _bc(invstd, 3, 1)
+    red = (0, 2)
+    rdx = _bc(invstd * ins[1], 3, 1) * (d64 - d64.mean(axis=red, keepdims=True)
+                                         - xh * (d64 * xh).mean(axis=red, keepdims=True))
+    assert np.abs(out.asnumpy() - y).max() <= tol * np.abs(y).max()
+    assert np.abs(dx.asnumpy() - rdx).max() <= tol * np.abs(rdx).max()
+    assert np.all(np.abs(dg.asnumpy() - (d64 * xh).sum(axis=red))
+                  <= tol * np.abs(d64 * xh).sum(axis=red))
+    assert np.all(np.abs(db.asnumpy() - d64.sum(axis=red)) <= tol * np.abs(d64).sum(axis=red))
+    m = f32(0.9)
+    np.testing.assert_allclose(arrs[3].asnumpy(), ins[3] * m + mean * (1 - m), rtol=tol,
+                               atol=tol)
+    np.testing.assert_allclose(arrs[4].asnumpy(), ins[4] * m + var * (1 - m), rtol=tol, atol=tol)
+
+
 def test_row_backward_ops_and_infer_inputs(rng):
     for op, shape, pshape, kw in ROW_CASES:
         o = registry.get(op)

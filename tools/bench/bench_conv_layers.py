@@ -1,6 +1,7 @@
 """Every convolution, pooling and BatchNorm layer shape of LeNet (batch 64) and CIFAR ResNet-18 v1
-(batch 32), and the convolutions of model-zoo ResNet-18 v1 at 224px (batch 8, ``z18_*``): mxc
-against PyTorch, forward and backward operator by operator.
+(batch 32), the convolutions of model-zoo ResNet-18 v1 at 224px (batch 8, ``z18_*``) and
+DenseNet-121's layer shapes at 224px (batch 8, ``d121_*``: one mid-block layer of each dense
+block, the transitions): mxc against PyTorch, forward and backward operator by operator.
 
 Figures per layer (float32): ``<layer>_fwd`` (the forward operator) and ``<layer>_bwd`` (the
 backward operator: mxc's ``_backward_Convolution`` / ``_backward_Pooling`` (max pooling:
@@ -68,6 +69,29 @@ LAYERS = {
     "z18_s4_conv_s2": ("conv", (8, 256, 14, 14), (512, 3, 2, 1, False)),
     "z18_s4_down": ("conv", (8, 256, 14, 14), (512, 1, 2, 0, False)),
     "z18_s4_conv": ("conv", (8, 512, 7, 7), (512, 3, 1, 1, False)),
+    # model-zoo densenet121 at 224px, batch 8: a mid-block layer of each dense block
+    # (BN-ReLU-1x1 conv to 128, BN-ReLU-3x3 conv to 32), the transitions' 1x1 convolutions
+    # and 2x2 average pools
+    "d121_b1_bn": ("bn", (8, 160, 56, 56), ()),
+    "d121_b1_c1": ("conv", (8, 160, 56, 56), (128, 1, 1, 0, False)),
+    "d121_b1_bn128": ("bn", (8, 128, 56, 56), ()),
+    "d121_b1_c3": ("conv", (8, 128, 56, 56), (32, 3, 1, 1, False)),
+    "d121_t1_c1": ("conv", (8, 256, 56, 56), (128, 1, 1, 0, False)),
+    "d121_t1_pool": ("pool", (8, 128, 56, 56), ("avg", 2, 2, 0)),
+    "d121_b2_bn": ("bn", (8, 320, 28, 28), ()),
+    "d121_b2_c1": ("conv", (8, 320, 28, 28), (128, 1, 1, 0, False)),
+    "d121_b2_bn128": ("bn", (8, 128, 28, 28), ()),
+    "d121_b2_c3": ("conv", (8, 128, 28, 28), (32, 3, 1, 1, False)),
+    "d121_t2_c1": ("conv", (8, 512, 28, 28), (256, 1, 1, 0, False)),
+    "d121_b3_bn": ("bn", (8, 640, 14, 14), ()),
+    "d121_b3_c1": ("conv", (8, 640, 14, 14), (128, 1, 1, 0, False)),
+    "d121_b3_bn128": ("bn", (8, 128, 14, 14), ()),
+    "d121_b3_c3": ("conv", (8, 128, 14, 14), (32, 3, 1, 1, False)),
+    "d121_t3_c1": ("conv", (8, 1024, 14, 14), (512, 1, 1, 0, False)),
+    "d121_b4_bn": ("bn", (8, 768, 7, 7), ()),
+    "d121_b4_c1": ("conv", (8, 768, 7, 7), (128, 1, 1, 0, False)),
+    "d121_b4_bn128": ("bn", (8, 128, 7, 7), ()),
+    "d121_b4_c3": ("conv", (8, 128, 7, 7), (32, 3, 1, 1, False)),
 }
 
 
@@ -183,6 +207,11 @@ def torch_steps(names, threads):
                 steps[name + "_fwd"] = lambda x=x: tf.adaptive_avg_pool2d(x, 1)
                 steps[name + "_bwd"] = (lambda x=x, dy=dy:
                                         aten._adaptive_avg_pool2d_backward(dy, x))
+            elif pk == "avg":
+                steps[name + "_fwd"] = lambda x=x, k=k, s=s, p=p: tf.avg_pool2d(x, k, s, p)
+                steps[name + "_bwd"] = (lambda x=x, dy=dy, k=k, s=s, p=p:
+                                        aten.avg_pool2d_backward(dy, x, [k, k], [s, s], [p, p],
+                                                                 False, True, None))
             else:
                 y, idx = aten.max_pool2d_with_indices(x, [k, k], [s, s], [p, p])
                 steps[name + "_fwd"] = (lambda x=x, k=k, s=s, p=p:
