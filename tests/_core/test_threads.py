@@ -30,6 +30,17 @@ def test_busy_processes_count_as_runnable_threads_of_others():
     assert during >= before + 2, (before, during)
 
 
+def test_one_reading_that_miscounts_own_threads_is_not_load(monkeypatch):
+    # procs_running read while an own thread ran, the scan after it slept: 3 - 1 = 2 others in
+    # that reading; the next two readings agree on 1 (the other process really running)
+    totals, owns = iter([3, 2, 2]), iter([1, 1, 1])
+    monkeypatch.setattr(threads, "_running_total", lambda: next(totals))
+    monkeypatch.setattr(threads, "_running_own", lambda: next(owns))
+    assert threads.others_running() == 1
+    totals, owns = iter([1, 1, 2]), iter([2, 1, 1])    # a negative reading is no one
+    assert threads.others_running() == 0
+
+
 def test_own_runnable_threads_are_not_others():
     assert threads._running_own() >= 1           # the sampling thread itself
     assert threads.others_running() <= threads._running_total() - 1
