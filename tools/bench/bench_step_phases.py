@@ -25,13 +25,13 @@ import time
 # the source tree after PYTHONPATH (which may name another mxc to compare)
 sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
+import bench_training  # tools/bench/bench_training.py: this script's directory is on sys.path
+
 PHASES = ("forward", "backward", "trainer_step", "waitall")
 
 
 def _label(model):
     """'resnet18 b32': the model and its batch in bench_training.py"""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_training
     return f"{model} b{bench_training.BATCH[model]}"
 
 
@@ -49,8 +49,6 @@ def _switches():
 def measure(model, hybrid, steps):
     import numpy as np
     import mxc as mx
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_training
     net, trainer, loss_fn, x, y, bs = bench_training.gluon_setup(mx, model, hybrid)
     T, P = time.thread_time, time.process_time
 
@@ -91,8 +89,6 @@ def measure_torch(model, steps):
     n = os.environ.get("OMP_NUM_THREADS", "")
     if n.isdigit():
         torch.set_num_threads(int(n))
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_training
     run, _ = bench_training.torch_step_fn(model)
     for _ in range(3):
         run()
