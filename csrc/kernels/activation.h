@@ -85,14 +85,9 @@ typedef struct {
   MXC_ACT_KERNEL(kname, f32, float, float, NIN, FEXPR, heavy, __VA_ARGS__)                    \
   MXC_ACT_KERNEL(kname, f64, double, double, NIN, DEXPR, heavy, __VA_ARGS__)
 
-/* AVX2 and AVX-512 clones of a range function, for expressions without a product that is then
- * added (where the clones' FMA would change the bits): ReLU's gradient on 2 x 128x512 float32
- * (an MLP's step) ran as scalar selects in the default x86-64 build */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MXC_ACT_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define MXC_ACT_CLONES
-#endif
+/* MXC_SIMD_CLONES (elemwise_common.h) only for expressions without a product that is then added
+ * (where the clones' FMA would change the bits): ReLU's gradient on 2 x 128x512 float32 (an
+ * MLP's step) ran as scalar selects in the default x86-64 build */
 
 /* every loop below is built without trapping-math (see elemwise_common.h), at file scope:
  * gcc drops _Pragma inside macro expansions */
@@ -100,7 +95,7 @@ MXC_VEC_BEGIN
 /* ---- forward -------------------------------------------------------------------------------- */
 MXC_ACT_DEFINE(fwd_softrelu, 1, (a > 20.0f ? a : log1pf(mxc_expf(a))),
                (a > 20.0 ? a : log1p(exp(a))), 1)
-MXC_ACT_DEFINE(fwd_xelu, 1, (a > 0.0f ? a : a * s), (a > 0.0 ? a : a * s), 0, MXC_ACT_CLONES)
+MXC_ACT_DEFINE(fwd_xelu, 1, (a > 0.0f ? a : a * s), (a > 0.0 ? a : a * s), 0, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(fwd_xelu_arr, 2, (a > 0.0f ? a : a * b), (a > 0.0 ? a : a * b), 0)
 MXC_ACT_DEFINE(fwd_elu, 1, (a > 0.0f ? a : s * expm1f(a)), (a > 0.0 ? a : s * expm1(a)), 1)
 MXC_ACT_DEFINE(fwd_selu, 1,
@@ -111,14 +106,14 @@ MXC_ACT_DEFINE(fwd_gelu, 1, (0.5f * a * (1.0f + erff(a / (float)MXC_ACT_SQRT2)))
 
 /* ---- backward: a = head gradient, b = output (or input), c = slopes ------------------------ */
 MXC_ACT_DEFINE(bwd_relu, 2, (a * (b > 0.0f ? 1.0f : (b != b ? b : 0.0f))),
-               (a * (b > 0.0 ? 1.0 : (b != b ? b : 0.0))), 0, MXC_ACT_CLONES)
-MXC_ACT_DEFINE(bwd_sigmoid, 2, (a * b * (1.0f - b)), (a * b * (1.0 - b)), 0, MXC_ACT_CLONES)
+               (a * (b > 0.0 ? 1.0 : (b != b ? b : 0.0))), 0, MXC_SIMD_CLONES)
+MXC_ACT_DEFINE(bwd_sigmoid, 2, (a * b * (1.0f - b)), (a * b * (1.0 - b)), 0, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(bwd_tanh, 2, (a * (1.0f - b * b)), (a * (1.0 - b * b)), 0)
 MXC_ACT_DEFINE(bwd_softrelu, 2, (a * -expm1f(-b)), (a * -expm1(-b)), 1)
 MXC_ACT_DEFINE(bwd_softsign, 2, (a / ((1.0f + fabsf(b)) * (1.0f + fabsf(b)))),
                (a / ((1.0 + fabs(b)) * (1.0 + fabs(b)))), 0)
 MXC_ACT_DEFINE(bwd_xelu, 2, (a * (b > 0.0f ? 1.0f : s)), (a * (b > 0.0 ? 1.0 : s)), 0,
-               MXC_ACT_CLONES)
+               MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(bwd_xelu_arr, 3, (a * (b > 0.0f ? 1.0f : c)), (a * (b > 0.0 ? 1.0 : c)), 0)
 MXC_ACT_DEFINE(bwd_elu, 2, (a * (b > 0.0f ? 1.0f : s + b)), (a * (b > 0.0 ? 1.0 : s + b)), 0)
 MXC_ACT_DEFINE(bwd_selu, 2,

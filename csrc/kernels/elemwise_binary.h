@@ -75,17 +75,12 @@ typedef void (*mxc_bloop)(const void *a, int64_t sa, const void *b, int64_t sb, 
 
 /* Loop over n outputs; sa, sb in {0, 1}. The four stride cases are separate loops so the common
  * ones vectorise. LD loads a storage value into the compute type, ST stores one. */
-/* The loops are compiled for AVX2 and AVX-512 as well and picked by the CPU at load time: a
+/* The loops are compiled for AVX2 and AVX-512 as well (MXC_SIMD_CLONES) and picked at load time: a
  * 1M-element float32 add lives in L3 here, where the SIMD width sets the speed (SSE2-only loops
  * ran 7% behind PyTorch's). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MXC_BIN_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define MXC_BIN_CLONES
-#endif
 
 #define MXC_BINARY_LOOP(name, tag, T, CT, UT, LD, ST, EXPR)                                    \
-  MXC_BIN_CLONES                                                                               \
+  MXC_SIMD_CLONES                                                                              \
   static void mxc_bl_##name##_##tag(const void *av, int64_t sa, const void *bv, int64_t sb,  \
                                     void *yv, int64_t n) {                                    \
     typedef T DT;                                                                              \

@@ -21,6 +21,16 @@
 #define MXC_PAR_MIN_CHEAP ((int64_t)65536)
 #define MXC_PAR_MIN_HEAVY ((int64_t)8192)
 
+/* A loop compiled for AVX2 and AVX-512 as well, the CPU picking one at load time (gcc on x86-64;
+ * elsewhere the plain function): loops whose speed is the SIMD width, memory-bound ones on
+ * arrays that fit in L3 included. Kernels with a product that is then added get FMA in the
+ * clones and may differ by an ulp from the default (docs/architecture.md, float16 on the CPU). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MXC_SIMD_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define MXC_SIMD_CLONES
+#endif
+
 /* One entry of a module's kernel table: name, key (one or two dtype codes; key1 = -1 when the
  * key is a single code) and the kernel. A table ends with name == NULL. */
 typedef struct {

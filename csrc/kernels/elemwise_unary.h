@@ -63,15 +63,9 @@ static inline int mxc_run_unary(mxc_opcall *c, mxc_uloop f, size_t es, int heavy
 /* heavy: 0 = memory-bound loop, 1 = libm call per element (parallel from fewer elements),
  * 2 = like 1, and the loop is a pure-C polynomial worth compiling for AVX2/AVX-512 as well
  * (picked at load time by the CPU's features) */
+#define MXC_CLONES_0 MXC_SIMD_CLONES
 #define MXC_CLONES_1
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* memory-bound loops too: arrays that fit in L3 move at the speed of the SIMD width */
-#define MXC_CLONES_0 __attribute__((target_clones("default", "avx2", "avx512f")))
-#define MXC_CLONES_2 __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define MXC_CLONES_0
-#define MXC_CLONES_2
-#endif
+#define MXC_CLONES_2 MXC_SIMD_CLONES
 #define MXC_CLONES(heavy) MXC_CLONES_##heavy
 
 #define MXC_UNARY_FN(name, tag, T, heavy, BODY)                                                \

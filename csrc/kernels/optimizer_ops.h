@@ -53,11 +53,6 @@
   _Pragma("GCC push_options")                                                                  \
   _Pragma("GCC optimize(\"no-trapping-math\", \"no-math-errno\", \"fp-contract=off\")")
 #define MXC_OPT_END _Pragma("GCC pop_options")
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MXC_OPT_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define MXC_OPT_CLONES
-#endif
 #if defined(__GNUC__) && !defined(__clang__)
 #define MXC_IVDEP _Pragma("GCC ivdep")
 #else
@@ -97,7 +92,7 @@ static inline void mxc_opt_keep_weight(mxc_opcall *c) {
 /* Declares range function NAME##_rng and kernel NAME (tag TAG), whose body is BODY run over
  * [lo, hi) with the pointers and attributes of ctx `x`. SETUP fills x from the call. */
 #define MXC_OPT_KERNEL(NAME, TAG, SETUP, ...)                                                  \
-  MXC_OPT_CLONES                                                                               \
+  MXC_SIMD_CLONES                                                                              \
   static void NAME##_##TAG##_rng(void *vctx, int64_t lo, int64_t hi) {                         \
     const mxc_opt_ctx *x = (const mxc_opt_ctx *)vctx;                                          \
     typedef MXC_OT_##TAG T;                                                                    \
