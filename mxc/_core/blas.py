@@ -5,8 +5,9 @@ with runtime CPU dispatch (DYNAMIC_ARCH), and it is a wheel on every platform nu
 It is opened here with ctypes and its function addresses are handed to the kernel modules
 (csrc/mxc/blas.h), which call them from engine workers without the GIL.
 
-Threads: OpenBLAS keeps its own pool; a kernel that calls BLAS alone gets mxc's threads per kernel
-(OMP_NUM_THREADS, else the cores this process may run on shared among the engine's workers). A
+Threads: a kernel that calls BLAS alone gets mxc's threads per kernel (OMP_NUM_THREADS, else the
+cores this process may run on shared among the engine's workers): a float32 GEMM as blocks of C,
+one single-threaded OpenBLAS call per OpenMP thread; the other routines on OpenBLAS's own pool. A
 call made while another caller is inside BLAS (a second worker, or a waiting thread running ops)
 runs single-threaded, so that no two callers share the pool: the gate in csrc/mxc/blas.h, whose
 state is GATE here. An idle pool thread spins

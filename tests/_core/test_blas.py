@@ -96,7 +96,8 @@ def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_po
     import mxc as mx
     openblas_threads = blas._LIB.scipy_openblas_get_num_threads
     before = blas.get_num_threads()
-    a = mx.nd.ones((64, 64))
+    a = mx.nd.ones((64, 64), dtype="float64")
+    a32 = mx.nd.ones((64, 64))
     try:
         blas.set_num_threads(2)
         blas._GATE.inside += 1          # as if another thread were inside a BLAS call
@@ -107,9 +108,47 @@ def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_po
             blas._GATE.inside -= 1
         assert mx.nd.dot(a, a).asnumpy()[0, 0] == 64
         assert openblas_threads() == 2
+        # a lone float32 GEMM runs its own threads, each with a single-threaded OpenBLAS call
+        assert mx.nd.dot(a32, a32).asnumpy()[0, 0] == 64
+        assert openblas_threads() == 1
         assert blas._GATE.inside == 0
     finally:
         blas.set_num_threads(before)
+
+
+# A lone float32 GEMM in parts on OMP_NUM_THREADS threads (csrc/mxc/blas.h, mxc_sgemm_parts):
+# blocks of rows of C, of columns when C has few rows, of the longer side of a small C, or one
+# call; every transpose, and the blocks' edges where a part is shorter than the others.
+_SPLIT_GEMMS = r"""
+import numpy as np
+import mxc as mx
+rs = np.random.RandomState(1)
+shapes = [(200, 300, 150),   # rows: 64 and more per thread
+          (24, 700, 400),    # columns: few rows, 64 and more columns per thread
+          (100, 90, 60),     # the longer side of a small C, blocks of at least 16
+          (20, 20, 20),      # too small to share: one call
+          (131, 77, 45)]     # rows in blocks of 48, 48 and 35
+for m, k, n in shapes:
+    for ta in (False, True):
+        for tb in (False, True):
+            a = rs.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+            b = rs.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+            want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+            x, y = mx.nd.array(a), mx.nd.array(b)
+            got = mx.nd.dot(x, y, transpose_a=ta, transpose_b=tb).asnumpy()
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+            again = mx.nd.dot(x, y, transpose_a=ta, transpose_b=tb).asnumpy()
+            assert (got == again).all(), (m, k, n, ta, tb)      # a given split: the same bits
+print("ok")
+"""
+
+
+def test_a_lone_float32_gemm_in_parts_on_its_threads_agrees_with_numpy():
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env["OMP_NUM_THREADS"] = "3"    # a fixed count (no load following): three parts
+    out = subprocess.run([sys.executable, "-c", _SPLIT_GEMMS], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
 def test_a_fork_taken_with_a_caller_inside_blas_leaves_the_child_a_free_gate():
