@@ -71,7 +71,7 @@ def fair_share(k, busy, seconds=4.0):
 
 def run(impl, args, peer):
     """samples/s of one run of `impl` in a fresh interpreter, or None when it failed."""
-    common = ["--rounds", str(args.rounds), "--scale", str(args.scale)]
+    common = ["--rounds", str(args.rounds), "--scale", str(args.scale), "--sustain", "0"]
     env = dict(os.environ)
     if impl.endswith("+static"):      # mxc with its thread counts fixed (MXC_FOLLOW_LOAD=0)
         env["MXC_FOLLOW_LOAD"] = "0"

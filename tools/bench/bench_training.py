@@ -10,15 +10,19 @@ behind, and they slowed the second by up to 25%), the order reversed on every --
   MXNet 1.9.1's Gluon hybridized (this same script run under MXNet's interpreter: the Gluon code
   below is written once against the MXNet API and runs on both).
 One JSON line per (model, implementation, repeat): best of --rounds timings of --steps steps each;
-then per model the ratios that the targets name (mxc imperative / torch eager, mxc hybrid /
-torch compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to
-quote on a noisy machine).
+and, with --sustain S (seconds, default 3; 0 for none), a "sustained" line: the median of the
+same rounds run back to back for S seconds after those (an MLP round is ~0.1 s, and windows that
+short swing by 30% on a shared 2-core machine, where training runs for minutes). Then per model
+and figure the ratios that the targets name (mxc imperative / torch eager, mxc hybrid / torch
+compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to quote on a
+noisy machine).
 
     python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -135,22 +139,30 @@ def torch_resnet18(nn):
     return nn.Sequential(*layers)
 
 
-def time_steps(step, sync, steps, rounds, warmup=3):
+def time_steps(step, sync, steps, rounds, warmup=3, sustain=0.0):
+    """(best, median) seconds per step: best of `rounds` rounds of `steps` steps; median of the
+    rounds run after them for `sustain` seconds (None without)."""
     for _ in range(warmup):
         step()
     sync()
-    best = float("inf")
-    for _ in range(rounds):
+
+    def one_round():
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
         sync()
-        best = min(best, time.perf_counter() - t0)
-    return best / steps
+        return (time.perf_counter() - t0) / steps
+    best = min(one_round() for _ in range(rounds))
+    if sustain <= 0:
+        return best, None
+    times, end = [], time.perf_counter() + sustain
+    while time.perf_counter() < end or len(times) < 3:
+        times.append(one_round())
+    return best, statistics.median(times)
 
 
-def run_one(model, impl, steps, rounds):
-    """One (model, implementation) in this process; prints its JSON line."""
+def run_one(model, impl, steps, rounds, sustain=0.0):
+    """One (model, implementation) in this process; prints its JSON lines."""
     if impl in ("torch-eager", "torch-compile"):
         import torch
         n = os.environ.get("OMP_NUM_THREADS", "")   # bench_load's "+one" runs
@@ -164,7 +176,14 @@ def run_one(model, impl, steps, rounds):
     else:
         import mxc as mx
         step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
-    emit(model, impl, BATCH[model] / time_steps(step, sync, steps[model], rounds))
+    emit_times(model, impl, *time_steps(step, sync, steps[model], rounds, sustain=sustain))
+
+
+def emit_times(model, impl, best, median):
+    """The best round's line first (bench_load.py reads that one), then the sustained one."""
+    emit(model, impl, BATCH[model] / best)
+    if median is not None:
+        emit(model, impl, BATCH[model] / median, " sustained")
 
 
 def run_local(models, impls, args, results):
@@ -178,8 +197,14 @@ def run_local(models, impls, args, results):
     for model in models:
         for r in range(args.repeat):
             for impl in (impls if r % 2 == 0 else impls[::-1]):
-                run_child(["--only", f"{model}:{impl}", "--rounds", str(args.rounds),
-                           "--scale", str(args.scale)], sys.executable, impl, results)
+                run_child(["--only", f"{model}:{impl}"] + _common(args), sys.executable, impl,
+                          results)
+
+
+def _common(args):
+    """The timing options every child gets."""
+    return ["--rounds", str(args.rounds), "--scale", str(args.scale),
+            "--sustain", str(args.sustain)]
 
 
 def run_child(argv, python, what, results):
@@ -202,16 +227,17 @@ def emit_ratios(results):
                 _runs.print_ratio(f"{figure} {num} / {den}", a, b)
 
 
-def run_as_peer(models, steps, rounds):
+def run_as_peer(models, steps, rounds, sustain):
     """Under MXNet's interpreter: MXNet's Gluon, hybridized."""
     import mxnet as mx
     for model in models:
         step, sync = gluon_step_fn(mx, model, hybrid=True)
-        emit(model, "mxnet-hybrid", BATCH[model] / time_steps(step, sync, steps[model], rounds))
+        emit_times(model, "mxnet-hybrid", *time_steps(step, sync, steps[model], rounds,
+                                                      sustain=sustain))
 
 
-def emit(model, impl, samples_per_s):
-    print(json.dumps({"figure": f"train {model} b{BATCH[model]}", "impl": impl,
+def emit(model, impl, samples_per_s, what=""):
+    print(json.dumps({"figure": f"train {model} b{BATCH[model]}{what}", "impl": impl,
                       "value": round(samples_per_s, 1), "unit": "samples/s"}), flush=True)
 
 
@@ -221,6 +247,8 @@ def main():
     ap.add_argument("--impls", default="mxc-hybrid,mxc-imperative,torch-eager,torch-compile")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies the steps per round")
+    ap.add_argument("--sustain", type=float, default=3.0,
+                    help="seconds of rounds whose median is the sustained figure (0: none)")
     ap.add_argument("--peer-python", default=None, help="an interpreter with mxnet 1.9.1")
     ap.add_argument("--as-peer", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=1,
@@ -232,16 +260,16 @@ def main():
              {"mlp": 40, "lenet": 20, "resnet18": 8}.items()}
     if args.only:
         model, impl = args.only.split(":")
-        run_one(model, impl, steps, args.rounds)
+        run_one(model, impl, steps, args.rounds, args.sustain)
         return
     if args.as_peer:
-        run_as_peer(models, steps, args.rounds)
+        run_as_peer(models, steps, args.rounds, args.sustain)
         return
     results = {}
     if args.peer_python:
         # the peer runs first and alone, so the two do not share the 2 cores
-        run_child(["--as-peer", "--models", args.models, "--rounds", str(args.rounds),
-                   "--scale", str(args.scale)], args.peer_python, "peer", results)
+        run_child(["--as-peer", "--models", args.models] + _common(args), args.peer_python,
+                  "peer", results)
     run_local(models, args.impls.split(","), args, results)
     emit_ratios(results)
 
