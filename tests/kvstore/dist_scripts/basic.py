@@ -140,6 +140,12 @@ def big_chunks():
         kv.pushpull(0, mx.nd.arange(n) * (RANK + 1), out=out)
         check("chunked", out, np.arange(n, dtype=np.float32) * sum(r + 1 for r in range(N)))
     finally:
+        # the communication thread reads the chunk size when it runs a collective, and the
+        # check above waits for the pushpull only: the init's broadcast may run after it (the
+        # ranks agree on the order of collectives as they become ready everywhere). Restoring
+        # the size before it ran made this rank cut that broadcast unlike rank 0 (one CI run:
+        # ranks 1-3 failed it with "Other MPI error" while rank 0 completed)
+        mx.nd.waitall()
         m._CHUNK_BYTES = old
 
 
