@@ -158,14 +158,12 @@ static inline void mxc_blas_hold(int d) {
  * rows per thread, else of columns when 64 columns per thread, else of the longer side in
  * blocks of at least 16; 0 when the product is too small to share. Fills j's split. */
 static inline int mxc_sgemm_parts(mxc_pool_gemm *j, int nt) {
-  int ext, np;
+  int bycol, ext, np;
   if (nt < 2 || (double)j->m * j->n * j->k < 262144.0) return 0;
-  j->bycol = !(j->m >= 64 * nt || (j->n < 64 * nt && j->m >= j->n));
-  ext = j->bycol ? j->n : j->m;
+  bycol = !(j->m >= 64 * nt || (j->n < 64 * nt && j->m >= j->n));
+  ext = bycol ? j->n : j->m;
   np = ext / 16 < nt ? ext / 16 : nt;
-  if (np < 2) return 0;
-  j->bs = ((ext + np - 1) / np + 15) / 16 * 16;
-  return (ext + j->bs - 1) / j->bs;
+  return np < 2 ? 0 : mxc_pool_gemm_split(j, bycol, np);
 }
 
 /* float32 GEMM. A lone caller runs it as parts, one single-threaded OpenBLAS call per OpenMP
@@ -191,9 +189,7 @@ static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, flo
 #pragma omp parallel for num_threads(np) schedule(static, 1)
 #endif
     for (p = 0; p < np; p++) (void)mxc_pool_gemm_task(&j, p, NULL);
-  } else if (!(mxc_blas_pool && nt == 1 &&
-               mxc_pool_sgemm(mxc_blas_pool, fn, order, ta, tb, m, n, k, alpha, a, lda, b, ldb,
-                              beta, c, ldc)))
+  } else if (!(mxc_blas_pool && nt == 1 && own && mxc_pool_sgemm(mxc_blas_pool, &j)))
     fn(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   mxc_blas_leave();
 }

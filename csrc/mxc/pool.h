@@ -152,6 +152,15 @@ typedef struct {
   float *c;
 } mxc_pool_gemm;
 
+/* Cut C into about np blocks of rows, or of columns when bycol, each a multiple of 16 long
+ * (whole vectors and cache lines of C); returns how many blocks that makes. */
+static inline int mxc_pool_gemm_split(mxc_pool_gemm *j, int bycol, int np) {
+  const int ext = bycol ? j->n : j->m;
+  j->bycol = bycol;
+  j->bs = ((ext + np - 1) / np + 15) / 16 * 16;
+  return (ext + j->bs - 1) / j->bs;
+}
+
 /* block t's extent and operands */
 static inline void mxc_pool_gemm_block(const mxc_pool_gemm *j, int t, int *rows, int *w,
                                        const float **a, const float **b, float **c) {
@@ -198,28 +207,23 @@ static void mxc_pool_gemm_put(const void *ctx, int t, const float *s) {
     memcpy(c + (int64_t)r * j->ldc, s + (int64_t)r * w, sizeof(float) * (size_t)w);
 }
 
-/* 1 when the pool ran the product, 0 when the caller should make the plain call */
-static int mxc_pool_sgemm(mxc_pool_t *p, mxc_pool_sgemm_fn fn, int order, int ta, int tb, int m,
-                          int n, int k, float alpha, const float *a, int lda, const float *b,
-                          int ldb, float beta, float *c, int ldc) {
+/* 1 when the pool ran the row-major product g (its split is the pool's own), 0 when the
+ * caller should make the plain call */
+static int mxc_pool_sgemm(mxc_pool_t *p, const mxc_pool_gemm *g) {
   mxc_pool_job job;
   mxc_pool_gemm *j = (mxc_pool_gemm *)job.ctx.bytes;
-  int ntask, ext, bs;
-  if (!mxc_pool_usable(p) || order != 101 || m <= 0 || n <= 0 || k <= 0) return 0;
-  ext = n >= m ? n : m;
-  ntask = (int)(2.0 * m * n * k / (1e6 * p->min_mflop));
+  const int m = g->m, n = g->n, ext = n >= m ? n : m;
+  int ntask;
+  if (!mxc_pool_usable(p) || m <= 0 || n <= 0 || g->k <= 0) return 0;
+  ntask = (int)(2.0 * m * n * g->k / (1e6 * p->min_mflop));
   if (ntask > MXC_POOL_MAXTASK) ntask = MXC_POOL_MAXTASK;
   if (ntask > ext / 16) ntask = ext / 16;
   if (ntask < 2) return 0;
-  bs = (ext + ntask - 1) / ntask;
-  bs = (bs + 15) / 16 * 16;          /* whole vectors and cache lines of C */
-  j->fn = fn; j->ta = ta; j->tb = tb; j->m = m; j->n = n; j->k = k; j->lda = lda; j->ldb = ldb;
-  j->ldc = ldc; j->bycol = n >= m; j->bs = bs; j->alpha = alpha; j->beta = beta;
-  j->a = a; j->b = b; j->c = c;
+  *j = *g;
   job.task = mxc_pool_gemm_task;
   job.put = mxc_pool_gemm_put;
-  job.ntask = (ext + bs - 1) / bs;
-  job.len = (size_t)bs * (size_t)(j->bycol ? m : n);
+  job.ntask = mxc_pool_gemm_split(j, n >= m, ntask);
+  job.len = (size_t)j->bs * (size_t)(j->bycol ? m : n);
   return mxc_pool_run(p, &job);
 }
 
