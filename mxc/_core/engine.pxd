@@ -74,6 +74,8 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
                      int priority, const char *opname) except -1
 cdef int wait_var(VarC *v) except -1
 cdef int wait_var_queued(VarC *v) except -1     # a GPU var: until its ops are on the stream
+# May a kernel running on this thread fork an OpenMP team (engine.pyx says why not always)
+cdef bint engine_team_thread() noexcept nogil
 
 # GPU operations (mxc/_core/cuda.pyx): pushed with the device id, they run in push order on that
 # device's own worker thread (MXNet's ThreadedEnginePerDevice), which owns the device's stream.
