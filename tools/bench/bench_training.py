@@ -16,14 +16,21 @@ short swing by 30% on a shared 2-core machine, where training runs for minutes).
 and figure the ratios that the targets name (mxc imperative / torch eager, mxc hybrid / torch
 compile, mxc hybrid / MXNet hybrid), one per repeat, and their median (the figure to quote on a
 noisy machine).
+With --interleave S, the implementations' processes (the peer's too) are all set up at once and
+take rounds in turn for S seconds per model; the ratios are then of adjacent rounds, each
+median with its quartiles: the spells in which a shared machine slows for a second or so fall
+on both sides of most of them.
 
     python tools/bench/bench_training.py [--models mlp,lenet,resnet18] [--repeat N] [--peer-python PY]
+    python tools/bench/bench_training.py --interleave 20 [--models ...] [--peer-python PY]
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import _runs      # tools/bench/_runs.py: this script's directory is on sys.path
@@ -161,8 +168,9 @@ def time_steps(step, sync, steps, rounds, warmup=3, sustain=0.0):
     return best, statistics.median(times)
 
 
-def run_one(model, impl, steps, rounds, sustain=0.0):
-    """One (model, implementation) in this process; prints its JSON lines."""
+def make_step(model, impl):
+    """(step, sync) of one (model, implementation) in this process: torch's thread count set,
+    torch.compile's compile run and reported apart, MXNet imported under the peer's interpreter."""
     if impl in ("torch-eager", "torch-compile"):
         import torch
         n = os.environ.get("OMP_NUM_THREADS", "")   # bench_load's "+one" runs
@@ -173,9 +181,17 @@ def run_one(model, impl, steps, rounds, sustain=0.0):
             step()
             print(json.dumps({"figure": f"compile {model}", "impl": impl,
                               "seconds": round(time.perf_counter() - t0, 2)}), flush=True)
+        return step, sync
+    if impl == "mxnet-hybrid":
+        import mxnet as mx
     else:
         import mxc as mx
-        step, sync = gluon_step_fn(mx, model, hybrid=(impl == "mxc-hybrid"))
+    return gluon_step_fn(mx, model, hybrid=impl.endswith("-hybrid"))
+
+
+def run_one(model, impl, steps, rounds, sustain=0.0):
+    """One (model, implementation) in this process; prints its JSON lines."""
+    step, sync = make_step(model, impl)
     emit_times(model, impl, *time_steps(step, sync, steps[model], rounds, sustain=sustain))
 
 
@@ -229,11 +245,99 @@ def emit_ratios(results):
 
 def run_as_peer(models, steps, rounds, sustain):
     """Under MXNet's interpreter: MXNet's Gluon, hybridized."""
-    import mxnet as mx
     for model in models:
-        step, sync = gluon_step_fn(mx, model, hybrid=True)
-        emit_times(model, "mxnet-hybrid", *time_steps(step, sync, steps[model], rounds,
-                                                      sustain=sustain))
+        run_one(model, "mxnet-hybrid", steps, rounds, sustain)
+
+
+def serve(model, impl, steps):
+    """--serve: one (model, implementation) set up and warmed, then one round per 'round' line
+    on stdin, its seconds per step printed; --interleave drives these. A round starts with one
+    untimed step, which refills the caches that the process run before it left cold."""
+    step, sync = make_step(model, impl)
+    for _ in range(3):
+        step()
+    sync()
+    print(json.dumps({"ready": impl}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        step()
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        print(json.dumps({"seconds": (time.perf_counter() - t0) / steps}), flush=True)
+
+
+# between two rounds of different processes: the spin-waits of the last one's threads end
+# (libgomp's default spin is ~1 ms; mxc's and MXNet's threads sleep sooner)
+HANDOFF_S = 0.02
+
+
+def run_interleaved(models, impls, args):
+    """Per model, every implementation in a process of its own, all set up at once, then one
+    round each in turn (the order reversed every cycle) for --interleave seconds: adjacent rounds
+    ran within a fraction of a second of each other, so the spells in which this shared machine
+    runs slower for 0.5-1.5 s mostly fall on both sides of a ratio. Prints each implementation's
+    median round and, per target pair, the median, p25 and p75 of the per-cycle ratios."""
+    here = os.path.abspath(__file__)
+    for model in models:
+        procs = {}
+        for impl in impls:
+            python = args.peer_python if impl == "mxnet-hybrid" else sys.executable
+            # stderr to a file: a pipe nobody reads fills and stops the child
+            p = subprocess.Popen([python, here, "--serve", f"{model}:{impl}"] + _common(args),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=tempfile.TemporaryFile("w+"), text=True)
+            if _await_ready(p, impl):
+                procs[impl] = p
+        times = {impl: [] for impl in procs}
+        cycle, end = 0, time.perf_counter() + args.interleave
+        try:
+            while procs and (time.perf_counter() < end or cycle < 3):
+                for impl in (list(procs) if cycle % 2 == 0 else list(procs)[::-1]):
+                    time.sleep(HANDOFF_S)
+                    p = procs[impl]
+                    p.stdin.write("round\n")
+                    p.stdin.flush()
+                    line = p.stdout.readline()
+                    if not line:
+                        raise RuntimeError(_died(p, impl))
+                    times[impl].append(json.loads(line)["seconds"])
+                cycle += 1
+        finally:
+            for p in procs.values():
+                p.stdin.close()
+                p.wait()
+        rates = {impl: [BATCH[model] / t for t in ts] for impl, ts in times.items()}
+        for impl, r in rates.items():
+            emit(model, impl, statistics.median(r), " interleaved")
+        for num, den in RATIOS:
+            if num in rates and den in rates:
+                q = statistics.quantiles([a / b for a, b in zip(rates[num], rates[den])], n=4)
+                print(json.dumps({"figure": f"train {model} b{BATCH[model]} interleaved "
+                                            f"{num} / {den}", "impl": "ratio",
+                                  "value": round(q[1], 3), "p25": round(q[0], 3),
+                                  "p75": round(q[2], 3), "cycles": cycle,
+                                  "unit": "median ratio of adjacent rounds"}), flush=True)
+
+
+def _await_ready(p, impl):
+    """Echo a serving child's lines until it is ready; False (and an error line) if it died."""
+    for line in p.stdout:
+        if line.startswith('{"ready"'):
+            return True
+        sys.stdout.write(line)
+    print(_died(p, impl), flush=True)
+    return False
+
+
+def _died(p, impl):
+    """The error line of a serving child that exited: the end of its stderr."""
+    p.wait()
+    p.stderr.seek(0)
+    return json.dumps({"figure": impl, "error": p.stderr.read()[-800:]})
 
 
 def emit(model, impl, samples_per_s, what=""):
@@ -253,7 +357,11 @@ def main():
     ap.add_argument("--as-peer", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of every implementation, in reversed order every other time")
+    ap.add_argument("--interleave", type=float, default=0.0,
+                    help="seconds per model of rounds taken in turn by processes all alive at "
+                         "once (the peer's too), in place of the runs one after another")
     ap.add_argument("--only", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--serve", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     models = args.models.split(",")
     steps = {m: max(2, int(n * args.scale)) for m, n in
@@ -261,6 +369,14 @@ def main():
     if args.only:
         model, impl = args.only.split(":")
         run_one(model, impl, steps, args.rounds, args.sustain)
+        return
+    if args.serve:
+        model, impl = args.serve.split(":")
+        serve(model, impl, steps[model])
+        return
+    if args.interleave > 0:
+        impls = args.impls.split(",") + (["mxnet-hybrid"] if args.peer_python else [])
+        run_interleaved(models, impls, args)
         return
     if args.as_peer:
         run_as_peer(models, steps, args.rounds, args.sustain)
