@@ -41,8 +41,8 @@ def _cpus():
 # (which computes on one thread). A sample counts only while this process has work in the
 # engine: others busy while it idles (a neighbour's burst between two of its steps, or the
 # other process of a benchmark that takes turns with it) do not compete with its kernels, and
-# a cap decided from them slowed its next 0.5 s to one thread (MLP training 46k -> 25k
-# samples/s, taking turns with a torch process every 0.1 s).
+# caps decided from them put it on one thread (MLP training taking turns with a torch process
+# every 0.1 s: 25k samples/s, 34k once such samples were left out).
 SAMPLE = 0.1
 DECIDE = 5
 _callbacks = []
