@@ -64,6 +64,8 @@ cdef struct OpBlock:
     int dev                      # -1: any worker; k >= 0: gpu(k)'s worker (its CUDA stream)
     OpBlock *qnext               # link in the device queue
     int prof                     # nonzero: the profiler records it (set at push)
+    int team                     # its kernels may fork OpenMP teams (push_native_team): a
+                                 # waiter leaves it to a worker (engine.pyx, _wait_locked)
 
 
 cdef VarC* var_new() noexcept nogil
@@ -95,6 +97,11 @@ cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
 cdef int push_native_small(exec_fn fn, void *arg, free_fn free_arg,
                            VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                            const char *opname) except -1
+# A CPU op large enough that its kernels fork OpenMP teams: a waiting thread leaves it to a
+# worker rather than run it itself (only the workers fork teams: engine_team_thread)
+cdef int push_native_team(exec_fn fn, void *arg, free_fn free_arg,
+                          VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                          int priority, const char *opname) except -1
 # Host-side synchronisation with a device, called without the GIL: after wait_var on a var with
 # gpu = k + 1 (dev k), and by wait_for_all for every device (dev -1). Returns 0, or -1 with the
 # CUDA error (naming the operator) in err.

@@ -984,8 +984,10 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
         polite = False
         if g_heap_n > 0 and not (interruptible and g_nstarted > 0 and not g_inline
                                  and g_heap[0].fn == _py_exec):
-            if (stalled or g_running == 0 or g_inline or g_nstarted == 0
-                    or mxc_engine_depth() > 0):
+            # an op whose kernels fork teams is left to a worker (woken when it was made
+            # ready): on this thread they would compute on one core (engine_team_thread)
+            if (stalled or (g_running == 0 and not g_heap[0].team) or g_inline
+                    or g_nstarted == 0 or mxc_engine_depth() > 0):
                 stalled = armed = False
                 _run_taken(_take())
                 continue
@@ -1221,6 +1223,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     # anything could release the GIL (pushes hold it), so the CPU hot path stays one call.
     cdef int dev = g_next_dev
     cdef bint may_inline = g_next_launch and not g_inline and (dev >= 0 or g_inline_small)
+    cdef bint team = g_next_team
     _set_next_dev(-1)
     cdef int i, n, nm = 0
     if g_refuse_push:
@@ -1272,6 +1275,7 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     op.priority = priority
     op.err = NULL
     op.dev = dev
+    op.team = team
     # recorded when it runs if the profiler records its kind now (MXNet decides at push too)
     op.prof = g_prof_ops & (PROF_SYMBOLIC if mxc_prof_graph() else PROF_IMPERATIVE)
     if not g_inline and g_nstarted < g_nworkers:
@@ -1323,10 +1327,14 @@ cdef int g_next_dev = -1
 cdef bint g_next_launch = False
 
 
-cdef inline void _set_next_dev(int d, bint launch=False) noexcept nogil:
-    global g_next_dev, g_next_launch
+cdef bint g_next_team = False
+
+
+cdef inline void _set_next_dev(int d, bint launch=False, bint team=False) noexcept nogil:
+    global g_next_dev, g_next_launch, g_next_team
     g_next_dev = d
     g_next_launch = launch
+    g_next_team = team
 
 
 # MXC_ENGINE_INLINE_SMALL=0: every CPU op goes to a worker (push_native_small = push_native)
@@ -1384,6 +1392,16 @@ cdef int push_native_launch(exec_fn fn, void *arg, free_fn free_arg,
         raise ValueError(f"mxc engine: device {dev} out of range [0, {ENGINE_MAX_DEVICES})")
     _set_next_dev(dev, True)
     return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, 0, opname)
+
+
+cdef int push_native_team(exec_fn fn, void *arg, free_fn free_arg,
+                          VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
+                          int priority, const char *opname) except -1:
+    """push_native for a CPU op whose kernels fork OpenMP teams: a waiter leaves it to a worker
+    (run by the waiter, it would compute on one thread: engine_team_thread)."""
+    _set_next_dev(-1, False, True)
+    return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, priority,
+                       opname)
 
 
 cdef int push_native_small(exec_fn fn, void *arg, free_fn free_arg,

@@ -9,7 +9,8 @@ cimport numpy as cnp
 import numpy as np
 
 from mxc._core._types cimport mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM
-from mxc._core.engine cimport (Var, VarC, push_native, push_native_small, wait_var, free_fn,
+from mxc._core.engine cimport (Var, VarC, push_native, push_native_small, push_native_team,
+                               wait_var, free_fn,
                                profile_mask, profile_record, profile_now_ns, PROF_SYMBOLIC,
                                profile_api_on)
 from mxc._core.storage cimport Block, storage_alloc, storage_free
@@ -369,16 +370,24 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
     return 0
 
 
-# A kernel call on at most this many bytes (inputs and outputs together) is short enough for
-# its pusher to run it when the engine is idle (engine.push_native_small)
+# A kernel call on at most SMALL_CALL_BYTES (inputs and outputs together) is short enough for
+# its pusher to run it when the engine is idle (engine.push_native_small). One on more than
+# TEAM_CALL_BYTES a waiting thread leaves to a worker (engine.push_native_team), whose kernels
+# fork OpenMP teams, where the waiter's own run would compute on one thread: below that, one
+# thread beats a worker's wake-up (a ReLU on 65,536 floats, pushed and waited for in a loop:
+# 5.5 us alone against 13 us handed to the worker; on 262,144 floats 25 us handed over)
 cdef enum:
     SMALL_CALL_BYTES = 16384
+    TEAM_CALL_BYTES = 1048576
 
 
 cdef inline int _push_call(Pushed *p, VarC **vars, int nin, int nout, const char *name,
                            size_t nbytes) except -1:
     if nbytes <= SMALL_CALL_BYTES:
         return push_native_small(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, name)
+    if nbytes > TEAM_CALL_BYTES:
+        return push_native_team(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0,
+                                name)
     return push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
 
 
@@ -695,6 +704,7 @@ cdef class KernelSeq:
     cdef int nread, nwrite
     cdef bytes name
     cdef readonly int nchains
+    cdef size_t nbytes             # of the arrays it reads and writes: whether it forks teams
 
     def __cinit__(self, list calls, list labels, bytes name=b"bulk"):
         cdef int n = len(calls), i, k
@@ -741,8 +751,10 @@ cdef class KernelSeq:
         if self.vars == NULL:
             raise MemoryError()
         k = 0
+        self.nbytes = 0
         for c in reads + writes:
             self.vars[k] = (<Chunk>c).c
+            self.nbytes += (<Chunk>c).nbytes
             k += 1
         self.name = name
         self.nchains = 0
@@ -762,8 +774,12 @@ cdef class KernelSeq:
         """Queue every recorded call, in order, as one engine operation."""
         mxc_seq_inc(&self.s.refs)
         try:
-            push_native(_run_seq, self.s, _seq_release, self.vars, self.nread,
-                        self.vars + self.nread, self.nwrite, priority, self.name)
+            if self.nbytes > TEAM_CALL_BYTES:
+                push_native_team(_run_seq, self.s, _seq_release, self.vars, self.nread,
+                                 self.vars + self.nread, self.nwrite, priority, self.name)
+            else:
+                push_native(_run_seq, self.s, _seq_release, self.vars, self.nread,
+                            self.vars + self.nread, self.nwrite, priority, self.name)
         except BaseException:
             mxc_seq_dec(&self.s.refs)      # not queued: the KernelSeq still holds it
             raise
