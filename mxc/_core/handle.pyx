@@ -371,21 +371,27 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
 
 
 # A kernel call on at most SMALL_CALL_BYTES (inputs and outputs together) is short enough for
-# its pusher to run it when the engine is idle (engine.push_native_small). One on more than
-# TEAM_CALL_BYTES a waiting thread leaves to a worker (engine.push_native_team), whose kernels
-# fork OpenMP teams, where the waiter's own run would compute on one thread: below that, one
-# thread beats a worker's wake-up (a ReLU on 65,536 floats, pushed and waited for in a loop:
-# 5.5 us alone against 13 us handed to the worker; on 262,144 floats 25 us handed over)
+# its pusher to run it when the engine is idle (engine.push_native_small). One on more than its
+# team bytes a waiting thread leaves to a worker (engine.push_native_team), whose kernels fork
+# OpenMP teams, where the waiter's own run would compute on one thread; below them one thread
+# beats a worker's wake-up (25-55 us here) and the hand-back. Where that lies depends on the work
+# per byte, so push_kernel takes it from the kernel's family (mxc/ops/registry.py): a GEMM on
+# 768 KiB of arrays took 350 us alone against ~275 with a team, and a ReLU on 65,536 floats
+# (512 KiB) 6-7 us alone against 13 handed to the worker. STREAM_TEAM_BYTES is the default.
 cdef enum:
     SMALL_CALL_BYTES = 16384
-    TEAM_CALL_BYTES = 1048576
+    COMPUTE_TEAM_BYTES = 262144
+    STREAM_TEAM_BYTES = 4194304
+
+COMPUTE_BOUND = COMPUTE_TEAM_BYTES     # push_kernel's team_bytes for GEMM-like kernels
+STREAMING = STREAM_TEAM_BYTES          # ... and for the others
 
 
 cdef inline int _push_call(Pushed *p, VarC **vars, int nin, int nout, const char *name,
-                           size_t nbytes) except -1:
+                           size_t nbytes, size_t team_bytes=STREAM_TEAM_BYTES) except -1:
     if nbytes <= SMALL_CALL_BYTES:
         return push_native_small(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, name)
-    if nbytes > TEAM_CALL_BYTES:
+    if nbytes > team_bytes:
         return push_native_team(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0,
                                 name)
     return push_native(_run_pushed, p, _free_pushed, vars, nin, vars + nin, nout, 0, name)
@@ -400,8 +406,10 @@ cdef inline int _cpu_only(NDArrayBase a, bytes name) except -1:
 
 
 def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes name,
-                int nthreads=1, int req=1):
+                int nthreads=1, int req=1, size_t team_bytes=STREAM_TEAM_BYTES):
     """Queue `kernel` on the engine: it reads `inputs` and writes `outputs` (NDArrayBase lists).
+    Above `team_bytes` of arrays a waiting thread leaves it to a worker (COMPUTE_BOUND for
+    GEMM-like kernels, STREAMING for the others).
 
     Shapes and dtypes were checked by the operator's inference; this only builds the call."""
     cdef int nin = len(inputs), nout = len(outputs), i
@@ -434,7 +442,7 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
         if g_capture is not None:          # recorded for a bulk operation (KernelSeq), not run
             g_capture.append((<uintptr_t>p, inputs, outputs, name))
             return
-        _push_call(p, vars, nin, nout, name, nbytes)
+        _push_call(p, vars, nin, nout, name, nbytes, team_bytes)
     except BaseException:
         _free_pushed(p)          # push_native raising means nothing was queued
         raise
@@ -774,7 +782,7 @@ cdef class KernelSeq:
         """Queue every recorded call, in order, as one engine operation."""
         mxc_seq_inc(&self.s.refs)
         try:
-            if self.nbytes > TEAM_CALL_BYTES:
+            if self.nbytes > STREAM_TEAM_BYTES:
                 push_native_team(_run_seq, self.s, _seq_release, self.vars, self.nread,
                                  self.vars + self.nread, self.nwrite, priority, self.name)
             else:

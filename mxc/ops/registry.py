@@ -248,6 +248,9 @@ def names():
 
 
 _NTHREADS = omp_threads()
+# kernel families whose work grows faster than their arrays (GEMMs): a waiting thread hands
+# their calls to a worker's OpenMP team from fewer bytes (mxc/_core/handle.pyx, push_kernel)
+COMPUTE_BOUND_FAMILIES = frozenset({"dot", "convolution", "linalg", "linalg_extra", "rnn_cell"})
 
 
 def _dtype_name(key):
@@ -453,8 +456,9 @@ def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, f
     fill={slot: f(attrs, inputs, outputs)} gives the slots whose values are computed (a tuple of
     consecutive slot names for several computed together)."""
     import importlib
-    from .._core.handle import push_kernel
+    from .._core.handle import push_kernel, COMPUTE_BOUND, STREAMING
     kern = kernel(family, kname, ints, floats)
+    team_bytes = COMPUTE_BOUND if family in COMPUTE_BOUND_FAMILIES else STREAMING
     if not kern.declared():
         raise TypeError(f"kernel {family}/{kname}: declare its slots (ints=, floats=; () for "
                         f"none) where its family first pushes it")
@@ -479,7 +483,7 @@ def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, f
         except KeyError:
             raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
-        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS)
+        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS, 1, team_bytes)
     forward.kernel = kern
     return forward
 

@@ -677,12 +677,14 @@ import json, sys, threading
 import numpy as np
 import mxc as mx
 a = mx.nd.array(np.random.RandomState(0).rand(384, 384).astype(np.float32))
+b = mx.nd.array(np.random.RandomState(1).rand(192, 192).astype(np.float32))
 x = mx.nd.array(np.ones(1024, np.float32))
 mx.nd.dot(a, a).wait_to_read()
 mx.profiler.set_config(profile_imperative=True, filename=sys.argv[1])
 mx.profiler.set_state("run")
 for _ in range(30):          # push, then wait at once: the worker may still be asleep
     mx.nd.dot(a, a).wait_to_read()
+    mx.nd.dot(b, b).wait_to_read()
     mx.nd.relu(x).wait_to_read()
 mx.profiler.set_state("stop")
 mx.profiler.dump()
@@ -697,13 +699,14 @@ print(on_main["dot"], on_main["relu"])
 
 
 def test_a_waiter_leaves_ops_that_fork_teams_to_the_worker(tmp_path):
-    # a 384x384 dot (1.7 MB of arrays) is pushed as a team op: the waiting thread leaves it to
-    # the worker even when it finds it ready with the worker asleep (on the waiter it would
-    # compute on one thread); a 1,024-float ReLU is short, and its pusher runs it itself
+    # 384x384 and 192x192 dots (1.7 MB and 432 KiB of arrays; a GEMM is a team op from 256
+    # KiB) are left by the waiting thread to the worker even when it finds them ready with the
+    # worker asleep (on the waiter they would compute on one thread); a 1,024-float ReLU is
+    # short, and its pusher runs it itself
     env = dict(os.environ, PYTHONPATH=ROOT, MXNET_CPU_WORKER_NTHREADS="1")
     out = subprocess.run([sys.executable, "-c", _WAITER_LEAVES_TEAM_OPS,
                           str(tmp_path / "trace.json")], capture_output=True, text=True,
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     dots, relus = map(int, out.stdout.split())
-    assert dots == 0 and relus == 30, out.stdout
+    assert dots == 0 and relus == 30, out.stdout     # dots: of 60
