@@ -375,16 +375,14 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
 # team bytes a waiting thread leaves to a worker (engine.push_native_team), whose kernels fork
 # OpenMP teams, where the waiter's own run would compute on one thread; below them one thread
 # beats a worker's wake-up (25-55 us here) and the hand-back. Where that lies depends on the work
-# per byte, so push_kernel takes it from the kernel's family (mxc/ops/registry.py): a GEMM on
-# 768 KiB of arrays took 350 us alone against ~275 with a team, and a ReLU on 65,536 floats
-# (512 KiB) 6-7 us alone against 13 handed to the worker. STREAM_TEAM_BYTES is the default.
+# per byte: COMPUTE_TEAM_BYTES for GEMM-like kernels (push_kernel's compute_bound, from the
+# kernel's family in mxc/ops/registry.py), STREAM_TEAM_BYTES for the others and bulk sequences.
+# A GEMM on 768 KiB of arrays took 350 us alone against ~275 with a team, and a ReLU on 65,536
+# floats (512 KiB) 6-7 us alone against 13 handed to the worker.
 cdef enum:
     SMALL_CALL_BYTES = 16384
     COMPUTE_TEAM_BYTES = 262144
     STREAM_TEAM_BYTES = 4194304
-
-COMPUTE_BOUND = COMPUTE_TEAM_BYTES     # push_kernel's team_bytes for GEMM-like kernels
-STREAMING = STREAM_TEAM_BYTES          # ... and for the others
 
 
 cdef inline int _push_call(Pushed *p, VarC **vars, int nin, int nout, const char *name,
@@ -406,10 +404,10 @@ cdef inline int _cpu_only(NDArrayBase a, bytes name) except -1:
 
 
 def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes name,
-                int nthreads=1, int req=1, size_t team_bytes=STREAM_TEAM_BYTES):
+                int nthreads=1, int req=1, bint compute_bound=False):
     """Queue `kernel` on the engine: it reads `inputs` and writes `outputs` (NDArrayBase lists).
-    Above `team_bytes` of arrays a waiting thread leaves it to a worker (COMPUTE_BOUND for
-    GEMM-like kernels, STREAMING for the others).
+    compute_bound: a GEMM-like kernel, which a waiting thread leaves to a worker from fewer bytes
+    of arrays (COMPUTE_TEAM_BYTES, not STREAM_TEAM_BYTES).
 
     Shapes and dtypes were checked by the operator's inference; this only builds the call."""
     cdef int nin = len(inputs), nout = len(outputs), i
@@ -442,7 +440,8 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
         if g_capture is not None:          # recorded for a bulk operation (KernelSeq), not run
             g_capture.append((<uintptr_t>p, inputs, outputs, name))
             return
-        _push_call(p, vars, nin, nout, name, nbytes, team_bytes)
+        _push_call(p, vars, nin, nout, name, nbytes,
+                   COMPUTE_TEAM_BYTES if compute_bound else STREAM_TEAM_BYTES)
     except BaseException:
         _free_pushed(p)          # push_native raising means nothing was queued
         raise
@@ -712,10 +711,11 @@ cdef class KernelSeq:
     cdef int nread, nwrite
     cdef bytes name
     cdef readonly int nchains
-    cdef size_t nbytes             # of the arrays it reads and writes: whether it forks teams
+    cdef bint team                 # over STREAM_TEAM_BYTES of arrays: pushed as a team op
 
     def __cinit__(self, list calls, list labels, bytes name=b"bulk"):
         cdef int n = len(calls), i, k
+        cdef size_t nbytes
         cdef NDArrayBase a
         cdef dict written = {}, read = {}
         self.s = <SeqOp*>malloc(sizeof(SeqOp))
@@ -759,11 +759,12 @@ cdef class KernelSeq:
         if self.vars == NULL:
             raise MemoryError()
         k = 0
-        self.nbytes = 0
+        nbytes = 0
         for c in reads + writes:
             self.vars[k] = (<Chunk>c).c
-            self.nbytes += (<Chunk>c).nbytes
+            nbytes += (<Chunk>c).nbytes
             k += 1
+        self.team = nbytes > STREAM_TEAM_BYTES
         self.name = name
         self.nchains = 0
         if fusion_enabled() and _pointwise():
@@ -782,7 +783,7 @@ cdef class KernelSeq:
         """Queue every recorded call, in order, as one engine operation."""
         mxc_seq_inc(&self.s.refs)
         try:
-            if self.nbytes > STREAM_TEAM_BYTES:
+            if self.team:
                 push_native_team(_run_seq, self.s, _seq_release, self.vars, self.nread,
                                  self.vars + self.nread, self.nwrite, priority, self.name)
             else:

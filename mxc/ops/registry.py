@@ -456,9 +456,9 @@ def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, f
     fill={slot: f(attrs, inputs, outputs)} gives the slots whose values are computed (a tuple of
     consecutive slot names for several computed together)."""
     import importlib
-    from .._core.handle import push_kernel, COMPUTE_BOUND, STREAMING
+    from .._core.handle import push_kernel
     kern = kernel(family, kname, ints, floats)
-    team_bytes = COMPUTE_BOUND if family in COMPUTE_BOUND_FAMILIES else STREAMING
+    compute_bound = family in COMPUTE_BOUND_FAMILIES
     if not kern.declared():
         raise TypeError(f"kernel {family}/{kname}: declare its slots (ints=, floats=; () for "
                         f"none) where its family first pushes it")
@@ -483,7 +483,7 @@ def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, f
         except KeyError:
             raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
-        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS, 1, team_bytes)
+        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS, 1, compute_bound)
     forward.kernel = kern
     return forward
 

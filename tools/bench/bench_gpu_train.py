@@ -25,7 +25,6 @@ backward, update; 2 warm-up steps, then N steps timed together):
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -37,6 +36,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from bench_gpu import attempt, emit  # noqa: E402
+from bench_training import one_round  # noqa: E402
 
 # figure stem -> (mxc model zoo name, classes, batch, image size)
 NETS = {"resnet18_cifar_b128": ("resnet18_v1", 10, 128, 32),
@@ -69,11 +69,7 @@ def throughput(step, sync, batch, steps):
     step()
     step()
     sync()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    sync()
-    return batch * steps / (time.perf_counter() - t0)
+    return batch / one_round(step, sync, steps)
 
 
 def mx_train(mx, stem, amp, steps, smoke):

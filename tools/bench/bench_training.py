@@ -146,25 +146,27 @@ def torch_resnet18(nn):
     return nn.Sequential(*layers)
 
 
+def one_round(step, sync, steps):
+    """Seconds per step of `steps` steps, synced at the end (bench_gpu_train.py's too)."""
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync()
+    return (time.perf_counter() - t0) / steps
+
+
 def time_steps(step, sync, steps, rounds, warmup=3, sustain=0.0):
     """(best, median) seconds per step: best of `rounds` rounds of `steps` steps; median of the
     rounds run after them for `sustain` seconds (None without)."""
     for _ in range(warmup):
         step()
     sync()
-
-    def one_round():
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        sync()
-        return (time.perf_counter() - t0) / steps
-    best = min(one_round() for _ in range(rounds))
+    best = min(one_round(step, sync, steps) for _ in range(rounds))
     if sustain <= 0:
         return best, None
     times, end = [], time.perf_counter() + sustain
     while time.perf_counter() < end or len(times) < 3:
-        times.append(one_round())
+        times.append(one_round(step, sync, steps))
     return best, statistics.median(times)
 
 
@@ -263,11 +265,7 @@ def serve(model, impl, steps):
             break
         step()
         sync()
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        sync()
-        print(json.dumps({"seconds": (time.perf_counter() - t0) / steps}), flush=True)
+        print(json.dumps({"seconds": one_round(step, sync, steps)}), flush=True)
 
 
 # between two rounds of different processes: the spin-waits of the last one's threads end
