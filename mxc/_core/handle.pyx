@@ -309,6 +309,7 @@ cdef struct TensorRef:
 cdef struct Pushed:
     mxc_opcall *call
     int n              # nin + nout; TensorRef refs[n] follow the struct
+    int compute_bound  # a GEMM-like kernel (push_kernel's compute_bound)
 
 
 cdef inline TensorRef* _refs(Pushed *p) noexcept nogil:
@@ -323,6 +324,7 @@ cdef Pushed* _new_pushed(mxc_kernel kernel, int nin, int nout) except NULL:
         raise MemoryError("mxc: out of memory queueing an operator")
     p.call = call
     p.n = nin + nout
+    p.compute_bound = 0
     return p
 
 
@@ -376,7 +378,9 @@ cdef inline int _set_tensor(Pushed *p, int i, NDArrayBase a) except -1:
 # OpenMP teams, where the waiter's own run would compute on one thread; below them one thread
 # beats a worker's wake-up (25-55 us here) and the hand-back. Where that lies depends on the work
 # per byte: COMPUTE_TEAM_BYTES for GEMM-like kernels (push_kernel's compute_bound, from the
-# kernel's family in mxc/ops/registry.py), STREAM_TEAM_BYTES for the others and bulk sequences.
+# kernel's family in mxc/ops/registry.py) and bulk sequences holding such a call (a static
+# CachedOp's forward: the MLP's three products waited for each step ran on the waiter at ~590 us
+# each against ~330 on the team), STREAM_TEAM_BYTES for the others.
 # A GEMM on 768 KiB of arrays took 350 us alone against ~275 with a team, and a ReLU on 65,536
 # floats (512 KiB) 6-7 us alone against 13 handed to the worker.
 cdef enum:
@@ -437,6 +441,7 @@ def push_kernel(uintptr_t kernel, list inputs, list outputs, iattr, fattr, bytes
             fill_attrs(p.call, iattr, fattr)
         p.call.req = req
         p.call.nthreads = nthreads
+        p.compute_bound = compute_bound
         if g_capture is not None:          # recorded for a bulk operation (KernelSeq), not run
             g_capture.append((<uintptr_t>p, inputs, outputs, name))
             return
@@ -711,13 +716,15 @@ cdef class KernelSeq:
     cdef int nread, nwrite
     cdef bytes name
     cdef readonly int nchains
-    cdef bint team                 # over STREAM_TEAM_BYTES of arrays: pushed as a team op
+    cdef bint team                 # pushed as a team op: over COMPUTE_TEAM_BYTES of arrays
+                                   # with a GEMM-like call in it, else over STREAM_TEAM_BYTES
 
     def __cinit__(self, list calls, list labels, bytes name=b"bulk"):
         cdef int n = len(calls), i, k
         cdef size_t nbytes
         cdef NDArrayBase a
         cdef dict written = {}, read = {}
+        cdef bint compute = False
         self.s = <SeqOp*>malloc(sizeof(SeqOp))
         if self.s == NULL:
             raise MemoryError()
@@ -744,6 +751,7 @@ cdef class KernelSeq:
             self.s.labels[i][len(lab)] = 0
             self.s.items[i] = <Pushed*><uintptr_t>ptr
             self.s.n = i + 1
+            compute = compute or self.s.items[i].compute_bound
             for x in inputs:
                 a = <NDArrayBase?>x
                 read[id(a._chunk)] = a._chunk
@@ -764,7 +772,7 @@ cdef class KernelSeq:
             self.vars[k] = (<Chunk>c).c
             nbytes += (<Chunk>c).nbytes
             k += 1
-        self.team = nbytes > STREAM_TEAM_BYTES
+        self.team = nbytes > <size_t>(COMPUTE_TEAM_BYTES if compute else STREAM_TEAM_BYTES)
         self.name = name
         self.nchains = 0
         if fusion_enabled() and _pointwise():

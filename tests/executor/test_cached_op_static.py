@@ -1,6 +1,10 @@
 """CachedOp with static_alloc: one set of arrays and resolved steps per plan, run as bulk
 operations from the second call; results equal the plain CachedOp's and numpy's whatever
 the caller keeps or swaps between calls."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -137,3 +141,40 @@ def test_backward_writes_into_the_parameters_grad_arrays():
         assert list(st.bound.values()) == [grad_arr]
         assert w_arr.grad is grad_arr
         np.testing.assert_allclose(w_arr.grad.asnumpy(), expected(xv), rtol=1e-5, atol=1e-6)
+
+
+_WAITED_FORWARD = r"""
+import json, sys, threading
+import numpy as np
+import mxc as mx
+from mxc.gluon import nn
+net = nn.HybridSequential()
+net.add(nn.Dense(512, activation="relu"), nn.Dense(512, activation="relu"), nn.Dense(10))
+net.initialize()
+net.hybridize(static_alloc=True, static_shape=True)
+x = mx.nd.array(np.random.RandomState(0).rand(128, 784).astype(np.float32))
+net(x).wait_to_read()
+mx.profiler.set_config(profile_symbolic=True, filename=sys.argv[1])
+mx.profiler.set_state("run")
+for _ in range(30):           # run, then wait at once: the worker may still be asleep
+    net(x).wait_to_read()
+mx.profiler.set_state("stop")
+mx.profiler.dump()
+main = threading.get_native_id()
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"]
+          if e.get("ph") == "X" and e.get("name") == "FullyConnected"]
+print(len(events), sum(e.get("tid") == main for e in events))
+"""
+
+
+def test_a_waited_forward_with_products_runs_on_the_worker(tmp_path):
+    # the MLP's forward is one bulk operation on ~3.6 MB of arrays, under the 4 MiB from which
+    # a waiting thread leaves a bulk to a worker, but it holds GEMMs (a team op from 256 KiB):
+    # the waiter never runs it itself, where its products would compute on one thread
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root, MXNET_CPU_WORKER_NTHREADS="1")
+    out = subprocess.run([sys.executable, "-c", _WAITED_FORWARD, str(tmp_path / "t.json")],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    total, on_main = map(int, out.stdout.split())
+    assert total == 90 and on_main == 0, out.stdout
