@@ -91,6 +91,12 @@ cdef int capped_threads(int n) noexcept nogil:
     return g_thread_cap if g_thread_cap > 0 and n > g_thread_cap else n
 
 
+def kernel_threads(int n):
+    """The OpenMP threads a kernel asking for n may fork on the calling thread now (the load
+    cap and the engine's rule, capped_threads): for native code that runs outside run_call."""
+    return capped_threads(n)
+
+
 cdef int run_call(void *arg, char *err, size_t errlen) noexcept nogil:
     cdef mxc_opcall *call = <mxc_opcall*>arg
     cdef int rc, asked = call.nthreads

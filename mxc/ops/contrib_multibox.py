@@ -27,11 +27,12 @@ Gradients are zero, as in MXNet.
 """
 import numpy as np
 
+from .._core.opcall import kernel_threads
 from ..base import MXNetError
 from ._host import host_forward
 from .cpu import _multibox
 from .params import Param
-from .registry import OpDef, register
+from .registry import OpDef, omp_threads, register
 
 _F32 = np.float32
 
@@ -324,7 +325,8 @@ def _detect_fwd(a, cls_prob, loc_pred, anchor):
             rows[:k] = ranked
             keep[b] = k
     # the greedy suppression, in C (ops/cpu/_multibox.pyx)
-    _multibox.suppress(out, keep, float(nms), bool(a["force_suppress"]))
+    _multibox.suppress(out, keep, float(nms), bool(a["force_suppress"]),
+                       kernel_threads(omp_threads()))
     return out.astype(cls_prob.dtype)
 
 

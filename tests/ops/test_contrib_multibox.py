@@ -175,3 +175,47 @@ def test_multibox_bad_inputs():
         mx.nd.contrib.MultiBoxDetection(mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 20)), anchors)
     with pytest.raises(MXNetError, match="MultiBoxPrior: data must be 4-D"):
         mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((2, 3, 4)))
+
+
+_SUPPRESS_THREADS = r"""
+import os, sys
+import numpy as np
+import mxc as mx
+from mxc._core.opcall import kernel_threads
+from mxc.ops.cpu import _multibox
+if "libgomp" not in open("/proc/self/maps").read():
+    print("no-openmp"); sys.exit()
+rs = np.random.RandomState(0)
+rows = np.zeros((8, 50, 6), np.float32)
+rows[:, :, 0] = rs.randint(0, 3, (8, 50))
+rows[:, :, 1] = rs.rand(8, 50)
+rows[:, :, 2:4] = rs.rand(8, 50, 2) * 0.5
+rows[:, :, 4:] = rows[:, :, 2:4] + 0.3
+keep = np.full(8, 50, np.int64)
+before = len(os.listdir("/proc/self/task"))
+n = kernel_threads(2) if sys.argv[1] == "kernel-threads" else 2
+_multibox.suppress(rows, keep, 0.5, False, n)
+print(n, len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+@pytest.mark.parametrize("how", ["kernel-threads", "two"])
+def test_suppression_forks_no_team_outside_the_engine_workers(how):
+    # the Python thread is not an engine worker: the suppression it runs takes one thread
+    # (a team forked there would slow every team after it, mxc/_core/engine.pyx); told to
+    # use two, it forks one, so the check can fail
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root, MXNET_CPU_WORKER_NTHREADS="1", MXC_FOLLOW_LOAD="0")
+    env.pop("OMP_NUM_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", _SUPPRESS_THREADS, how], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    if out.stdout.strip() == "no-openmp":
+        pytest.skip("kernels built without OpenMP")
+    n, added = map(int, out.stdout.split())
+    if how == "kernel-threads":
+        assert (n, added) == (1, 0), out.stdout
+    else:
+        assert added == 1, out.stdout

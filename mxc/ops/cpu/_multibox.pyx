@@ -64,10 +64,12 @@ cdef void _suppress_one(real_t *rows, int64_t keep, real_t thresh, bint force, i
         lo = hi
 
 
-def suppress(real_t[:, :, ::1] rows, int64_t[::1] keep, double thresh, bint force):
+def suppress(real_t[:, :, ::1] rows, int64_t[::1] keep, double thresh, bint force,
+             int nthreads=1):
     """Set the class of every detection suppressed by a kept, higher-scored one (of the same
     class unless `force`) to -1, in place: image b's first keep[b] rows of `rows` (batch,
-    num_rows, 6), whose classes are integers >= 0; IoU >= thresh suppresses."""
+    num_rows, 6), whose classes are integers >= 0; IoU >= thresh suppresses. Images run on
+    nthreads OpenMP threads (the caller's kernel_threads: only an engine worker forks a team)."""
     cdef Py_ssize_t nb = rows.shape[0], n = rows.shape[1], b, i
     if rows.shape[2] != 6:
         raise ValueError(f"suppress: rows must be (batch, num_rows, 6), got width {rows.shape[2]}")
@@ -87,5 +89,5 @@ def suppress(real_t[:, :, ::1] rows, int64_t[::1] keep, double thresh, bint forc
         return
     # each image's scratch: the bucketed order (n) and the bucket bounds (ncls + 1)
     cdef int64_t[:, ::1] scratch = np.empty((nb, n + ncls + 1), np.int64)
-    for b in prange(nb, nogil=True, schedule="dynamic"):
+    for b in prange(nb, nogil=True, schedule="dynamic", num_threads=max(1, nthreads)):
         _suppress_one(&rows[b, 0, 0], keep[b], t, force, ncls, &scratch[b, 0], &scratch[b, n])
