@@ -75,10 +75,9 @@ typedef struct {
   int inside;  /* callers between mxc_blas_enter and mxc_blas_leave */
   int cur;     /* the thread count last given to OpenBLAS */
   int max;     /* the thread count a lone caller gets */
-  /* the OpenMP threads the calling thread may fork when it asks for n (the engine's
-   * engine_team_threads: its workers may, a waiter running an op may not, and a team is one
-   * smaller while the pushing thread is busy); NULL: n */
-  int (*team_threads)(int n);
+  /* whether the calling thread may fork an OpenMP team (the engine's engine_team_thread: its
+   * workers may, a waiter running an op may not); NULL: every thread may */
+  int (*team_thread)(void);
 } mxc_blas_gate_t;
 
 typedef void (*mxc_blas_set_threads_t)(int);
@@ -101,7 +100,7 @@ static inline int mxc_blas_enter_own(int own) {
   int t, want;
   while (__atomic_exchange_n(&g->lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   t = __atomic_add_fetch(&g->inside, 1, __ATOMIC_ACQ_REL) == 1 ? g->max : 1;
-  if (t > 1 && g->team_threads) t = g->team_threads(t);
+  if (t > 1 && g->team_thread && !g->team_thread()) t = 1;
   want = own ? 1 : t;
   if (want != g->cur) {
     ((mxc_blas_set_threads_t)mxc_blas_table[MXC_BLAS_SET_THREADS])(want);

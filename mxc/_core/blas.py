@@ -11,7 +11,7 @@ one single-threaded OpenBLAS call per OpenMP thread; the other routines on OpenB
 call made while another caller is inside BLAS (a second worker, or a waiting thread running ops)
 runs single-threaded, so that no two callers share the pool: the gate in csrc/mxc/blas.h, whose
 state is GATE here. So does a call from a thread that may not fork an OpenMP team (a waiter
-running an op; mxc/_core/engine.pyx, engine_team_threads). An idle pool thread spins
+running an op; mxc/_core/engine.pyx, engine_team_thread). An idle pool thread spins
 for 2^OPENBLAS_THREAD_TIMEOUT cycles before it sleeps; OpenBLAS's default (2^28, ~0.1 s) keeps it
 spinning through a whole training step, where products come every few milliseconds, so it holds
 one of the cores that the engine worker and the Python thread between them need. mxc sets 2^16
@@ -67,11 +67,11 @@ def config():
 class _Gate(ctypes.Structure):
     # mxc_blas_gate_t in csrc/mxc/blas.h
     _fields_ = [("lock", ctypes.c_int), ("inside", ctypes.c_int), ("cur", ctypes.c_int),
-                ("max", ctypes.c_int), ("team_threads", ctypes.c_void_p)]
+                ("max", ctypes.c_int), ("team_thread", ctypes.c_void_p)]
 
 
 _GATE = _Gate()
-_GATE.team_threads = engine.team_threads_address()   # how many threads a caller may fork
+_GATE.team_thread = engine.team_thread_address()   # which threads may fork OpenMP teams
 GATE = ctypes.addressof(_GATE)
 POOL = _pool.ADDRESS     # the load pool's state (mxc/_core/pool.pyx)
 

@@ -76,8 +76,8 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
                      int priority, const char *opname) except -1
 cdef int wait_var(VarC *v) except -1
 cdef int wait_var_queued(VarC *v) except -1     # a GPU var: until its ops are on the stream
-# The OpenMP threads a kernel asking for n may fork on this thread (engine.pyx says why not n)
-cdef int engine_team_threads(int n) noexcept nogil
+# May a kernel running on this thread fork an OpenMP team (engine.pyx says why not always)
+cdef bint engine_team_thread() noexcept nogil
 
 # GPU operations (mxc/_core/cuda.pyx): pushed with the device id, they run in push order on that
 # device's own worker thread (MXNet's ThreadedEnginePerDevice), which owns the device's stream.
@@ -98,7 +98,7 @@ cdef int push_native_small(exec_fn fn, void *arg, free_fn free_arg,
                            VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                            const char *opname) except -1
 # A CPU op large enough that its kernels fork OpenMP teams: a waiting thread leaves it to a
-# worker rather than run it itself (only the workers fork teams: engine_team_threads)
+# worker rather than run it itself (only the workers fork teams: engine_team_thread)
 cdef int push_native_team(exec_fn fn, void *arg, free_fn free_arg,
                           VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                           int priority, const char *opname) except -1

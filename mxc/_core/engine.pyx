@@ -81,7 +81,6 @@ cdef extern from *:
     static inline int mxc_atomic_dec(int *p) { return __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL); }
     static inline long long mxc_atomic_load_ll(long long *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
     static inline void mxc_atomic_add_ll(long long *p, long long d) { __atomic_add_fetch(p, d, __ATOMIC_RELAXED); }
-    static inline void mxc_atomic_store_ll(long long *p, long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
     static inline int mxc_atomic_load_i(int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void mxc_atomic_store_i(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
     static inline long long mxc_now_ns(void) {
@@ -122,7 +121,6 @@ cdef extern from *:
     int mxc_atomic_dec(int *p) noexcept nogil
     long long mxc_atomic_load_ll(long long *p) noexcept nogil
     void mxc_atomic_add_ll(long long *p, long long d) noexcept nogil
-    void mxc_atomic_store_ll(long long *p, long long v) noexcept nogil
     int mxc_atomic_load_i(int *p) noexcept nogil
     void mxc_atomic_store_i(int *p, int v) noexcept nogil
     long long mxc_now_ns() noexcept nogil
@@ -972,7 +970,6 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
     cdef bint stalled = False, armed = False
     cdef uint64_t seen = 0
     cdef timespec deadline
-    _note_wait()
     while True:
         if kind == 0:
             done = v.nops == 0
@@ -988,7 +985,7 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
         if g_heap_n > 0 and not (interruptible and g_nstarted > 0 and not g_inline
                                  and g_heap[0].fn == _py_exec):
             # an op whose kernels fork teams is left to a worker (woken when it was made
-            # ready): on this thread they would compute on one core (engine_team_threads)
+            # ready): on this thread they would compute on one core (engine_team_thread)
             if (stalled or (g_running == 0 and not g_heap[0].team) or g_inline
                     or g_nstarted == 0 or mxc_engine_depth() > 0):
                 stalled = armed = False
@@ -1038,65 +1035,21 @@ cdef int _wait_locked(VarC *v, int kind, bint interruptible=False) noexcept nogi
             pthread_cond_timedwait(&g_wait_cond, &g_mu, &deadline)
 
 
-# When a thread outside the engine last queued an op (CLOCK_MONOTONIC ns; 0 once it waits).
-cdef long long g_pushed_ns = 0
-cdef enum:
-    PUSHER_BUSY_NS = 200000
+cdef bint engine_team_thread() noexcept nogil:
+    """Whether a kernel running on this thread may fork an OpenMP team: an engine worker may,
+    and so may any thread when the engine has no workers (NaiveEngine). Another thread running
+    an op (the Python thread while it waits, a small op inline) computes on one thread. libgomp
+    keeps a pool of threads for every thread that ever forked a team, and once its pools hold
+    more threads than there are cores it cuts every barrier's spin to ~100 iterations for good:
+    every team then sleeps and wakes at each barrier. A waiting Python thread that ran one op
+    with two threads, racing the worker's wake-up, left MLP training at 36k samples/s instead
+    of 46k (3 pooled threads on 2 cores; ~21 sleeps per step on each team thread, not ~1)."""
+    return mxc_engine_is_worker() or g_nworkers == 0
 
 
-cdef inline void _note_push() noexcept nogil:
-    if not g_inline and not mxc_engine_is_worker() and mxc_engine_cur_op() == NULL:
-        mxc_atomic_store_ll(&g_pushed_ns, mxc_now_ns())
-
-
-cdef inline void _note_wait() noexcept nogil:
-    if not mxc_engine_is_worker() and mxc_engine_cur_op() == NULL:
-        mxc_atomic_store_ll(&g_pushed_ns, 0)
-
-
-cdef int engine_team_threads(int n) noexcept nogil:
-    """The OpenMP threads a kernel asking for n may fork on this thread.
-
-    Only an engine worker forks a team (and any thread when the engine has no workers:
-    NaiveEngine); another thread running an op (the Python thread while it waits, a small op
-    inline) computes on one thread. libgomp keeps a pool of threads for every thread that ever
-    forked a team, and once its pools hold more threads than there are cores it cuts every
-    barrier's spin to ~100 iterations for good: every team then sleeps and wakes at each
-    barrier. A waiting Python thread that ran one op with two threads, racing the worker's
-    wake-up, left MLP training at 36k samples/s instead of 46k (3 pooled threads on 2 cores;
-    ~21 sleeps per step on each team thread, not ~1).
-
-    And while the thread that queues the ops is busy queueing them (it pushed within the last
-    PUSHER_BUSY_NS and has not started to wait since), a team is one thread smaller: that
-    thread takes a core of its own, and a team as large as the cores waits at every barrier
-    for the member it displaced."""
-    cdef long long t
-    if n <= 1:
-        return n
-    if not mxc_engine_is_worker():
-        return n if g_nworkers == 0 else 1
-    t = mxc_atomic_load_ll(&g_pushed_ns)
-    if t != 0 and mxc_now_ns() - t < PUSHER_BUSY_NS:
-        return n - 1
-    return n
-
-
-def team_threads_address():
-    """engine_team_threads's address, for C code that cannot cimport it (csrc/mxc/blas.h's
-    gate)."""
-    return <uintptr_t>engine_team_threads
-
-
-def team_threads(int n, double seconds=0.0):
-    """engine_team_threads(n) on the calling thread (tests); with seconds, polled without the
-    GIL for that long or until it differs from n, and that value."""
-    cdef long long end = mxc_now_ns() + <long long>(seconds * 1e9)
-    cdef int t
-    with nogil:
-        t = engine_team_threads(n)
-        while t == n and mxc_now_ns() < end:
-            t = engine_team_threads(n)
-    return t
+def team_thread_address():
+    """engine_team_thread's address, for C code that cannot cimport it (csrc/mxc/blas.h's gate)."""
+    return <uintptr_t>engine_team_thread
 
 
 cdef void* _worker_main(void *unused) noexcept nogil:
@@ -1323,7 +1276,6 @@ cdef int push_native(exec_fn fn, void *arg, free_fn free_arg,
     op.err = NULL
     op.dev = dev
     op.team = team
-    _note_push()
     # recorded when it runs if the profiler records its kind now (MXNet decides at push too)
     op.prof = g_prof_ops & (PROF_SYMBOLIC if mxc_prof_graph() else PROF_IMPERATIVE)
     if not g_inline and g_nstarted < g_nworkers:
@@ -1446,7 +1398,7 @@ cdef int push_native_team(exec_fn fn, void *arg, free_fn free_arg,
                           VarC **const_vars, int nconst, VarC **mutable_vars, int nmut,
                           int priority, const char *opname) except -1:
     """push_native for a CPU op whose kernels fork OpenMP teams: a waiter leaves it to a worker
-    (run by the waiter, it would compute on one thread: engine_team_threads)."""
+    (run by the waiter, it would compute on one thread: engine_team_thread)."""
     _set_next_dev(-1, False, True)
     return push_native(fn, arg, free_arg, const_vars, nconst, mutable_vars, nmut, priority,
                        opname)

@@ -16,7 +16,7 @@ cimport numpy as cnp
 import os
 import numpy as np
 
-from mxc._core.engine cimport engine_team_threads
+from mxc._core.engine cimport engine_team_thread
 from mxc._core._types cimport (mxc_opcall, mxc_kernel, mxc_tensor, MXC_MAX_NDIM,
                                MXC_MAX_IATTR, MXC_MAX_FATTR, MXC_ERR_LEN, MXC_REQ_WRITE)
 from mxc.base import MXNetError, bfloat16
@@ -87,7 +87,8 @@ def install_pool(uintptr_t address):
 
 
 cdef int capped_threads(int n) noexcept nogil:
-    n = engine_team_threads(n)
+    if n > 1 and not engine_team_thread():
+        return 1
     return g_thread_cap if g_thread_cap > 0 and n > g_thread_cap else n
 
 

@@ -100,8 +100,8 @@ def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_po
     a32 = mx.nd.ones((64, 64))
     # whichever thread runs the dots (a worker, or this one while it waits): this test is of
     # the gate's count of callers, not of which threads may fork teams (test_engine.py)
-    team_threads = blas._GATE.team_threads
-    blas._GATE.team_threads = None
+    team_thread = blas._GATE.team_thread
+    blas._GATE.team_thread = None
     try:
         blas.set_num_threads(2)
         blas._GATE.inside += 1          # as if another thread were inside a BLAS call
@@ -118,7 +118,7 @@ def test_a_caller_beside_another_runs_single_threaded_and_a_lone_one_gets_the_po
         assert blas._GATE.inside == 0
     finally:
         blas.set_num_threads(before)
-        blas._GATE.team_threads = team_threads
+        blas._GATE.team_thread = team_thread
 
 
 # A lone float32 GEMM in parts on OMP_NUM_THREADS threads (csrc/mxc/blas.h, mxc_sgemm_parts):

@@ -635,7 +635,7 @@ a_np = np.random.RandomState(0).rand(512, 512).astype(np.float32)
 a = mx.nd.array(a_np)
 mx.nd.relu(mx.nd.dot(a, a)).wait_to_read()     # the worker's team exists now
 if sys.argv[1] == "gate-off":     # GEMMs may fork a team on any thread, as before
-    blas._GATE.team_threads = None
+    blas._GATE.team_thread = None
 before = len(os.listdir("/proc/self/task"))
 v = engine.Var()
 engine.push(lambda: time.sleep(0.4), mutable_vars=(v,))   # the only worker is busy
@@ -710,42 +710,3 @@ def test_a_waiter_leaves_ops_that_fork_teams_to_the_worker(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     dots, relus = map(int, out.stdout.split())
     assert dots == 0 and relus == 30, out.stdout     # dots: of 60
-
-
-_TEAM_WHILE_PUSHING = r"""
-import time
-from mxc._core import engine
-seen = {}
-
-def on_worker(key):           # the worker's team size, polled for up to 5 s
-    seen[key] = engine.team_threads(2, 5.0 if key == "pushing" else 0.0)
-
-print(engine.team_threads(2), end=" ")     # the main thread is not a worker
-v, w = engine.Var(), engine.Var()
-engine.push(lambda: on_worker("pushing"), mutable_vars=(v,))
-end = time.monotonic() + 5
-while "pushing" not in seen and time.monotonic() < end:   # queue an op every ~0.1 ms
-    engine.push(lambda: None, mutable_vars=(w,))
-    time.sleep(0.0001)
-engine.wait_for_all()
-engine.push(lambda: time.sleep(0.05), mutable_vars=(v,))
-engine.push(lambda: on_worker("waited"), mutable_vars=(v,))
-engine.wait_for_all()         # a waiting pusher: the team is whole again
-print(seen["pushing"], seen["waited"])
-"""
-
-
-@pytest.mark.parametrize("kind", ["threaded", "naive"])
-def test_a_team_is_one_thread_smaller_while_the_pusher_is_busy(kind):
-    # the thread that queues ops needs a core of its own while it does: a worker's kernels then
-    # fork a team of n - 1; once that thread waits, they fork n again. Only workers fork teams
-    # (the main thread gets 1), except without workers (NaiveEngine), where it is the only one
-    env = ({"MXNET_ENGINE_TYPE": "NaiveEngine"} if kind == "naive"
-           else {"MXNET_CPU_WORKER_NTHREADS": "1"})
-    r = run_child(_TEAM_WHILE_PUSHING if kind == "threaded" else
-                  "from mxc._core import engine; print(engine.team_threads(2))", env)
-    assert r.returncode == 0, r.stderr
-    if kind == "naive":
-        assert r.stdout.split() == ["2"], r.stdout
-    else:
-        assert r.stdout.split() == ["1", "1", "2"], r.stdout
