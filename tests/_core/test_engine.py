@@ -710,3 +710,49 @@ def test_a_waiter_leaves_ops_that_fork_teams_to_the_worker(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     dots, relus = map(int, out.stdout.split())
     assert dots == 0 and relus == 30, out.stdout     # dots: of 60
+
+
+_TRAIN_BITS = r"""
+import hashlib, sys
+import numpy as np
+import mxc as mx
+from mxc.gluon import nn
+rs = np.random.RandomState(0)
+x = mx.nd.array(rs.rand(128, 784).astype(np.float32))
+y = mx.nd.array(rs.randint(0, 10, 128).astype(np.float32))
+net = nn.HybridSequential()
+net.add(nn.Dense(512, activation="relu", in_units=784),
+        nn.Dense(512, activation="relu", in_units=512), nn.Dense(10, in_units=512))
+net.initialize()
+for p in net.collect_params().values():     # the same start in every child, whatever the seed
+    p.set_data(mx.nd.array(np.random.RandomState(1).standard_normal(p.shape) * 0.05))
+net.hybridize(static_alloc=True, static_shape=True)
+trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.05, "momentum": 0.9})
+loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+every = int(sys.argv[1])
+for i in range(24):
+    with mx.autograd.record():
+        loss = loss_fn(net(x), y)
+    loss.backward()
+    trainer.step(128)
+    if every and i % every == 0:
+        mx.nd.waitall()       # the Python thread waits here: the worker's timing changes
+h = hashlib.sha1()
+for k in sorted(net.collect_params()):
+    h.update(net.collect_params()[k].data().asnumpy().tobytes())
+print(h.hexdigest())
+"""
+
+
+def test_training_gives_the_same_bits_however_the_python_thread_waits():
+    # the thread counts the kernels get may follow the load, never the moment the Python
+    # thread happened to push or wait: a kernel whose result depends on its split (a GEMM's
+    # blocks, a reduction's partial sums) would then differ from run to run. A rule that gave
+    # a team one thread fewer while the pusher was busy changed 1 MLP run in 4 this way
+    env = {"MXNET_CPU_WORKER_NTHREADS": "1", "MXC_FOLLOW_LOAD": "0"}
+    got = []
+    for every in (0, 1, 2, 3, 1, 2):
+        r = run_child(_TRAIN_BITS, env, timeout=120, args=(str(every),))
+        assert r.returncode == 0, r.stderr[-3000:]
+        got.append(r.stdout.strip())
+    assert len(set(got)) == 1, got
