@@ -32,7 +32,7 @@ from ..base import MXNetError
 from ._host import host_forward
 from .cpu import _multibox
 from .params import Param
-from .registry import OpDef, omp_threads, register
+from .registry import KERNEL_THREADS, OpDef, register
 
 _F32 = np.float32
 
@@ -326,7 +326,7 @@ def _detect_fwd(a, cls_prob, loc_pred, anchor):
             keep[b] = k
     # the greedy suppression, in C (ops/cpu/_multibox.pyx)
     _multibox.suppress(out, keep, float(nms), bool(a["force_suppress"]),
-                       kernel_threads(omp_threads()))
+                       kernel_threads(KERNEL_THREADS))
     return out.astype(cls_prob.dtype)
 
 

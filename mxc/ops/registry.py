@@ -182,7 +182,7 @@ class OpDef:
             from .._core.handle import FastKernel
             family, kname, _ = self.fast
             table = importlib.import_module(f"mxc.ops.cpu.{family}").KERNELS[kname]
-            self._fast_kernel = FastKernel(self.name, table, _NTHREADS, self, self.parse({}))
+            self._fast_kernel = FastKernel(self.name, table, KERNEL_THREADS, self, self.parse({}))
         return self._fast_kernel
 
     def n_out(self, attrs):
@@ -247,7 +247,9 @@ def names():
     return dict(_OPS)
 
 
-_NTHREADS = omp_threads()
+# the OpenMP threads every kernel asks for, decided once (each run is capped by
+# mxc/_core/opcall.pyx's capped_threads: the load and the engine's team rule)
+KERNEL_THREADS = omp_threads()
 # kernel families whose work grows faster than their arrays (GEMMs): a waiting thread hands
 # their calls to a worker's OpenMP team from fewer bytes (mxc/_core/handle.pyx, push_kernel)
 COMPUTE_BOUND_FAMILIES = frozenset({"dot", "convolution", "linalg", "linalg_extra", "rnn_cell"})
@@ -483,7 +485,7 @@ def kernel_forward(family, kname, key=None, name=None, ints=None, floats=None, f
         except KeyError:
             raise MXNetError(f"{bname.decode()}: no CPU kernel for dtype {_dtype_name(k)}") from None
         ia, fa = attrs(a, inputs, outputs) if attrs is not None else ((), ())
-        push_kernel(addr, inputs, outputs, ia, fa, bname, _NTHREADS, 1, compute_bound)
+        push_kernel(addr, inputs, outputs, ia, fa, bname, KERNEL_THREADS, 1, compute_bound)
     forward.kernel = kern
     return forward
 

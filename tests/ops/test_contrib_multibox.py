@@ -2,6 +2,7 @@
 MXNet 1.9.1 computed (tests/data/make_contrib_multibox_golden.py), through mx.nd.contrib,
 mx.sym.contrib and mx.npx, with their errors and (zero) gradients."""
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -205,7 +206,6 @@ def test_suppression_forks_no_team_outside_the_engine_workers(how):
     # the Python thread is not an engine worker: the suppression it runs takes one thread
     # (a team forked there would slow every team after it, mxc/_core/engine.pyx); told to
     # use two, it forks one, so the check can fail
-    import subprocess
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root, MXNET_CPU_WORKER_NTHREADS="1", MXC_FOLLOW_LOAD="0")
     env.pop("OMP_NUM_THREADS", None)
