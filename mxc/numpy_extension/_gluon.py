@@ -114,33 +114,42 @@ class NpSymbol(Symbol):
 
     __slots__ = ()
 
-    def _np_binary(self, other, bop, scalar_method, reflected=False):
+    def _np_arith(self, other, name, reflected=False):
+        """numpy `name` (_npi_* operators: broadcasting, numpy dtype promotion)."""
+        sym = _sym()
         if isinstance(other, Symbol):
             a, b = (other, self) if reflected else (self, other)
-            return np_sym(getattr(_sym(), bop)(a, b))
+            return np_sym(getattr(sym, f"_npi_{name}")(a, b))
         if isinstance(other, numbers.Number) or hasattr(other, "dtype"):
-            return np_sym(getattr(Symbol, scalar_method)(self, other))
+            op = f"_npi_r{name}_scalar" if reflected and name not in ("add", "multiply") \
+                else f"_npi_{name}_scalar"
+            is_int = isinstance(other, numbers.Integral) or getattr(other, "dtype", None) is not \
+                None and other.dtype.kind in "iub"
+            return np_sym(getattr(sym, op)(self, scalar=float(other), is_int=bool(is_int)))
         return NotImplemented
 
-    def __add__(self, other): return self._np_binary(other, "broadcast_add", "__add__")
-    def __radd__(self, other): return self._np_binary(other, "broadcast_add", "__radd__", True)
-    def __sub__(self, other): return self._np_binary(other, "broadcast_sub", "__sub__")
-    def __rsub__(self, other): return self._np_binary(other, "broadcast_sub", "__rsub__", True)
-    def __mul__(self, other): return self._np_binary(other, "broadcast_mul", "__mul__")
-    def __rmul__(self, other): return self._np_binary(other, "broadcast_mul", "__rmul__", True)
-    def __truediv__(self, other): return self._np_binary(other, "broadcast_div", "__truediv__")
+    def __add__(self, other): return self._np_arith(other, "add")
+    def __radd__(self, other): return self._np_arith(other, "add", True)
+    def __sub__(self, other): return self._np_arith(other, "subtract")
+    def __rsub__(self, other): return self._np_arith(other, "subtract", True)
+    def __mul__(self, other): return self._np_arith(other, "multiply")
+    def __rmul__(self, other): return self._np_arith(other, "multiply", True)
+    def __truediv__(self, other): return self._np_arith(other, "true_divide")
+    def __rtruediv__(self, other): return self._np_arith(other, "true_divide", True)
+    def __pow__(self, other): return self._np_arith(other, "power")
+    def __rpow__(self, other): return self._np_arith(other, "power", True)
+    def __mod__(self, other): return self._np_arith(other, "mod")
+    def __rmod__(self, other): return self._np_arith(other, "mod", True)
 
-    def __rtruediv__(self, other):
-        return self._np_binary(other, "broadcast_div", "__rtruediv__", True)
-
-    def __pow__(self, other): return self._np_binary(other, "broadcast_power", "__pow__")
-    def __rpow__(self, other): return self._np_binary(other, "broadcast_power", "__rpow__", True)
-    def __mod__(self, other): return self._np_binary(other, "broadcast_mod", "__mod__")
-    def __rmod__(self, other): return self._np_binary(other, "broadcast_mod", "__rmod__", True)
     # comparisons give bool arrays, as mx.np's do
     def _np_compare(self, other, bop, scalar_method):
-        r = self._np_binary(other, bop, scalar_method)
-        return r if r is NotImplemented else np_sym(_sym().cast(r, dtype="bool"))
+        if isinstance(other, Symbol):
+            r = getattr(_sym(), bop)(self, other)
+        elif isinstance(other, numbers.Number) or hasattr(other, "dtype"):
+            r = getattr(Symbol, scalar_method)(self, other)
+        else:
+            return NotImplemented
+        return np_sym(_sym().cast(r, dtype="bool"))
 
     def __eq__(self, other): return self._np_compare(other, "broadcast_equal", "__eq__")
     def __ne__(self, other): return self._np_compare(other, "broadcast_not_equal", "__ne__")
@@ -186,6 +195,7 @@ class NpSymbol(Symbol):
         return self._np("transpose", tuple(axes) if axes else None)
 
     def squeeze(self, axis=None): return self._np("squeeze", axis)
+    def astype(self, dtype, copy=True): return np_sym(Symbol.astype(self, dtype, copy))
     def expand_dims(self, axis): return self._np("expand_dims", axis)
 
     def as_nd_ndarray(self):

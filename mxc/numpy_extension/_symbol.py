@@ -88,9 +88,7 @@ def _npx_reshape(a, newshape, reverse=False, order="C"):
     return np_sym(_sym().Reshape(a, shape=tuple(legacy), reverse=reverse))
 
 
-_NP = {"add": "broadcast_add", "subtract": "broadcast_sub", "multiply": "broadcast_mul",
-       "divide": "broadcast_div", "true_divide": "broadcast_div",
-       "power": "broadcast_power", "maximum": "broadcast_maximum",
+_NP = {"maximum": "broadcast_maximum",
        "minimum": "broadcast_minimum", "equal": "broadcast_equal",
        "not_equal": "broadcast_not_equal", "greater": "broadcast_greater",
        "greater_equal": "broadcast_greater_equal", "less": "broadcast_lesser",
@@ -185,6 +183,24 @@ def basic_index(a, key):
         key = key[:-1]
     from ..numpy._core import basic_index as generic
     return np_sym(generic(_sym(), a, key))
+
+
+def _arith(name):
+    """np.add ... np.mod on traced values and scalars: the _npi_* operators NpSymbol's Python
+    operators build (numpy broadcasting and dtype promotion)."""
+    def fn(x1, x2, out=None, **kwargs):
+        if out is not None:
+            raise NotImplementedError(f"F.np.{name}(..., out=...) while tracing")
+        if isinstance(x1, symbol.Symbol):
+            return np_sym(x1)._np_arith(x2, name)
+        if isinstance(x2, symbol.Symbol):
+            return np_sym(x2)._np_arith(x1, name, reflected=True)
+        raise TypeError(f"F.np.{name}: one operand must be a traced array, got "
+                        f"{type(x1).__name__} and {type(x2).__name__}")
+    fn.__name__ = name
+    return fn
+
+
 def _creation(op, **fixed):
     """np.zeros / ones / full / identity as the legacy creation operators (float32 default,
     MXNet's numpy default dtype)."""
@@ -214,6 +230,9 @@ def _identity(n, dtype=None, ctx=None):
 
 
 np = _Ops("np", _NP, {
+    "add": _arith("add"), "subtract": _arith("subtract"), "multiply": _arith("multiply"),
+    "divide": _arith("true_divide"), "true_divide": _arith("true_divide"),
+    "power": _arith("power"), "mod": _arith("mod"), "remainder": _arith("mod"),
     "zeros": _zeros, "ones": _ones, "full": _full, "identity": _identity,
     "sum": _reduce("sum"), "mean": _reduce("mean"), "max": _reduce("max"),
     "min": _reduce("min"), "prod": _reduce("prod"), "amax": _reduce("max"),

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ._graph import INT64_MAX, INT64_MIN
+from ..ops import np_arith
 
 CONVERTERS = {}
 
@@ -155,6 +156,41 @@ def _scalar_op(node, op_type, left):
 
 for _mx, (_onnx, _left) in _SCALAR.items():
     register(_mx)(lambda node, _op=_onnx, _l=_left: _scalar_op(node, _op, _l))
+
+
+# numpy-semantics arithmetic (mxc/ops/np_arith.py): each operand cast to the promoted dtype,
+# then the ONNX operator (a float32 graph gets no casts)
+_NPI = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "true_divide": "Div", "power": "Pow"}
+
+
+def _cast_to(node, x, have, want):
+    from onnx import helper
+    return x if have == want else node.step("Cast", [x], to=helper.np_dtype_to_tensor_dtype(want))
+
+
+def _npi_binary(node, name, op_type):
+    dt = np_arith.binary_dtype(name, node.dtype(0), node.dtype(1))
+    if dt == np.bool_:
+        node.fail("numpy arithmetic on two bool operands is not supported")
+    node.emit(op_type, [_cast_to(node, x, node.dtype(i), dt)
+                        for i, x in enumerate(node.inputs[:2])])
+
+
+def _npi_scalar(node, name, op_type, left):
+    attrs = {"scalar": float(node.get("scalar", 1.0)), "is_int": bool(node.get("is_int", True))}
+    dt = np_arith.scalar_dtype(name, node.dtype(), attrs)
+    x = _cast_to(node, node.inputs[0], node.dtype(), dt)
+    s = node.g.const(np.array(attrs["scalar"], dtype=dt), f"{node.name}_scalar")
+    node.emit(op_type, [s, x] if left else [x, s])
+
+
+for _name, _onnx in _NPI.items():
+    register(f"_npi_{_name}")(lambda node, _n=_name, _op=_onnx: _npi_binary(node, _n, _op))
+    register(f"_npi_{_name}_scalar")(
+        lambda node, _n=_name, _op=_onnx: _npi_scalar(node, _n, _op, False))
+    if _name not in ("add", "multiply"):
+        register(f"_npi_r{_name}_scalar")(
+            lambda node, _n=_name, _op=_onnx: _npi_scalar(node, _n, _op, True))
 
 
 @register("clip")

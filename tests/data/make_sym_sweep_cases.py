@@ -216,6 +216,27 @@ def extra_cases():
             [rng.randint(0, 5, (2, 3)).astype(np.float32),
              rng.randint(-128, 128, (5, 3)).astype(np.int8), np.array([-1.0], np.float32),
              np.array([1.0], np.float32)]),
+        # numpy-semantics arithmetic (composites): float, mixed int/bool/float operands
+        "_npi_add": ({}, [u((3, 4)), u((4,))]),
+        "_npi_subtract": ({}, [u((3, 4)), rng.randint(-3, 4, (3, 4)).astype(np.int32)]),
+        "_npi_multiply": ({}, [u((2, 3)), rng.uniform(0, 1, (2, 3)) > 0.5]),
+        "_npi_true_divide": ({}, [u((2, 3)), u((2, 3), lo=0.5, hi=2.0)]),
+        "_npi_mod": ({}, [u((2, 3)), u((3,), lo=0.5, hi=2.0)]),
+        "_npi_power": ({}, [u((2, 3), lo=0.5, hi=2.0), u((2, 3))]),
+        "_npi_add_scalar": ({"scalar": 1.5, "is_int": False}, [u((2, 3))]),
+        "_npi_subtract_scalar": ({"scalar": 0.5, "is_int": False},
+                                 [rng.randint(-3, 4, (2, 3)).astype(np.int32)]),
+        "_npi_rsubtract_scalar": ({"scalar": 2.0, "is_int": True}, [u((2, 3))]),
+        "_npi_multiply_scalar": ({"scalar": 3.0, "is_int": True},
+                                 [rng.uniform(0, 1, (2, 3)) > 0.5]),
+        "_npi_true_divide_scalar": ({"scalar": 4.0, "is_int": True},
+                                    [rng.randint(-3, 4, (2, 3)).astype(np.int32)]),
+        "_npi_rtrue_divide_scalar": ({"scalar": 2.0, "is_int": False},
+                                     [u((2, 3), lo=0.5, hi=2.0)]),
+        "_npi_mod_scalar": ({"scalar": 0.75, "is_int": False}, [u((2, 3))]),
+        "_npi_rmod_scalar": ({"scalar": 5.5, "is_int": False}, [u((2, 3), lo=0.5, hi=2.0)]),
+        "_npi_power_scalar": ({"scalar": 3.0, "is_int": True}, [u((2, 3))]),
+        "_npi_rpower_scalar": ({"scalar": 2.0, "is_int": False}, [u((2, 3))]),
     }
 
 

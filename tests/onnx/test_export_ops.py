@@ -189,6 +189,29 @@ def test_batchnorm_statistics_as_inputs(rng, tmp_path):
     assert_close(run_onnx(path, feeds)[0], expected)
 
 
+def test_numpy_arithmetic_casts_to_the_promoted_dtype(rng, tmp_path):
+    """_npi_* nodes (a hybridized numpy-style block's arithmetic): an int32 parameter meets
+    float32 data and a float scalar; onnxruntime computes what mxc's graph does."""
+    k = S.var("k", dtype="int32")
+    y = S._npi_true_divide(S._npi_multiply_scalar(X, scalar=2.5, is_int=False), k)
+    z = S._npi_rsubtract_scalar(S._npi_power(S._npi_add_scalar(y, scalar=3.0, is_int=True),
+                                             S._npi_subtract(X, k)), scalar=1.0, is_int=False)
+    sym = S.Group([z, S._npi_true_divide_scalar(k, scalar=2.0, is_int=True)])
+    params = {"k": mx.nd.array(rng.integers(1, 4, (4,)), dtype="int32")}
+    feeds = {"data": rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)}
+    path = mx.onnx.export_model(sym, params, [(3, 4)], onnx_file_path=str(tmp_path / "np.onnx"))
+    expected = mx_forward(sym, params, feeds)
+    assert [e.dtype for e in expected] == [np.float32, np.float32]
+    kv = params["k"].asnumpy()
+    want_y = feeds["data"] * 2.5 / kv
+    np.testing.assert_allclose(expected[0], 1.0 - (want_y + 3.0) ** (feeds["data"] - kv),
+                               rtol=1e-5)
+    np.testing.assert_allclose(expected[1], kv / 2.0)
+    for got, want in zip(run_onnx(path, feeds), expected):
+        assert got.dtype == want.dtype
+        assert_close(got, want)
+
+
 def test_embedding_layer(rng, tmp_path):
     tokens = S.Embedding(X, input_dim=11, output_dim=6, name="emb")
     sym = S.FullyConnected(S.LayerNorm(tokens, name="ln"), num_hidden=3, flatten=False,
