@@ -40,11 +40,22 @@ def _f32(v):
         return float(np.float32(v))
 
 
+_ROUNDED = {}     # a tuple of floats -> its float32 roundings (learning rates change rarely)
+
+
 def _floats(op, name, v, n):
     """The n float32 values of a Tuple<float> attribute (parsed by its "floats" Param kind)."""
+    if len(v) != n:
+        raise ValueError(f"{op}: parameter '{name}' has {len(v)} values, num_weights is {n}")
+    try:
+        return _ROUNDED[v]
+    except (KeyError, TypeError):      # TypeError: a list, not a tuple (unhashable)
+        pass
     t = tuple(_f32(x) for x in v)
-    if len(t) != n:
-        raise ValueError(f"{op}: parameter '{name}' has {len(t)} values, num_weights is {n}")
+    if isinstance(v, tuple):
+        if len(_ROUNDED) >= 256:       # a schedule that changes every step: keep it bounded
+            _ROUNDED.clear()
+        _ROUNDED[v] = t
     return t
 
 
@@ -359,16 +370,29 @@ for _name, _mp in (("_adamw_update", False), ("_mp_adamw_update", True)):
 
 def _multi_infer(op, stride, fp32, extra, tuples):
     """extra: trailing inputs after the per-weight groups ("lrs_wds" or "scale" or None)."""
+    n_extra = {"lrs_wds": 2, "scale": 1, None: 0}[extra]
+    seen = {}       # (shapes, dtypes) -> result: a training loop asks the same every step
+
     def infer(attrs, shapes, dtypes):
         n = attrs["num_weights"]
         if n < 1:
             raise ValueError(f"{op}: num_weights must be at least 1, got {n}")
-        n_extra = {"lrs_wds": 2, "scale": 1, None: 0}[extra]
         if len(shapes) != stride * n + n_extra:
             raise ValueError(f"{op}: num_weights={n} needs {stride * n + n_extra} inputs, "
                              f"got {len(shapes)}")
         for t in tuples:
-            _floats(op, t, attrs[t], n)
+            if len(attrs[t]) != n:
+                raise ValueError(f"{op}: parameter '{t}' has {len(attrs[t])} values, "
+                                 f"num_weights is {n}")
+        key = (tuple(map(tuple, shapes)), tuple(dtypes))
+        got = seen.get(key)
+        if got is None:
+            got = seen[key] = _multi_check(attrs, shapes, dtypes, n)
+            if len(seen) > 64:
+                seen.clear()
+        return list(got[0]), list(got[1])
+
+    def _multi_check(attrs, shapes, dtypes, n):
         out_s, out_d = [], []
         names = _multi_names(stride, fp32)
         for i in range(n):
@@ -383,7 +407,7 @@ def _multi_infer(op, stride, fp32, extra, tuples):
         if extra == "scale" and (_dt(dtypes[-1]) != np.float32 or int(np.prod(shapes[-1])) < 1):
             raise ValueError(f"{op}: rescale_grad must be a float32 array, got "
                              f"{_dt(dtypes[-1]).name} {tuple(shapes[-1])}")
-        return out_s, out_d
+        return tuple(out_s), tuple(out_d)
     return infer
 
 

@@ -112,6 +112,8 @@ def _to_floats(v):
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
         return (float(v),)
     if isinstance(v, (tuple, list)):
+        if all(type(x) is float for x in v):      # an optimizer's learning rates, per step
+            return tuple(v)
         return tuple(_to_float(x) for x in v)
     raise ValueError(f"expected a tuple of numbers, got {v!r}")
 

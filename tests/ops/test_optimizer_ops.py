@@ -428,6 +428,25 @@ def test_errors_name_the_operator():
         registry.get("adagrad_update")
 
 
+def test_multi_update_checks_each_call_after_a_good_one():
+    """The multi-weight forms remember the inference of shapes and dtypes they saw (a training
+    loop repeats them); another call's mismatches are still refused."""
+    w, g, m = mx.nd.ones((2, 3)), mx.nd.ones((2, 3)), mx.nd.zeros((2, 3))
+    for _ in range(2):
+        mx.nd.multi_sgd_mom_update(w, g, m, out=[w], lrs=(0.1,), wds=(0.0,), momentum=0.9,
+                                   num_weights=1)
+    np.testing.assert_allclose(m.asnumpy(), np.full((2, 3), -0.19), rtol=1e-6)
+    with pytest.raises(ValueError, match="multi_sgd_mom_update.*grad_0 has shape"):
+        mx.nd.multi_sgd_mom_update(w, mx.nd.ones((3, 2)), m, out=[w], lrs=(0.1,), wds=(0.0,),
+                                   momentum=0.9, num_weights=1)
+    with pytest.raises(ValueError, match="multi_sgd_mom_update.*mom_0 has dtype float64"):
+        mx.nd.multi_sgd_mom_update(w, g, mx.nd.zeros((2, 3), dtype="float64"), out=[w],
+                                   lrs=(0.1,), wds=(0.0,), momentum=0.9, num_weights=1)
+    with pytest.raises(ValueError, match="multi_sgd_mom_update.*'lrs' has 2 values"):
+        mx.nd.multi_sgd_mom_update(w, g, m, out=[w], lrs=(0.1, 0.1), wds=(0.0,), momentum=0.9,
+                                   num_weights=1)
+
+
 def test_out_is_weight_and_states_in_place():
     w, g, m = mx.nd.ones(4), mx.nd.ones(4), mx.nd.zeros(4)
     r = mx.nd.sgd_mom_update(w, g, m, lr=0.5, momentum=0.9, out=w)
