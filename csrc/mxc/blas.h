@@ -158,13 +158,25 @@ static inline void mxc_blas_hold(int d) {
     MXC_BLAS_CALL(id, fn##_t, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);          \
   }
 
-/* The parts of a lone caller's float32 GEMM on nt threads: blocks of rows of C when it has 64
- * rows per thread, else of columns when 64 columns per thread, else of the longer side in
- * blocks of at least 16; 0 when the product is too small to share. Fills j's split. */
+/* The parts of a lone caller's float32 GEMM on nt threads: blocks of rows or of columns of C,
+ * at least 64 per thread, else of the longer side in blocks of at least 16; 0 when the product
+ * is too small to share. Fills j's split.
+ * Where both sides allow 64 per thread, the split is the one that moves less data between the
+ * cores. Every thread reads the whole of the operand a split shares: B (k x n) for rows, A
+ * (m x k) for columns; and C's column blocks leave each thread's contiguous half of C (what
+ * the next elementwise kernel takes) half written by the other core. So columns when
+ * m*k + m*n/2 < k*n: a batch of 128 through a 784->512 layer's weight (A: 100K floats against
+ * B's 401K), not its weight gradient (512x784 from 128 samples: rows). The weight then stays
+ * in the cache of the core that updates it. MLP 784-512-512-10 steps, interleaved against the
+ * row split: 5% faster, 22% where the host puts the two cores far apart (cross-core round
+ * trips of 300 ns, not 55; docs/engine.md). */
 static inline int mxc_sgemm_parts(mxc_pool_gemm *j, int nt) {
   int bycol, ext, np;
   if (nt < 2 || (double)j->m * j->n * j->k < 262144.0) return 0;
-  bycol = !(j->m >= 64 * nt || (j->n < 64 * nt && j->m >= j->n));
+  if (j->m >= 64 * nt && j->n >= 64 * nt)
+    bycol = (double)j->m * j->k + 0.5 * (double)j->m * j->n < (double)j->k * j->n;
+  else
+    bycol = !(j->m >= 64 * nt || (j->n < 64 * nt && j->m >= j->n));
   ext = bycol ? j->n : j->m;
   np = ext / 16 < nt ? ext / 16 : nt;
   return np < 2 ? 0 : mxc_pool_gemm_split(j, bycol, np);

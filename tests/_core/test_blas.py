@@ -130,6 +130,8 @@ import mxc as mx
 rs = np.random.RandomState(1)
 shapes = [(200, 300, 150),   # rows: 64 and more per thread
           (24, 700, 400),    # columns: few rows, 64 and more columns per thread
+          (192, 600, 400),   # columns: both sides allow it, B is the larger operand
+          (400, 100, 600),   # rows: both sides allow it, A and C's halves outweigh B
           (100, 90, 60),     # the longer side of a small C, blocks of at least 16
           (20, 20, 20),      # too small to share: one call
           (131, 77, 45)]     # rows in blocks of 48, 48 and 35
@@ -154,6 +156,25 @@ def test_a_lone_float32_gemm_in_parts_on_its_threads_agrees_with_numpy():
     out = subprocess.run([sys.executable, "-c", _SPLIT_GEMMS], env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_a_batch_through_a_weight_splits_the_weight_and_its_gradient_by_rows():
+    """Where rows and columns both give 64 per thread, the split moves less data between the
+    cores: a row split has both threads read B (k x n); a column split has them read A (m x k)
+    and leaves half of each thread's contiguous half of C written by the other core."""
+    from mxc.ops.cpu.dot import sgemm_split
+    # MLP 784-512-512-10 at batch 128, (m, n, k) of C = op(A) op(B)
+    assert sgemm_split(128, 512, 784, 2) == ("cols", 256, 2)   # forward: x . W1^T
+    assert sgemm_split(128, 512, 512, 2) == ("cols", 256, 2)   # forward, and dH = dY . W2
+    assert sgemm_split(512, 784, 128, 2) == ("rows", 256, 2)   # dW1 = dY^T . x: the update's halves
+    assert sgemm_split(512, 512, 128, 2) == ("rows", 256, 2)   # dW2
+    assert sgemm_split(128, 10, 512, 2) == ("rows", 64, 2)     # few columns: rows, as before
+    assert sgemm_split(24, 400, 700, 2) == ("cols", 208, 2)    # few rows: columns, as before
+    assert sgemm_split(20, 20, 20, 2) is None                  # too small to share
+    assert sgemm_split(128, 512, 784, 1) is None
+    for m, n, k in ((256, 256, 4096), (4096, 256, 256), (300, 900, 64)):
+        by_cols = m * k + m * n / 2 < k * n
+        assert sgemm_split(m, n, k, 2)[0] == ("cols" if by_cols else "rows"), (m, n, k)
 
 
 def test_a_fork_taken_with_a_caller_inside_blas_leaves_the_child_a_free_gate():

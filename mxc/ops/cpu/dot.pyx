@@ -12,5 +12,23 @@ cdef extern from "kernels/dot.h" nogil:
     const int mxc_dot_table_len
 
 
+cdef extern from "mxc/blas.h" nogil:
+    ctypedef struct mxc_pool_gemm:
+        int m, n, k, bycol, bs
+    int mxc_sgemm_parts(mxc_pool_gemm *j, int nt)
+
+
 #: ``{"gemm": {dtype_code: kernel address}}``
 KERNELS = build_code_table(mxc_dot_table, mxc_dot_table_len)
+
+
+def sgemm_split(int m, int n, int k, int nthreads):
+    """How a lone float32 GEMM of an m x n result over k runs on nthreads threads
+    (csrc/mxc/blas.h, mxc_sgemm_parts): ("rows" or "cols", block length, parts), or None when
+    it runs as one call."""
+    cdef mxc_pool_gemm j
+    j.m, j.n, j.k = m, n, k
+    cdef int parts = mxc_sgemm_parts(&j, nthreads)
+    if parts == 0:
+        return None
+    return ("cols" if j.bycol else "rows", j.bs, parts)
