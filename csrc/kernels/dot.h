@@ -16,7 +16,7 @@
  * op(A[b]) is M x K: A[b] is stored M x K, or K x M when transA. op(B[b]) is K x N: stored K x N,
  * or N x K when transB.
  *
- * float32/float64 call BLAS (mxc_sgemm / mxc_dgemm) once per matrix; a batch of small matrices
+ * float32/float64 call BLAS (mxc_sgemm_products / mxc_dgemm) once per matrix; a batch of small matrices
  * (M*N*K <= MXC_DOT_SMALL) is instead split over OpenMP threads, each running a plain loop.
  * float16 is converted to float32 (whole tensors, in parallel), multiplied with sgemm (float32
  * accumulation), and converted back.
@@ -141,7 +141,7 @@ static inline int64_t mxc_gemm_off(const mxc_gemm_layout *l, int64_t b, int64_t 
     return 0;                                                                                      \
   }
 
-MXC_GEMM_IMPL(float, f32, mxc_sgemm)
+MXC_GEMM_IMPL(float, f32, mxc_sgemm_products)
 MXC_GEMM_IMPL(double, f64, mxc_dgemm)
 
 /* float16 -> float32 copy of a whole tensor (NULL and 0 elements allowed) */

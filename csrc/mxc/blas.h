@@ -158,22 +158,25 @@ static inline void mxc_blas_hold(int d) {
     MXC_BLAS_CALL(id, fn##_t, order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);          \
   }
 
-/* The parts of a lone caller's float32 GEMM on nt threads: blocks of rows or of columns of C,
- * at least 64 per thread, else of the longer side in blocks of at least 16; 0 when the product
- * is too small to share. Fills j's split.
- * Where both sides allow 64 per thread, the split is the one that moves less data between the
- * cores. Every thread reads the whole of the operand a split shares: B (k x n) for rows, A
- * (m x k) for columns; and C's column blocks leave each thread's contiguous half of C (what
- * the next elementwise kernel takes) half written by the other core. So columns when
+/* The parts of a lone caller's float32 GEMM on nt threads: blocks of rows of C when it has 64
+ * rows per thread, else of columns when 64 columns per thread, else of the longer side in
+ * blocks of at least 16; 0 when the product is too small to share. Fills j's split.
+ * least_data (the dot family's products: FullyConnected, dot, batch_dot, linalg_gemm): where
+ * rows and columns both give 64 per thread, the split that moves less data between the cores.
+ * Every thread reads the whole of the operand a split shares: B (k x n) for rows, A (m x k)
+ * for columns; and C's column blocks leave each thread's contiguous half of C (what the next
+ * elementwise kernel takes) half written by the other core. So columns when
  * m*k + m*n/2 < k*n: a batch of 128 through a 784->512 layer's weight (A: 100K floats against
  * B's 401K), not its weight gradient (512x784 from 128 samples: rows). The weight then stays
  * in the cache of the core that updates it. MLP 784-512-512-10 steps, interleaved against the
  * row split: 5% faster, 22% where the host puts the two cores far apart (cross-core round
- * trips of 300 ns, not 55; docs/engine.md). */
-static inline int mxc_sgemm_parts(mxc_pool_gemm *j, int nt) {
+ * trips of 300 ns, not 55; docs/engine.md). A convolution's products (weight times columns)
+ * keep the row split, the one that partitions their weight (densenet121 and resnet50_v1
+ * inference measured level either way: 0.99, as in an A/A run of the same harness). */
+static inline int mxc_sgemm_parts(mxc_pool_gemm *j, int nt, int least_data) {
   int bycol, ext, np;
   if (nt < 2 || (double)j->m * j->n * j->k < 262144.0) return 0;
-  if (j->m >= 64 * nt && j->n >= 64 * nt)
+  if (least_data && j->m >= 64 * nt && j->n >= 64 * nt)
     bycol = (double)j->m * j->k + 0.5 * (double)j->m * j->n < (double)j->k * j->n;
   else
     bycol = !(j->m >= 64 * nt || (j->n < 64 * nt && j->m >= j->n));
@@ -190,9 +193,9 @@ static inline int mxc_sgemm_parts(mxc_pool_gemm *j, int nt) {
  * both ways): 47.0k against 42.9k samples/s hybridized. The parts are blocks of C, so a given
  * thread count gives the same bits on every run. A caller with one thread (another caller is
  * inside, or the watcher capped the threads) goes through the load pool. */
-static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
-                             const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                             int ldc) {
+static inline void mxc_sgemm_split(int least_data, int order, int ta, int tb, int m, int n,
+                                   int k, float alpha, const float *a, int lda, const float *b,
+                                   int ldb, float beta, float *c, int ldc) {
   const mxc_sgemm_t fn = (mxc_sgemm_t)mxc_blas_table[MXC_SGEMM];
   const int own = order == MXC_CblasRowMajor;
   const int nt = mxc_blas_enter_own(own);
@@ -200,7 +203,7 @@ static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, flo
   int np, p;
   j.fn = fn; j.ta = ta; j.tb = tb; j.m = m; j.n = n; j.k = k; j.lda = lda; j.ldb = ldb;
   j.ldc = ldc; j.alpha = alpha; j.beta = beta; j.a = a; j.b = b; j.c = c;
-  if (own && (np = mxc_sgemm_parts(&j, nt)) > 0) {
+  if (own && (np = mxc_sgemm_parts(&j, nt, least_data)) > 0) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(np) schedule(static, 1)
 #endif
@@ -208,6 +211,20 @@ static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, flo
   } else if (!(mxc_blas_pool && nt == 1 && own && mxc_pool_sgemm(mxc_blas_pool, &j)))
     fn(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   mxc_blas_leave();
+}
+
+/* the CBLAS signature: rows of C per thread where it has enough (a convolution's products) */
+static inline void mxc_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                             const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                             int ldc) {
+  mxc_sgemm_split(0, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* the dot family's products: the split that moves less data between the cores */
+static inline void mxc_sgemm_products(int order, int ta, int tb, int m, int n, int k, float alpha,
+                                      const float *a, int lda, const float *b, int ldb, float beta,
+                                      float *c, int ldc) {
+  mxc_sgemm_split(1, order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 MXC_BLAS_GEMM_FN(mxc_dgemm, MXC_DGEMM, double)
 MXC_BLAS_TRSM_FN(mxc_strsm, MXC_STRSM, float)

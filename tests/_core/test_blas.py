@@ -172,9 +172,13 @@ def test_a_batch_through_a_weight_splits_the_weight_and_its_gradient_by_rows():
     assert sgemm_split(24, 400, 700, 2) == ("cols", 208, 2)    # few rows: columns, as before
     assert sgemm_split(20, 20, 20, 2) is None                  # too small to share
     assert sgemm_split(128, 512, 784, 1) is None
-    for m, n, k in ((256, 256, 4096), (4096, 256, 256), (300, 900, 64)):
+    for m, n, k in ((256, 256, 4096), (4096, 256, 256), (300, 900, 64), (256, 1024, 512)):
         by_cols = m * k + m * n / 2 < k * n
         assert sgemm_split(m, n, k, 2)[0] == ("cols" if by_cols else "rows"), (m, n, k)
+    # a convolution's products (weight x columns) keep rows, which partitions their weight
+    assert sgemm_split(128, 784, 1152, 2, products=False) == ("rows", 64, 2)
+    assert sgemm_split(128, 784, 1152, 2) == ("cols", 400, 2)
+    assert sgemm_split(64, 3136, 256, 2, products=False)[0] == "cols"    # few rows: as before
 
 
 def test_a_fork_taken_with_a_caller_inside_blas_leaves_the_child_a_free_gate():

@@ -15,20 +15,21 @@ cdef extern from "kernels/dot.h" nogil:
 cdef extern from "mxc/blas.h" nogil:
     ctypedef struct mxc_pool_gemm:
         int m, n, k, bycol, bs
-    int mxc_sgemm_parts(mxc_pool_gemm *j, int nt)
+    int mxc_sgemm_parts(mxc_pool_gemm *j, int nt, int least_data)
 
 
 #: ``{"gemm": {dtype_code: kernel address}}``
 KERNELS = build_code_table(mxc_dot_table, mxc_dot_table_len)
 
 
-def sgemm_split(int m, int n, int k, int nthreads):
+def sgemm_split(int m, int n, int k, int nthreads, bint products=True):
     """How a lone float32 GEMM of an m x n result over k runs on nthreads threads
     (csrc/mxc/blas.h, mxc_sgemm_parts): ("rows" or "cols", block length, parts), or None when
-    it runs as one call."""
+    it runs as one call. products: one of the dot family's (this module's kernel), else a
+    convolution's."""
     cdef mxc_pool_gemm j
     j.m, j.n, j.k = m, n, k
-    cdef int parts = mxc_sgemm_parts(&j, nthreads)
+    cdef int parts = mxc_sgemm_parts(&j, nthreads, products)
     if parts == 0:
         return None
     return ("cols" if j.bycol else "rows", j.bs, parts)
