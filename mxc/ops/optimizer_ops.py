@@ -381,18 +381,16 @@ def _multi_infer(op, stride, fp32, extra, tuples):
             raise ValueError(f"{op}: num_weights={n} needs {stride * n + n_extra} inputs, "
                              f"got {len(shapes)}")
         for t in tuples:
-            if len(attrs[t]) != n:
-                raise ValueError(f"{op}: parameter '{t}' has {len(attrs[t])} values, "
-                                 f"num_weights is {n}")
+            _floats(op, t, attrs[t], n)     # its length (the roundings are remembered)
         key = (tuple(map(tuple, shapes)), tuple(dtypes))
         got = seen.get(key)
         if got is None:
-            got = seen[key] = _multi_check(attrs, shapes, dtypes, n)
+            got = seen[key] = _multi_check(shapes, dtypes, n)
             if len(seen) > 64:
                 seen.clear()
         return list(got[0]), list(got[1])
 
-    def _multi_check(attrs, shapes, dtypes, n):
+    def _multi_check(shapes, dtypes, n):
         out_s, out_d = [], []
         names = _multi_names(stride, fp32)
         for i in range(n):
