@@ -58,7 +58,13 @@
     *dhp = dh * z;                                                                               \
   }
 
-MXC_RNN_CELL_MATH(f, float, expf, tanhf)
+/* float exp and tanh: libm's (or the GPU's built-ins) unless the includer names others (the
+ * CPU kernels: elemwise_common.h's mxc_expf / mxc_tanhf, which vectorise) */
+#ifndef MXC_RNN_EXPF
+#define MXC_RNN_EXPF expf
+#define MXC_RNN_TANHF tanhf
+#endif
+MXC_RNN_CELL_MATH(f, float, MXC_RNN_EXPF, MXC_RNN_TANHF)
 MXC_RNN_CELL_MATH(d, double, exp, tanh)
 
 #endif

@@ -345,6 +345,61 @@ def test_lstm_and_gru_cells_gradients():
     check_grad("_rnn_gru_cell", [xs, hh, c], {}, rng)
 
 
+def _lstm_cell_bwd_ref(gates, c, dh, dc):
+    gi, gf, gg, go = np.split(gates, 4, axis=1)
+    i, f, g, o = _sig(gi), _sig(gf), np.tanh(gg), _sig(go)
+    tc = np.tanh(f * c + i * g)
+    d = dc + dh * o * (1 - tc * tc)
+    da = np.concatenate([d * g * i * (1 - i), d * c * f * (1 - f), d * i * (1 - g * g),
+                         dh * tc * o * (1 - o)], axis=1)
+    return da, d * f
+
+
+def _gru_cell_bwd_ref(xs, hh, h, dh):
+    xr, xz, xn = np.split(xs, 3, axis=1)
+    hr, hz, hn = np.split(hh, 3, axis=1)
+    r, z = _sig(xr + hr), _sig(xz + hz)
+    n = np.tanh(xn + r * hn)
+    dn = dh * (1 - z) * (1 - n * n)
+    dr, dz = dn * hn * r * (1 - r), dh * (h - n) * z * (1 - z)
+    return (np.concatenate([dr, dz, dn], axis=1), np.concatenate([dr, dz, dn * r], axis=1),
+            dh * z)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cells_on_many_units_split_mid_row(dtype):
+    """37 x 301 units: enough for the kernels' threads, whose ranges start inside a row, and
+    rows whose vectorised loops end in a remainder; forward and backward against numpy"""
+    rng = np.random.default_rng(5)
+    N, H = 37, 301
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-13)
+    g = rng.standard_normal((N, 4 * H)) * 2
+    c, dh, dc = (rng.standard_normal((N, H)) for _ in range(3))
+    g, c, dh, dc = (a.astype(dtype) for a in (g, c, dh, dc))
+    ga, ca = mx.nd.array(g, dtype=dtype), mx.nd.array(c, dtype=dtype)
+    ga.attach_grad()
+    ca.attach_grad()
+    with mx.autograd.record():
+        h, cn = mx.nd._rnn_lstm_cell(ga, ca)
+    mx.autograd.backward([h, cn], [mx.nd.array(dh, dtype=dtype), mx.nd.array(dc, dtype=dtype)])
+    g64, c64, dh64, dc64 = (a.astype(np.float64) for a in (g, c, dh, dc))
+    for got, want in zip((h, cn), lstm_cell_ref(g64, c64)):
+        np.testing.assert_allclose(got.asnumpy(), want, **tol)
+    for got, want in zip((ga.grad, ca.grad), _lstm_cell_bwd_ref(g64, c64, dh64, dc64)):
+        np.testing.assert_allclose(got.asnumpy(), want, **tol)
+    xs, hh = (rng.standard_normal((N, 3 * H)).astype(dtype) for _ in range(2))
+    arrs = [mx.nd.array(a, dtype=dtype) for a in (xs, hh, c)]
+    for a in arrs:
+        a.attach_grad()
+    with mx.autograd.record():
+        hn = mx.nd._rnn_gru_cell(*arrs)
+    hn.backward(mx.nd.array(dh, dtype=dtype))
+    xs64, hh64 = xs.astype(np.float64), hh.astype(np.float64)
+    np.testing.assert_allclose(hn.asnumpy(), gru_cell_ref(xs64, hh64, c64), **tol)
+    for a, want in zip(arrs, _gru_cell_bwd_ref(xs64, hh64, c64, dh64)):
+        np.testing.assert_allclose(a.grad.asnumpy(), want, **tol)
+
+
 def test_cells_refuse_bad_shapes_and_second_order():
     g = mx.nd.ones((2, 8))
     with pytest.raises((ValueError, MXNetError), match="_rnn_lstm_cell"):

@@ -1,7 +1,9 @@
 """Training throughput: samples/s of full SGD-with-momentum steps on synthetic data.
 
 Models: MLP 784-512-512-10 (batch 128), LeNet on 1x28x28 (batch 64), ResNet-18 v1 from the model
-zoo on 3x32x32 with 10 classes (batch 32). Implementations, one after another in one run, each
+zoo on 3x32x32 with 10 classes (batch 32), and on request (--models ...,lstm) a 2-layer LSTM of
+256 units over 35 steps of 200 features, then a Dense layer to 10 classes (batch 32; the RNN
+operator, as a word language model's body). Implementations, one after another in one run, each
 in a process of its own (in one process the library that ran first leaves its thread pools
 behind, and they slowed the second by up to 25%), the order reversed on every --repeat:
   mxc-hybrid (Gluon, hybridize(static_alloc, static_shape)), mxc-imperative (Gluon, not
@@ -35,8 +37,8 @@ import time
 
 import _runs      # tools/bench/_runs.py: this script's directory is on sys.path
 
-BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32}
-IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
+BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32, "lstm": 32}
+IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32), "lstm": (35, 200)}
 
 
 def gluon_net(mx, model):
@@ -53,6 +55,12 @@ def gluon_net(mx, model):
             net.add(nn.Conv2D(20, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
                     nn.Conv2D(50, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
                     nn.Flatten(), nn.Dense(500, activation="relu"), nn.Dense(10))
+        return net
+    if model == "lstm":
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(mx.gluon.rnn.LSTM(256, num_layers=2, layout="NTC", input_size=200),
+                    nn.Dense(10))
         return net
     return mx.gluon.model_zoo.vision.resnet18_v1(classes=10)
 
@@ -102,6 +110,8 @@ def torch_step_fn(model, compile_=False):
         net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
                             nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
                             nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+    elif model == "lstm":
+        net = TorchLSTM(nn)
     else:
         net = torch_resnet18(nn)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
@@ -116,6 +126,19 @@ def torch_step_fn(model, compile_=False):
         loss.backward()
         opt.step()
     return step, (lambda: None)
+
+
+def TorchLSTM(nn):
+    """The lstm model in PyTorch: nn.LSTM keeps two biases per gate, as MXNet's RNN operator."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(200, 256, num_layers=2, batch_first=True)
+            self.out = nn.Linear(35 * 256, 10)
+
+        def forward(self, x):
+            return self.out(self.rnn(x)[0].flatten(1))
+    return Net()
 
 
 def torch_resnet18(nn):
@@ -363,7 +386,7 @@ def main():
     args = ap.parse_args()
     models = args.models.split(",")
     steps = {m: max(2, int(n * args.scale)) for m, n in
-             {"mlp": 40, "lenet": 20, "resnet18": 8}.items()}
+             {"mlp": 40, "lenet": 20, "resnet18": 8, "lstm": 8}.items()}
     if args.only:
         model, impl = args.only.split(":")
         run_one(model, impl, steps, args.rounds, args.sustain)
