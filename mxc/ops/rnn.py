@@ -33,9 +33,11 @@ operator, applied to the outputs of every layer but the last.
 """
 import numpy as np
 
+from .._core.handle import make_array
 from ..base import MXNetError
+from .dot import push_gemm
 from .params import Param
-from .registry import OpDef, register, is_training, kernel_forward
+from .registry import OpDef, register, get, is_training, kernel_forward
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 _FLOATS = ("float16", "float32", "float64")
@@ -275,6 +277,145 @@ register(OpDef("_backward_rnn_gru_cell", inputs=("xs", "hh", "h", "dh"), params=
                doc="Gradients of _rnn_gru_cell's x-side, h-side pre-activations and h."))
 
 
+# ---- an LSTM layer's recurrence as one operator -------------------------------------------
+# Per step the recurrence is a GEMM (gates[t] = xp[t] + h W_h^T) and the gate kernel. As one
+# operator, its backward runs the steps in reverse, each the fused gate backward and one GEMM
+# for the previous step's dh (dgates[t] W_h + dout[t-1]), and then the weight's gradient as ONE
+# product over every step, dW_h = dgates^T [h_0; out[:-1]] (K = T*N). Differentiated step by step
+# (the composite), every step added a rank-N product into the 4H x H weight gradient and autograd
+# summed T of them. gates and cells (each step's pre-activations and cell state) are hidden
+# outputs for the backward; the last cell is the visible cT (so the gradient of a final cell
+# reaches the backward without a (T, N, H) gradient of cells).
+def _step(x, t):
+    """x[t] of an array whose first axis is time: a view."""
+    n = 1
+    for d in x._shape[1:]:
+        n *= d
+    return make_array(type(x), x._chunk, x._offset + t * n * x._itemsize, x._shape[1:],
+                      x._dtype, x._ctx)
+
+
+def _rows(x, lo, hi):
+    """x[lo:hi] of an array whose first axis is time, as a view."""
+    n = 1
+    for d in x._shape[1:]:
+        n *= d
+    return make_array(type(x), x._chunk, x._offset + lo * n * x._itemsize,
+                      (hi - lo,) + x._shape[1:], x._dtype, x._ctx)
+
+
+def _layer_order(a, T):
+    """the steps in the order the forward runs them"""
+    return list(range(T - 1, -1, -1)) if a["reverse"] else list(range(T))
+
+
+def _layer_dims(name, shapes, dtypes, n):
+    if len(shapes) != n or len(shapes[0]) != 3:
+        raise ValueError(f"{name}: takes {n} inputs, the first (T, N, units), got "
+                         f"{[tuple(s) for s in shapes]}")
+    if len({np.dtype(d) for d in dtypes}) != 1 or np.dtype(dtypes[0]).name not in _FLOATS:
+        raise ValueError(f"{name}: inputs must share one float dtype, got "
+                         f"{[np.dtype(d).name for d in dtypes]}")
+
+
+def _layer_infer(a, shapes, dtypes):
+    _layer_dims("_rnn_lstm_layer", shapes, dtypes, 4)
+    T, N, G = shapes[0]
+    H = G // 4
+    if G != 4 * H or H < 1 or N < 1 or T < 1 or tuple(shapes[1]) != (G, H) \
+            or tuple(shapes[2]) != (N, H) or tuple(shapes[3]) != (N, H):
+        raise ValueError(f"_rnn_lstm_layer: input shapes {[tuple(s) for s in shapes]} do not fit "
+                         f"xp (T, N, 4H), W_h (4H, H), h0 and c0 (N, H)")
+    return [(T, N, H), (N, H), (T, N, G), (T, N, H)], [dtypes[0]] * 4
+
+
+def _layer_forward(a, inputs, outputs):
+    xp, wh, h0, c0 = inputs
+    out, cT, gates, cells = outputs
+    T, N, G = xp._shape
+    H = G // 4
+    cell = get("_rnn_lstm_cell").forward
+    h, c = h0, c0
+    order = _layer_order(a, T)
+    for p, t in enumerate(order):
+        g = _step(gates, t)
+        push_gemm("_rnn_lstm_layer", h, wh, _step(xp, t), g, 1, N, G, H, tb=True, cmode=2,
+                  beta=1.0)
+        h, c_new = _step(out, t), (cT if p == T - 1 else _step(cells, t))
+        cell(a, [g, c], [h, c_new])
+        c = c_new
+
+
+def _layer_bwd_infer(a, shapes, dtypes):
+    _layer_dims("_backward_rnn_lstm_layer", shapes, dtypes, 8)
+    T, N, H = shapes[0]
+    G = 4 * H
+    want = [(T, N, H), (N, H), (G, H), (N, H), (N, H), (T, N, H), (T, N, G), (T, N, H)]
+    if [tuple(s) for s in shapes] != want:
+        raise ValueError(f"_backward_rnn_lstm_layer: input shapes {[tuple(s) for s in shapes]}, "
+                         f"expected {want}")
+    # dxp, dW_h, dh0, dc0; hidden: [h_0; out] in step order, dh, and two cell gradients
+    return [(T, N, G), (G, H), (N, H), (N, H), (T, N, H), (3, N, H)], [dtypes[0]] * 6
+
+
+def _layer_backward(a, inputs, outputs):
+    dout, dcT, wh, h0, c0, out, gates, cells = inputs
+    dxp, dwh, dh0, dc0, hprev, work = outputs
+    T, N, H = dout._shape
+    G = 4 * H
+    cellb = get("_backward_rnn_lstm_cell").forward
+    order = _layer_order(a, T)
+    dh_buf, dc_bufs = _step(work, 0), (_step(work, 1), _step(work, 2))
+    dc = dcT
+    dg = None
+    for q in range(T):               # the steps backwards: order[T - 1] first
+        p = T - 1 - q
+        t = order[p]
+        if dg is None:
+            dh = _step(dout, t)
+        else:                        # dh = dgates[later step] W_h + dout[t]
+            push_gemm("_backward_rnn_lstm_layer", dg, wh, _step(dout, t), dh_buf, 1, N, H, G,
+                      cmode=2, beta=1.0)
+            dh = dh_buf
+        cprev = c0 if p == 0 else _step(cells, order[p - 1])
+        dc_next = dc0 if p == 0 else dc_bufs[q % 2]
+        dg = _step(dxp, t)
+        cellb(a, [_step(gates, t), cprev, dh, dc], [dg, dc_next])
+        dc = dc_next
+    push_gemm("_backward_rnn_lstm_layer", dg, wh, None, dh0, 1, N, H, G)
+    # h_{t-1} of every step t, in time order: the forward's h0 then its outputs, shifted
+    copy = get("_copyto").forward
+    first = order[0]
+    copy({}, [h0], [_step(hprev, first)])
+    if T > 1:
+        if a["reverse"]:
+            copy({}, [_rows(out, 1, T)], [_rows(hprev, 0, T - 1)])
+        else:
+            copy({}, [_rows(out, 0, T - 1)], [_rows(hprev, 1, T)])
+    push_gemm("_backward_rnn_lstm_layer", dxp, hprev, None, dwh, 1, G, H, T * N, ta=True)
+
+
+_LAYER_PARAMS = (Param("reverse", bool, False),) + _CLIP
+register(OpDef("_rnn_lstm_layer", inputs=("xp", "wh", "h0", "c0"),
+               output_names=("hs", "cT", "gates", "cells"), params=_LAYER_PARAMS,
+               num_outputs=4, num_visible_outputs=2, infer=_layer_infer, forward=_layer_forward,
+               grad=lambda F, a, i, o, g: list(F._backward_rnn_lstm_layer(
+                   g[0], g[1], i[1], i[2], i[3], o[0], o[2], o[3], **_layer_kw(a)))[:4],
+               doc="An LSTM layer's recurrence: xp (T, N, 4H) the input projections (biases "
+                   "included), W_h (4H, H), h0, c0 (N, H) -> out (T, N, H), the last cell cT; "
+                   "reverse runs the steps from T-1 down."))
+register(OpDef("_backward_rnn_lstm_layer",
+               inputs=("dout", "dcT", "wh", "h0", "c0", "hs", "gates", "cells"),
+               params=_LAYER_PARAMS, num_outputs=6, num_visible_outputs=4,
+               infer=_layer_bwd_infer, forward=_layer_backward,
+               grad=_no_second_order("_backward_rnn_lstm_layer"),
+               doc="Gradients of _rnn_lstm_layer's xp, W_h, h0 and c0."))
+
+
+def _layer_kw(a):
+    return dict(_clip_kw(a), reverse=a["reverse"])
+
+
 def _composite(F, attrs, *inputs):
     _infer(attrs, [x.shape for x in inputs], [x.dtype for x in inputs])
     mode = attrs["mode"]
@@ -287,6 +428,7 @@ def _composite(F, attrs, *inputs):
     entries, _ = param_layout(attrs, I)
     lo, hi = attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"]
     clip = lo is not None
+    attrs_clip = {"clip_min": lo, "clip_max": hi}
 
     def piece(spec):
         off, shape = spec
@@ -318,6 +460,16 @@ def _composite(F, attrs, *inputs):
                 xp = F.FullyConnected(layer_in, wi, bi, num_hidden=G, flatten=False)
             else:       # both biases act on every step alike: fold them into the projection
                 xp = F.FullyConnected(layer_in, wi, bi + bh, num_hidden=G, flatten=False)
+            if mode == "lstm" and not P and masks is None:
+                # the recurrence as one operator (above): one GEMM for W_h's gradient
+                out, c = F._rnn_lstm_layer(xp, wh, h_init[idx], c_init[idx], reverse=d == 1,
+                                           **_clip_kw(attrs_clip))
+                last = T - 1 if d == 0 else 0
+                hy.append(F.reshape(F.slice_axis(out, axis=0, begin=last, end=last + 1),
+                                    shape=(N, H)))
+                cy.append(c)
+                dir_outs.append(out)
+                continue
             xs = _list(F.split(xp, num_outputs=T, axis=0, squeeze_axis=True))
             h = h_init[idx]
             c = c_init[idx] if c_init is not None else None

@@ -345,11 +345,14 @@ def test_lstm_and_gru_cells_gradients():
     check_grad("_rnn_gru_cell", [xs, hh, c], {}, rng)
 
 
-def _lstm_cell_bwd_ref(gates, c, dh, dc):
+def _lstm_cell_bwd_ref(gates, c, dh, dc, lo=None, hi=None):
     gi, gf, gg, go = np.split(gates, 4, axis=1)
     i, f, g, o = _sig(gi), _sig(gf), np.tanh(gg), _sig(go)
-    tc = np.tanh(f * c + i * g)
+    raw = f * c + i * g
+    tc = np.tanh(raw if lo is None else np.clip(raw, lo, hi))
     d = dc + dh * o * (1 - tc * tc)
+    if lo is not None:      # the clip passes the gradient where lo <= raw <= hi
+        d = np.where((raw >= lo) & (raw <= hi), d, 0.0)
     da = np.concatenate([d * g * i * (1 - i), d * c * f * (1 - f), d * i * (1 - g * g),
                          dh * tc * o * (1 - o)], axis=1)
     return da, d * f
@@ -398,6 +401,70 @@ def test_cells_on_many_units_split_mid_row(dtype):
     np.testing.assert_allclose(hn.asnumpy(), gru_cell_ref(xs64, hh64, c64), **tol)
     for a, want in zip(arrs, _gru_cell_bwd_ref(xs64, hh64, c64, dh64)):
         np.testing.assert_allclose(a.grad.asnumpy(), want, **tol)
+
+
+def _lstm_layer_ref(xp, wh, h0, c0, reverse, dout, dcT, lo=None, hi=None):
+    """an LSTM layer's recurrence step by step in numpy, and its gradients by the chain rule"""
+    T = xp.shape[0]
+    order = list(range(T - 1, -1, -1)) if reverse else list(range(T))
+    out, gates, cprev, hprev = np.zeros(xp.shape[:2] + h0.shape[1:]), {}, {}, {}
+    h, c = h0, c0
+    for t in order:
+        gates[t], cprev[t], hprev[t] = xp[t] + h @ wh.T, c, h
+        h, c = lstm_cell_ref(gates[t], c, lo, hi)
+        out[t] = h
+    cT = c
+    dxp, dwh, dh_next, dc = np.zeros_like(xp), np.zeros_like(wh), np.zeros_like(h0), dcT
+    for t in reversed(order):
+        da, dc = _lstm_cell_bwd_ref(gates[t], cprev[t], dout[t] + dh_next, dc, lo, hi)
+        dxp[t] = da
+        dwh += da.T @ hprev[t]
+        dh_next = da @ wh
+    return out, cT, dxp, dwh, dh_next, dc
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("T", [1, 2, 6])
+def test_lstm_layer_against_numpy(reverse, T):
+    """_rnn_lstm_layer (the RNN operator's LSTM recurrence, one GEMM for W_h's gradient): outputs
+    and the gradients of xp, W_h, h0 and c0, float64, with and without the cell clip"""
+    rng = np.random.default_rng(6)
+    N, H = 3, 5
+    xp = rng.standard_normal((T, N, 4 * H))
+    wh = rng.standard_normal((4 * H, H)) * 0.5
+    h0, c0, dcT = (rng.standard_normal((N, H)) for _ in range(3))
+    dout = rng.standard_normal((T, N, H))
+    for clip in ({}, {"clip_min": -0.5, "clip_max": 0.6}):
+        arrs = [mx.nd.array(a, dtype="float64") for a in (xp, wh, h0, c0)]
+        for a in arrs:
+            a.attach_grad()
+        with mx.autograd.record():
+            out, cT = mx.nd._rnn_lstm_layer(*arrs, reverse=reverse, **clip)
+        mx.autograd.backward([out, cT], [mx.nd.array(dout, dtype="float64"),
+                                         mx.nd.array(dcT, dtype="float64")])
+        ref = _lstm_layer_ref(xp, wh, h0, c0, reverse, dout, dcT, clip.get("clip_min"),
+                              clip.get("clip_max"))
+        got = [out, cT] + [a.grad for a in arrs]
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g.asnumpy(), r, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_layer_refuses_bad_shapes_and_second_order():
+    x, w, s = mx.nd.ones((2, 3, 8)), mx.nd.ones((8, 2)), mx.nd.ones((3, 2))
+    with pytest.raises((ValueError, MXNetError), match="_rnn_lstm_layer: input shapes"):
+        mx.nd._rnn_lstm_layer(x, mx.nd.ones((8, 3)), s, s)
+    with pytest.raises((ValueError, MXNetError), match="_rnn_lstm_layer: inputs must share"):
+        mx.nd._rnn_lstm_layer(x, w.astype("float64"), s, s)
+    with pytest.raises((ValueError, MXNetError), match="_backward_rnn_lstm_layer: input shapes"):
+        mx.nd._backward_rnn_lstm_layer(mx.nd.ones((2, 3, 2)), s, w, s, s, mx.nd.ones((2, 3, 2)),
+                                       mx.nd.ones((2, 3, 8)), mx.nd.ones((2, 3, 3)))
+    x.attach_grad()
+    with mx.autograd.record():
+        out, _ = mx.nd._rnn_lstm_layer(x, w, s, s)
+        d = mx.autograd.grad(out.sum(), [x], create_graph=True)[0]
+        total = d.sum()
+    with pytest.raises(MXNetError, match="second-order"):
+        total.backward()
 
 
 def test_cells_refuse_bad_shapes_and_second_order():
