@@ -101,8 +101,10 @@ MXC_ACT_DEFINE(fwd_elu, 1, (a > 0.0f ? a : s * expm1f(a)), (a > 0.0 ? a : s * ex
 MXC_ACT_DEFINE(fwd_selu, 1,
                ((float)MXC_ACT_SELU_L * (a > 0.0f ? a : (float)MXC_ACT_SELU_A * expm1f(a))),
                (MXC_ACT_SELU_L * (a > 0.0 ? a : MXC_ACT_SELU_A * expm1(a))), 1)
-MXC_ACT_DEFINE(fwd_gelu, 1, (0.5f * a * (1.0f + erff(a / (float)MXC_ACT_SQRT2))),
-               (0.5 * a * (1.0 + erf(a / MXC_ACT_SQRT2))), 1)
+/* float32 gelu: x/2 * erfc(-x/sqrt2), the same function, with the vectorising erfc in double
+ * (elemwise_common.h; within about two ulps of MXNet's erff formula); float64 keeps libm's erf */
+MXC_ACT_DEFINE(fwd_gelu, 1, ((float)(0.5 * (double)a * mxc_erfc_d(-(double)a / MXC_ACT_SQRT2))),
+               (0.5 * a * (1.0 + erf(a / MXC_ACT_SQRT2))), 0, MXC_SIMD_CLONES)
 
 /* ---- backward: a = head gradient, b = output (or input), c = slopes ------------------------ */
 MXC_ACT_DEFINE(bwd_relu, 2, (a * (b > 0.0f ? 1.0f : (b != b ? b : 0.0f))),
@@ -120,11 +122,12 @@ MXC_ACT_DEFINE(bwd_selu, 2,
                (a * (float)MXC_ACT_SELU_L * (b > 0.0f ? 1.0f : (float)MXC_ACT_SELU_A + b)),
                (a * MXC_ACT_SELU_L * (b > 0.0 ? 1.0 : MXC_ACT_SELU_A + b)), 0)
 MXC_ACT_DEFINE(bwd_gelu, 2,
-               (a * 0.5f * (1.0f + erff(b / (float)MXC_ACT_SQRT2) +
-                            b * (float)MXC_ACT_2_SQRTPI *
-                                mxc_expf(-(b * b) * 0.5f) / (float)MXC_ACT_SQRT2)),
+               ((float)((double)a * (0.5 * mxc_erfc_d(-(double)b / MXC_ACT_SQRT2) +
+                                     (double)b * (0.5 * MXC_ACT_2_SQRTPI / MXC_ACT_SQRT2) *
+                                         mxc_exp_d(-((double)b * b) * 0.5)))),
                (a * 0.5 * (1.0 + erf(b / MXC_ACT_SQRT2) +
-                           b * MXC_ACT_2_SQRTPI * exp(-(b * b) * 0.5) / MXC_ACT_SQRT2)), 1)
+                           b * MXC_ACT_2_SQRTPI * exp(-(b * b) * 0.5) / MXC_ACT_SQRT2)), 0,
+               MXC_SIMD_CLONES)
 
 /* ---- prelu ------------------------------------------------------------------------------------ */
 #define MXC_ACT_PRELU(tag, T, CT)                                                             \

@@ -158,8 +158,7 @@ MXC_VEC_END
  * them for glibc's tanhf (which MXNet calls), so results may differ from MXNet's by one ulp.
  * nan, +-0 and +-inf behave as tanhf. */
 MXC_VEC_BEGIN
-static inline double mxc_tanh_exp2x(double ax) {   /* exp(2 ax), 0 <= ax <= 9.5 */
-  double x = 2.0 * ax;
+static inline double mxc_exp_d(double x) {   /* exp(x) for |x| <= 708, in double (tanh, gelu) */
   /* m holds rint(x / ln2) = k in its low mantissa bits; 2^k is built from those bits, since a
    * double -> int64 conversion has no AVX2/AVX-512F vector form and would keep the loop scalar */
   double m = x * 1.4426950408889634 + 6755399441055744.0;
@@ -179,10 +178,14 @@ static inline double mxc_tanh_exp2x(double ax) {   /* exp(2 ax), 0 <= ax <= 9.5 
   p = p * r + 1.0;
   uint64_t b;
   memcpy(&b, &m, sizeof b);
-  b = (b + 1023) << 52;   /* the exponent field of 2^k: (k + 1023) << 52, higher bits shift out */
+  b = (b + 1023) << 52;   /* the exponent field of 2^k: (k + 1023) << 52, higher bits shift out
+                             (k < 0 too: m's low bits hold k in two's complement) */
   double s;
   memcpy(&s, &b, sizeof s);
   return p * s;
+}
+static inline double mxc_tanh_exp2x(double ax) {   /* exp(2 ax), 0 <= ax <= 9.5 */
+  return mxc_exp_d(2.0 * ax);
 }
 static inline float mxc_tanhf(float xf) {
   double x = (double)xf, ax = fabs(x), x2 = x * x;
@@ -199,6 +202,31 @@ static inline float mxc_tanhf(float xf) {
   big = x < 0 ? -big : big;
   float y = (float)(ax < 0.3 ? small : big);
   return xf != xf ? xf : y;
+}
+
+/* ---- erfc in double that vectorises (float32 gelu) ------------------------------------------
+ * libm's erff is a call per element: LeakyReLU's gelu on 2M floats took 10 ms. This is the
+ * Chebyshev fit of Numerical Recipes' erfcc, erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2) for
+ * z = |x|, and 2 - erfc(|x|) for x < 0, branch-free: relative error below 1.05e-7 over
+ * [-10, 10] (checked against erfc in double), so float32 results from it are within about two
+ * ulps of the correctly rounded ones. From |x| = 26 on erfc is 0 (or 2): float32 underflowed
+ * long before, and gelu(-inf) stays -inf * 0 = nan, as MXNet's formula gives; nan stays nan. */
+static inline double mxc_erfc_d(double x) {
+  double z = fabs(x), zc = z < 26.0 ? z : 26.0;
+  double t = 1.0 / (1.0 + 0.5 * zc);
+  double p = 0.17087277;
+  p = p * t - 0.82215223;
+  p = p * t + 1.48851587;
+  p = p * t - 1.13520398;
+  p = p * t + 0.27886807;
+  p = p * t - 0.18628806;
+  p = p * t + 0.09678418;
+  p = p * t + 0.37409196;
+  p = p * t + 1.00002368;
+  p = p * t - 1.26551223;
+  double r = z < 26.0 ? t * mxc_exp_d(p - zc * zc) : 0.0;
+  r = x < 0 ? 2.0 - r : r;
+  return x != x ? x : r;
 }
 MXC_VEC_END
 

@@ -139,6 +139,32 @@ def test_leaky_grad(t, rng):
     check_grad("LeakyReLU", [x], {"act_type": t, "slope": 0.3}, rng)
 
 
+def test_gelu_float32_within_a_few_ulps_and_its_gradient():
+    """float32 gelu runs on a vectorising erfc (csrc/kernels/elemwise_common.h): within 2.5 ulps
+    of x/2 erfc(-x/sqrt2) in double everywhere, the negative tail included (where MXNet's
+    1 + erff(x/sqrt2) cancels), its gradient within 1e-7; the specials as MXNet's formula"""
+    erfc = np.frompyfunc(math.erfc, 1, 1)
+    x = np.concatenate([np.linspace(-16, 16, 160001), np.geomspace(1e-38, 1e-3, 2000),
+                        -np.geomspace(1e-38, 1e-3, 2000)]).astype(np.float32)
+    xd = x.astype(np.float64)
+    c = erfc(-xd / math.sqrt(2)).astype(np.float64)
+    want = 0.5 * xd * c
+    want_g = 0.5 * c + xd * np.exp(-xd * xd / 2) / math.sqrt(2 * math.pi)
+    a = mx.nd.array(x)
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LeakyReLU(a, act_type="gelu")
+    y.backward(mx.nd.ones_like(y))
+    got, got_g = y.asnumpy().astype(np.float64), a.grad.asnumpy().astype(np.float64)
+    nz = want.astype(np.float32) != 0
+    ulps = np.abs(got[nz] - want[nz]) / np.spacing(np.abs(want[nz]).astype(np.float32))
+    assert ulps.max() <= 2.5, (ulps.max(), x[nz][np.argmax(ulps)])
+    assert np.all(got[~nz] == 0)
+    assert np.abs(got_g - want_g).max() <= 1e-7
+    sp = mx.nd.LeakyReLU(mx.nd.array([np.inf, -np.inf, np.nan, -30.0]), act_type="gelu").asnumpy()
+    assert sp[0] == np.inf and np.isnan(sp[1]) and np.isnan(sp[2]) and sp[3] == 0
+
+
 def test_selu_grad_is_mxnet_formula(rng):
     # MXNet 1.9.1 differentiates selu as L * (A + y) for y <= 0 (not L * A * exp(x)); the true
     # derivative holds on the positive side
