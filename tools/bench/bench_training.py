@@ -1,9 +1,11 @@
 """Training throughput: samples/s of full SGD-with-momentum steps on synthetic data.
 
 Models: MLP 784-512-512-10 (batch 128), LeNet on 1x28x28 (batch 64), ResNet-18 v1 from the model
-zoo on 3x32x32 with 10 classes (batch 32), and on request (--models ...,lstm) a 2-layer LSTM of
-256 units over 35 steps of 200 features, then a Dense layer to 10 classes (batch 32; the RNN
-operator, as a word language model's body). Implementations, one after another in one run, each
+zoo on 3x32x32 with 10 classes (batch 32), and on request (--models ...,lstm,transformer) a
+2-layer LSTM of 256 units over 35 steps of 200 features (the RNN operator, as a word language
+model's body) and 2 post-norm transformer encoder layers (width 256, 4 heads, GELU feed-forward
+of 1024; PyTorch's nn.TransformerEncoderLayer) over 128 positions, each then a Dense layer to 10
+classes (batch 32 and 16). Implementations, one after another in one run, each
 in a process of its own (in one process the library that ran first leaves its thread pools
 behind, and they slowed the second by up to 25%), the order reversed on every --repeat:
   mxc-hybrid (Gluon, hybridize(static_alloc, static_shape)), mxc-imperative (Gluon, not
@@ -37,8 +39,9 @@ import time
 
 import _runs      # tools/bench/_runs.py: this script's directory is on sys.path
 
-BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32, "lstm": 32}
-IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32), "lstm": (35, 200)}
+BATCH = {"mlp": 128, "lenet": 64, "resnet18": 32, "lstm": 32, "transformer": 16}
+IN_SHAPE = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32), "lstm": (35, 200),
+            "transformer": (128, 256)}
 
 
 def gluon_net(mx, model):
@@ -62,7 +65,39 @@ def gluon_net(mx, model):
             net.add(mx.gluon.rnn.LSTM(256, num_layers=2, layout="NTC", input_size=200),
                     nn.Dense(10))
         return net
+    if model == "transformer":
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(gluon_encoder_layer(mx), gluon_encoder_layer(mx), nn.Dense(10))
+        return net
     return mx.gluon.model_zoo.vision.resnet18_v1(classes=10)
+
+
+def gluon_encoder_layer(mx, T=128, D=256, NH=4, FF=1024):
+    """A post-norm transformer encoder layer on (N, T, D), written against the MXNet 1.x API."""
+    nn = mx.gluon.nn
+
+    class Layer(mx.gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.qkv = nn.Dense(3 * D, flatten=False, in_units=D)
+                self.proj = nn.Dense(D, flatten=False, in_units=D)
+                self.ln1, self.ln2 = nn.LayerNorm(in_channels=D), nn.LayerNorm(in_channels=D)
+                self.ff1 = nn.Dense(FF, flatten=False, in_units=D)
+                self.ff2 = nn.Dense(D, flatten=False, in_units=FF)
+
+        def hybrid_forward(self, F, x):
+            # (N, T, 3D) -> (3, N*NH, T, D/NH): queries, keys, values per head
+            qkv = F.reshape(self.qkv(x), shape=(0, T, 3, NH, D // NH))
+            qkv = F.reshape(F.transpose(qkv, axes=(2, 0, 3, 1, 4)), shape=(3, -1, T, D // NH))
+            q, k, v = F.split(qkv, num_outputs=3, axis=0, squeeze_axis=True)
+            att = F.softmax(F.batch_dot(q, k, transpose_b=True) / (D // NH) ** 0.5, axis=-1)
+            o = F.reshape(F.batch_dot(att, v), shape=(-1, NH, T, D // NH))
+            o = F.reshape(F.transpose(o, axes=(0, 2, 1, 3)), shape=(0, T, D))
+            x = self.ln1(x + self.proj(o))
+            return self.ln2(x + self.ff2(F.LeakyReLU(self.ff1(x), act_type="gelu")))
+    return Layer()
 
 
 def gluon_setup(mx, model, hybrid):
@@ -112,6 +147,11 @@ def torch_step_fn(model, compile_=False):
                             nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
     elif model == "lstm":
         net = TorchLSTM(nn)
+    elif model == "transformer":
+        layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu",
+                                           batch_first=True)
+        net = nn.Sequential(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+                            nn.Flatten(), nn.Linear(128 * 256, 10))
     else:
         net = torch_resnet18(nn)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
@@ -386,7 +426,8 @@ def main():
     args = ap.parse_args()
     models = args.models.split(",")
     steps = {m: max(2, int(n * args.scale)) for m, n in
-             {"mlp": 40, "lenet": 20, "resnet18": 8, "lstm": 8}.items()}
+             {"mlp": 40, "lenet": 20, "resnet18": 8, "lstm": 8,
+              "transformer": 4}.items()}
     if args.only:
         model, impl = args.only.split(":")
         run_one(model, impl, steps, args.rounds, args.sustain)
