@@ -228,6 +228,27 @@ static inline double mxc_erfc_d(double x) {
   r = x < 0 ? 2.0 - r : r;
   return x != x ? x : r;
 }
+
+/* erf in double that vectorises (float32 erf): for |x| < 0.5 the Taylor series to x^19
+ * (truncation below 1e-12 relative), else +-(1 - erfc(|x|)) with the erfc above, whose error
+ * 1.05e-7 * erfc(0.5) is 0.84 ulps of erf(0.5); branch-free, nan stays nan, erf(+-inf) = +-1. */
+static inline double mxc_erf_d(double x) {
+  double x2 = x * x;
+  double p = -1.0 / 6894720.0;
+  p = p * x2 + 1.0 / 685440.0;
+  p = p * x2 - 1.0 / 75600.0;
+  p = p * x2 + 1.0 / 9360.0;
+  p = p * x2 - 1.0 / 1320.0;
+  p = p * x2 + 1.0 / 216.0;
+  p = p * x2 - 1.0 / 42.0;
+  p = p * x2 + 1.0 / 10.0;
+  p = p * x2 - 1.0 / 3.0;
+  p = p * x2 + 1.0;
+  double small = 1.1283791670955125739 * x * p;   /* 2/sqrt(pi) x (1 - x^2/3 + ...) */
+  double big = 1.0 - mxc_erfc_d(fabs(x));
+  big = x < 0 ? -big : big;
+  return fabs(x) < 0.5 ? small : big;
+}
 MXC_VEC_END
 
 static inline int mxc_fail(mxc_opcall *c, const char *msg) {

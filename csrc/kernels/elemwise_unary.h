@@ -22,6 +22,7 @@
  * names, for the CPU: */
 #define MXC_UM_EXPF(a) mxc_expf(a)
 #define MXC_UM_TANHF(a) mxc_tanhf(a)
+#define MXC_UM_ERFF(a) ((float)mxc_erf_d((double)(a)))
 #define MXC_UM_LGAMMAF(a) mxc_lgammaf(a)
 #define MXC_UM_LGAMMA(a) mxc_lgammad(a)
 #define MXC_UM_ITO(a, v) MXC_ITO(a, v)

@@ -15,8 +15,8 @@
  *   reciprocal, degrees, radians).
  *
  * What differs between the devices is named by hooks that the including file defines:
- * MXC_UM_EXPF(a) / MXC_UM_TANHF(a) (float exp and tanh: the CPU's vectorisable mxc_expf and
- * mxc_tanhf, expf and tanhf on the GPU),
+ * MXC_UM_EXPF(a) / MXC_UM_TANHF(a) / MXC_UM_ERFF(a) (float exp, tanh and erf: the CPU's
+ * vectorisable mxc_expf, mxc_tanhf and mxc_erf_d in double, expf, tanhf and erff on the GPU),
  * MXC_UM_LGAMMAF / MXC_UM_LGAMMA (the CPU's thread-safe lgamma_r), MXC_UM_ITO(a, double v)
  * (v cast to a's integer type with MXNet's semantics).
  *
@@ -119,7 +119,7 @@ MXC_HD double mxc_hd_erfinv(double y) {
   X(relu, ((a > 0.0f || a != a) ? a : 0.0f), ((a > 0.0 || a != a) ? a : 0.0), 0, E,            \
     (a > 0 ? a : (DT)0))                                                                        \
   X(softsign, a / (1.0f + fabsf(a)), a / (1.0 + fabs(a)), 1, D, 0)                             \
-  X(erf, erff(a), erf(a), 1, D, 0)                                                             \
+  X(erf, MXC_UM_ERFF(a), erf(a), 2, D, 0)                                                      \
   X(erfinv, (float)mxc_hd_erfinv((double)a), mxc_hd_erfinv(a), 1, D, 0)                        \
   X(gamma, tgammaf(a), tgamma(a), 1, D, 0)                                                     \
   X(gammaln, MXC_UM_LGAMMAF(a), MXC_UM_LGAMMA(a), 1, D, 0)                                     \

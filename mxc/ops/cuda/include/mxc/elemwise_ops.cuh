@@ -20,6 +20,7 @@ MXC_DEV long long imod(long long a, long long b) { return mxc_hd_mod_i64(a, b); 
 // ----------------------------------------------------------------------------------------------
 #define MXC_UM_EXPF(a) expf(a)
 #define MXC_UM_TANHF(a) tanhf(a)
+#define MXC_UM_ERFF(a) erff(a)
 #define MXC_UM_LGAMMAF(a) lgammaf(a)
 #define MXC_UM_LGAMMA(a) lgamma(a)
 #define MXC_UM_ITO(a, v) from_double<DT>(v)
