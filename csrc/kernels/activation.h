@@ -102,7 +102,8 @@ MXC_ACT_DEFINE(fwd_selu, 1,
                ((float)MXC_ACT_SELU_L * (a > 0.0f ? a : (float)MXC_ACT_SELU_A * expm1f(a))),
                (MXC_ACT_SELU_L * (a > 0.0 ? a : MXC_ACT_SELU_A * expm1(a))), 1)
 /* float32 gelu: x/2 * erfc(-x/sqrt2), the same function, with the vectorising erfc in double
- * (elemwise_common.h; within about two ulps of MXNet's erff formula); float64 keeps libm's erf */
+ * (elemwise_common.h): within 2.25 ulps of it, where MXNet's 1 + erff(x/sqrt2) loses every digit
+ * in the negative tail; float64 keeps libm's erf */
 MXC_ACT_DEFINE(fwd_gelu, 1, ((float)(0.5 * (double)a * mxc_erfc_d(-(double)a / MXC_ACT_SQRT2))),
                (0.5 * a * (1.0 + erf(a / MXC_ACT_SQRT2))), 0, MXC_SIMD_CLONES)
 

@@ -184,9 +184,6 @@ static inline double mxc_exp_d(double x) {   /* exp(x) for |x| <= 708, in double
   memcpy(&s, &b, sizeof s);
   return p * s;
 }
-static inline double mxc_tanh_exp2x(double ax) {   /* exp(2 ax), 0 <= ax <= 9.5 */
-  return mxc_exp_d(2.0 * ax);
-}
 static inline float mxc_tanhf(float xf) {
   double x = (double)xf, ax = fabs(x), x2 = x * x;
   double t = -929569.0 / 638512875.0;       /* the x^15 term's coefficient */
@@ -197,7 +194,7 @@ static inline float mxc_tanhf(float xf) {
   t = t * x2 + 2.0 / 15.0;
   t = t * x2 - 1.0 / 3.0;
   double small = x * (1.0 + x2 * t);     /* x * (...): tanh(-0) is -0 */
-  double e = mxc_tanh_exp2x(ax < 9.5 ? ax : 9.5);
+  double e = mxc_exp_d(2.0 * (ax < 9.5 ? ax : 9.5));   /* exp(2|x|), |x| capped at 9.5 */
   double big = (e - 1.0) / (e + 1.0);
   big = x < 0 ? -big : big;
   float y = (float)(ax < 0.3 ? small : big);

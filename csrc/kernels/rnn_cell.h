@@ -14,7 +14,7 @@
 #define MXC_KERNELS_RNN_CELL_H
 #include "kernels/elemwise_common.h"
 /* the gates' exp and tanh: the vectorising ones (elemwise_common.h; within 1 ulp of libm's,
- * which cost a call per element: 360 us of an LSTM step's 8K units, against 22 us) */
+ * which cost a call per element: 425 us for 32 x 256 units on one thread, against 42 us) */
 #define MXC_RNN_EXPF mxc_expf
 #define MXC_RNN_TANHF mxc_tanhf
 MXC_VEC_BEGIN

@@ -286,22 +286,17 @@ register(OpDef("_backward_rnn_gru_cell", inputs=("xs", "hh", "h", "dh"), params=
 # summed T of them. gates and cells (each step's pre-activations and cell state) are hidden
 # outputs for the backward; the last cell is the visible cT (so the gradient of a final cell
 # reaches the backward without a (T, N, H) gradient of cells).
-def _step(x, t):
-    """x[t] of an array whose first axis is time: a view."""
+def _rows(x, lo, hi=None):
+    """A view of x[lo:hi] of an array whose first axis is time; x[lo] when hi is None."""
     n = 1
     for d in x._shape[1:]:
         n *= d
-    return make_array(type(x), x._chunk, x._offset + t * n * x._itemsize, x._shape[1:],
-                      x._dtype, x._ctx)
+    shape = x._shape[1:] if hi is None else (hi - lo,) + x._shape[1:]
+    return make_array(type(x), x._chunk, x._offset + lo * n * x._itemsize, shape, x._dtype,
+                      x._ctx)
 
 
-def _rows(x, lo, hi):
-    """x[lo:hi] of an array whose first axis is time, as a view."""
-    n = 1
-    for d in x._shape[1:]:
-        n *= d
-    return make_array(type(x), x._chunk, x._offset + lo * n * x._itemsize,
-                      (hi - lo,) + x._shape[1:], x._dtype, x._ctx)
+_step = _rows       # x[t]
 
 
 def _layer_order(a, T):
@@ -427,8 +422,7 @@ def _composite(F, attrs, *inputs):
     T, N, I = x.shape
     entries, _ = param_layout(attrs, I)
     lo, hi = attrs["lstm_state_clip_min"], attrs["lstm_state_clip_max"]
-    clip = lo is not None
-    attrs_clip = {"clip_min": lo, "clip_max": hi}
+    clip_kw = {"clip_min": lo, "clip_max": hi} if lo is not None else {}
 
     def piece(spec):
         off, shape = spec
@@ -463,7 +457,7 @@ def _composite(F, attrs, *inputs):
             if mode == "lstm" and not P and masks is None:
                 # the recurrence as one operator (above): one GEMM for W_h's gradient
                 out, c = F._rnn_lstm_layer(xp, wh, h_init[idx], c_init[idx], reverse=d == 1,
-                                           **_clip_kw(attrs_clip))
+                                           **clip_kw)
                 last = T - 1 if d == 0 else 0
                 hy.append(F.reshape(F.slice_axis(out, axis=0, begin=last, end=last + 1),
                                     shape=(N, H)))
@@ -482,8 +476,7 @@ def _composite(F, attrs, *inputs):
                 else:
                     gates = xs[t] + F.dot(h, wh, transpose_b=True)
                     if mode == "lstm":
-                        kw = {"clip_min": lo, "clip_max": hi} if clip else {}
-                        h_new, c_new = F._rnn_lstm_cell(gates, c, **kw)
+                        h_new, c_new = F._rnn_lstm_cell(gates, c, **clip_kw)
                         if P:
                             h_new = F.dot(h_new, wr, transpose_b=True)
                     else:

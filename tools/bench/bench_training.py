@@ -146,7 +146,7 @@ def torch_step_fn(model, compile_=False):
                             nn.Conv2d(20, 50, 5), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
                             nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
     elif model == "lstm":
-        net = TorchLSTM(nn)
+        net = torch_lstm(nn)
     elif model == "transformer":
         layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu",
                                            batch_first=True)
@@ -168,7 +168,7 @@ def torch_step_fn(model, compile_=False):
     return step, (lambda: None)
 
 
-def TorchLSTM(nn):
+def torch_lstm(nn):
     """The lstm model in PyTorch: nn.LSTM keeps two biases per gate, as MXNet's RNN operator."""
     class Net(nn.Module):
         def __init__(self):
