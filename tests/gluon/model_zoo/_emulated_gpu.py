@@ -6,37 +6,29 @@ back into host addresses; every cuBLAS GEMM runs in numpy exactly as cuBLAS defi
 (column-major, strided-batched, on the operands' memory). So a whole network's GPU step runs
 through mxc's dispatch, launch specs, engine and storage, and computes real numbers.
 
-Only barrier-free kernels emulate correctly (the serial emulation has no __syncthreads or warp
-shuffles): ``install`` refuses a kernel that uses block reductions, so a network whose step
-needs one fails loudly instead of comparing garbage.
+A block's threads meet at __syncthreads and warp shuffles as on a device
+(tests/ops/cuda/emu/mxc_emu_threads.h), so block reductions (softmax rows, sums) run too; a
+kernel that deadlocks or meets wrongly prints why and fails its launch (CUDA_ERROR_LAUNCH_FAILED,
+reported at the next sync).
 
     names = record(step)                 # phase 1: the kernels a step launches (no-op kernels)
     install(names, workdir)              # phase 2: compile them, route the launches to them
 """
 import ctypes
 import os
-import re
-import subprocess
 import sys
 import types
 
 import numpy as np
 
 TAG = 1 << 62
-HERE = os.path.dirname(os.path.abspath(__file__))
-EMU = os.path.join(os.path.dirname(os.path.dirname(HERE)), "ops", "cuda", "emu")
 
 _PRELUDE = r"""
 #include <utility>
 #include <type_traits>
 #include <cstdint>
-thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
 static long long (*mxc_emu_stat)(int);
 extern "C" void mxc_emu_set_stat(void *f) { mxc_emu_stat = (long long (*)(int))f; }
-template <class F> static void mxc_emu_run(unsigned grid, unsigned block, F f) {
-  gridDim.x = grid; blockDim.x = block;
-  for (unsigned b = 0; b < grid; ++b) for (unsigned t = 0; t < block; ++t) {
-    blockIdx.x = b; threadIdx.x = t; f(); } }
 template <class P> static P mxc_emu_untag(P v) {
   if constexpr (std::is_pointer<P>::value)
     return (P)((uintptr_t)v & ~((uintptr_t)1 << 62));
@@ -51,21 +43,6 @@ template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
   mxc_emu_call(f, a, std::index_sequence_for<P...>{});
 }
 """
-
-# kernels whose threads must meet (block reductions, shared tiles): not emulated here
-_BARRIER = re.compile(r"block_reduce|__syncthreads|__shared__")
-
-
-def _kernel_body(src, template):
-    m = re.search(r"__global__\s+void\s+%s\s*\(" % re.escape(template), src)
-    if m is None:
-        return ""
-    depth, i = 0, src.index("{", m.end())
-    for j in range(i, len(src)):
-        depth += {"{": 1, "}": -1}.get(src[j], 0)
-        if depth == 0:
-            return src[i:j + 1]
-    return src[i:]
 
 
 def record(step):
@@ -97,11 +74,6 @@ def install(names, workdir):
     from mxc.ops.cuda import loader
     srcs, wrappers, addr_of, seen = [], [], {}, set()
     for family, exprs in sorted(names.items()):
-        src = loader.source(family)
-        for e in exprs:
-            body = _kernel_body(src, e.split("<")[0])
-            if _BARRIER.search(body):
-                raise RuntimeError(f"{family} kernel {e} needs barriers: not emulated")
         # one text: each family's .cu with mxc's headers inlined once (the first to include
         # them), so the families' shared headers are not defined twice
         path = os.path.join(os.path.dirname(loader.__file__), family + ".cu")
@@ -110,15 +82,16 @@ def install(names, workdir):
         for e in exprs:
             c = "k%d" % len(addr_of)
             addr_of[(family, e)] = c
-            wrappers.append('extern "C" int %s(void **a) { mxc_emu_run((unsigned)mxc_emu_stat(9), '
-                            '(unsigned)mxc_emu_stat(10), [&] { mxc_emu_packed(%s, a); }); '
-                            'return 0; }' % (c, e))
-    from tests.ops.cuda._emu import shared_include
+            wrappers.append('extern "C" int %s(void **a) { const char *e = mxc_emu::run('
+                            '(unsigned)mxc_emu_stat(9), (unsigned)mxc_emu_stat(10), '
+                            '[&] { mxc_emu_packed(%s, a); }); '
+                            'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); '
+                            'return e ? 719 : 0; }' % (c, e, e))
+    from tests.ops.cuda._emu import compile_emulation
     cpp, so = os.path.join(workdir, "emu_gpu.cpp"), os.path.join(workdir, "emu_gpu.so")
     with open(cpp, "w") as f:
         f.write("\n".join(srcs) + _PRELUDE + "\n".join(wrappers))
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-I" + EMU,
-                    "-I" + shared_include(), cpp, "-o", so], check=True)
+    compile_emulation(cpp, so)
     emu = ctypes.CDLL(so)
     fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
     emu.mxc_emu_set_stat(ctypes.cast(fake.fake_stat, ctypes.c_void_p))

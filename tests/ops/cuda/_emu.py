@@ -22,30 +22,33 @@ def shared_include():
     raise FileNotFoundError("kernels/hd_math.h is neither in csrc/ nor shipped with mxc")
 
 
+def compile_emulation(cpp, so):
+    """g++ builds C++ file `cpp` (kernel sources + extern "C" wrappers) with the emulation
+    header into the shared library `so`. -U_FORTIFY_SOURCE: the fortified longjmp refuses the
+    jumps between a block's thread stacks (emu/mxc_emu_threads.h)."""
+    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-U_FORTIFY_SOURCE",
+                    "-I" + os.path.join(HERE, "emu"), "-I" + shared_include(),
+                    str(cpp), "-o", str(so)], check=True)
+
+
 def build(tmp_path_factory, name, text):
-    """Compile C++ `text` (kernel sources + extern "C" wrappers) with the emulation header."""
+    """Compile C++ `text` with the emulation header; the loaded library."""
     d = tmp_path_factory.mktemp("emu" + name)
     src, so = d / (name + ".cpp"), d / (name + ".so")
     src.write_text(text)
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + shared_include(),
-                    str(src), "-o", str(so)], check=True)
+    compile_emulation(src, so)
     return ctypes.CDLL(str(so))
 
 
 # ---- a CPU stand-in for the device launcher: any launch dict of launch_spec -------------------
 # g++ compiles a family's source plus one wrapper per name expression: the wrapper runs the
-# kernel over (grid, block) on one thread, unpacking its arguments from an array of pointers
-# by the parameter types the compiler deduces from the template instance, so the launch's
-# (kind, value) list is passed exactly as the device launcher packs it.
-_PACKED = r"""
+# kernel as every thread of (grid, block) (mxc_emu::run: a block's threads meet at barriers),
+# unpacking its arguments from an array of pointers by the parameter types the compiler deduces
+# from the template instance, so the launch's (kind, value) list is passed exactly as the
+# device launcher packs it. A wrapper returns NULL, or what went wrong (a deadlock, say).
+PACKED = r"""
 #include <utility>
 #include <type_traits>
-thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
-template <class F> static void mxc_emu_run(unsigned grid, unsigned block, F f) {
-  gridDim.x = grid; blockDim.x = block;
-  for (unsigned b = 0; b < grid; ++b) for (unsigned t = 0; t < block; ++t) {
-    blockIdx.x = b; threadIdx.x = t; f(); } }
 template <class... P, std::size_t... I>
 static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
   f(*(typename std::remove_reference<P>::type *)a[I]...);
@@ -54,6 +57,12 @@ template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
   mxc_emu_call(f, a, std::index_sequence_for<P...>{});
 }
 """
+
+
+def packed_wrapper(cname, name):
+    """extern "C" const char *cname(grid, block, args): kernel `name` over a launch."""
+    return ('extern "C" const char *%s(unsigned g, unsigned b, void **a) { return mxc_emu::run('
+            'g, b, [&] { mxc_emu_packed(%s, a); }); }' % (cname, name))
 
 
 class Launcher:
@@ -70,10 +79,10 @@ class Launcher:
             for name in names:
                 cname = "k%d" % len(self.fn_of)
                 self.fn_of[(family, name)] = cname
-                wrappers.append('extern "C" void %s(unsigned g, unsigned b, void **a) { '
-                                'mxc_emu_run(g, b, [&] { mxc_emu_packed(%s, a); }); }'
-                                % (cname, name))
-        self.lib = build(tmp_path_factory, tag, "\n".join(srcs) + _PACKED + "\n".join(wrappers))
+                wrappers.append(packed_wrapper(cname, name))
+        self.lib = build(tmp_path_factory, tag, "\n".join(srcs) + PACKED + "\n".join(wrappers))
+        for cname in self.fn_of.values():
+            getattr(self.lib, cname).restype = ctypes.c_char_p
 
     def run(self, launch, inputs, outputs, ws=None, grid=None, block=None):
         keep, ptrs = [], []
@@ -96,8 +105,10 @@ class Launcher:
                         if kind != "bytes" else ctypes.cast(val, ctypes.c_void_p))
         arr = (ctypes.c_void_p * max(1, len(ptrs)))(*ptrs)
         fn = getattr(self.lib, self.fn_of[(launch["family"], launch["name"])])
-        fn(ctypes.c_uint(grid or launch["grid"][0]), ctypes.c_uint(block or launch["block"][0]),
-           arr)
+        err = fn(ctypes.c_uint(grid or launch["grid"][0]),
+                 ctypes.c_uint(block or launch["block"][0]), arr)
+        if err:
+            raise RuntimeError("%s: %s" % (launch["name"], err.decode()))
 
     def run_spec(self, spec, inputs, outputs, grid=None, block=None):
         return run_spec(spec, inputs, outputs,

@@ -45,11 +45,8 @@ GRID, BLOCK = 3, 5   # 15 threads: every loop strides and leaves tails
 
 
 def _driver():
-    lines = ["thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;",
-             "template <class F> static void run(F f) {",
-             "  gridDim.x = %d; blockDim.x = %d;" % (GRID, BLOCK),
-             "  for (unsigned b = 0; b < gridDim.x; ++b) for (unsigned t = 0; t < blockDim.x; ++t) {",
-             "    blockIdx.x = b; threadIdx.x = t; f(); } }"]
+    lines = ["template <class F> static void run(F f) { mxc_emu::run(%d, %d, f); }"
+             % (GRID, BLOCK)]
     for cname, inst, kind in KERNELS:
         parts = kind.split(":")
         T = parts[1]

@@ -17,7 +17,6 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     text = cuda_loader().source("reduce") + r'''
-thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
 extern "C" long long t_unravel(long long i, long long nd, const long long *shape,
                                const long long *stride) {
   return mxc::unravel(i, nd, shape, stride);

@@ -2,6 +2,7 @@
 through the g++ emulation (tests/ops/cuda/_emu.py) it writes, bit for bit, what the per-operator
 kernels of elemwise.cu write when launched one after the other (emulated the same way); and it
 compiles through NVRTC (skipped without cupy + NVRTC, as test_compile.py)."""
+import ctypes
 import importlib
 import types
 
@@ -12,7 +13,7 @@ import pytest
 from mxc.ops import registry
 from mxc.ops.cuda import elemwise, fusion, loader
 
-from ._emu import _PACKED, Launcher, build
+from ._emu import PACKED, Launcher, build, packed_wrapper
 
 try:
     from cupy.cuda import nvrtc
@@ -95,9 +96,8 @@ def emu(tmp_path_factory):
             names.setdefault(r[4], set()).add(_spec(r)["name"])
         # one library per generated kernel (each text repeats the headers)
         libs[chain, dt] = build(tmp_path_factory, "fused_%s_%s" % (chain, dt),
-                                loader.inline_text(src) + _PACKED
-                                + 'extern "C" void k0(unsigned g, unsigned b, void **a) { '
-                                  'mxc_emu_run(g, b, [&] { mxc_emu_packed(%s, a); }); }' % name)
+                                loader.inline_text(src) + PACKED + packed_wrapper("k0", name))
+        libs[chain, dt].k0.restype = ctypes.c_char_p
     # one Launcher per family (each family's text keeps its own headers)
     ref = {f: Launcher(tmp_path_factory, "unfused_" + f, {f: sorted(v)})
            for f, v in names.items()}

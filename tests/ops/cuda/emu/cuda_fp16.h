@@ -1,12 +1,12 @@
-// CPU emulation of the CUDA built-ins mxc's elementwise kernels use, so that g++ can compile
-// mxc/ops/cuda/elemwise.cu and broadcast.cu into host functions for tests: __global__ becomes
-// a plain function run once per (block, thread) by the test driver, which sets the globals
-// below. Kernels that need several threads at once (__syncthreads, shared memory, warp
-// shuffles: reductions, softmax rows, transpose2d) cannot run here and are not emulated.
+// CPU emulation of the CUDA built-ins mxc's kernels use, so that g++ can compile
+// mxc/ops/cuda/*.cu into host functions for tests: __global__ becomes a plain function that
+// mxc_emu::run (mxc_emu_threads.h) runs as every thread of a launch, a block's threads as
+// coroutines that meet at __syncthreads and warp shuffles; __shared__ is a static.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include "mxc_emu_threads.h"
 extern "C" {
 #include "kernels/half.h"
 }
@@ -17,9 +17,7 @@ extern "C" {
 #define __forceinline__ inline
 #define __shared__ static
 
-struct dim3 { unsigned x = 1, y = 1, z = 1; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
-extern thread_local dim3 blockIdx, threadIdx, blockDim, gridDim;
 
 struct __half {
   uint16_t bits;
@@ -35,8 +33,6 @@ inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; 
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
-template <class V> inline V __shfl_xor_sync(unsigned, V v, int) { return v; }  // never run
-inline void __syncthreads() {}
 
 // CUDA's math functions that libm lacks: erfinv by Newton steps on erf (tests only)
 inline double erfinv(double y) {
