@@ -351,17 +351,3 @@ __global__ void mxc_adagrad_update(const T *w, const T *g, T *h, T *o, i64 n, do
     o[i] = MXC_S(load(w[i]) - gr / sqrt(hn + aeps) * alr);
   }
 }
-
-// multi_sum_sq: one block per array segment is the reduction kernel's job; here the L2 norm
-// squared of one array into out[0] (float32), for LAMB / multi_lars
-template <class T>
-__global__ void mxc_sum_sq(const T *x, float *out, i64 n) {
-  __shared__ float scratch[32];
-  float s = 0.0f;
-  for (i64 i = threadIdx.x; i < n; i += blockDim.x) {
-    const float v = (float)load(x[i]);
-    s += v * v;
-  }
-  s = block_reduce(s, add_op(), 0.0f, scratch);
-  if (threadIdx.x == 0) out[0] = s;
-}

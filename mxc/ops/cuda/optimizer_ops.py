@@ -26,7 +26,6 @@ def instantiations():
     out = []
     for c in ctypes_of(TRAIN_FLOATS):
         out += ["mxc_%s_update<%s>" % (o, c) for o in updates()]
-        out.append("mxc_sum_sq<%s>" % c)
     return out
 
 

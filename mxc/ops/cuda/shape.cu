@@ -23,23 +23,3 @@ template <class T>
 __global__ void mxc_scatter_value(T *y, i64 n, index_map m, T value) {
   MXC_LOOP(i, n) y[map_offset(m, i)] = value;
 }
-
-// 2-D transpose of (rows, cols) through a 32x32 shared tile: reads and writes both coalesced
-template <class T>
-__global__ void mxc_transpose2d(const T *x, T *y, i64 rows, i64 cols) {
-  __shared__ T tile[32][33];
-  const i64 tiles_c = (cols + 31) / 32, tiles = ((rows + 31) / 32) * tiles_c;
-  for (i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const i64 r0 = (t / tiles_c) * 32, c0 = (t % tiles_c) * 32;
-    for (int k = threadIdx.y; k < 32; k += blockDim.y) {
-      const i64 r = r0 + k, c = c0 + threadIdx.x;
-      if (r < rows && c < cols) tile[k][threadIdx.x] = x[r * cols + c];
-    }
-    __syncthreads();
-    for (int k = threadIdx.y; k < 32; k += blockDim.y) {
-      const i64 c = c0 + k, r = r0 + threadIdx.x;
-      if (r < rows && c < cols) y[c * rows + r] = tile[threadIdx.x][k];
-    }
-    __syncthreads();
-  }
-}

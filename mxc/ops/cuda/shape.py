@@ -10,8 +10,7 @@ def instantiations():
     """Every name expression of shape.cu."""
     BYTES = tuple(BYTES_T.values())
     return (["mxc_gather_map<%s>" % t for t in BYTES] + ["mxc_scatter_map<%s>" % t for t in BYTES]
-            + ["mxc_scatter_value<%s>" % t for t in BYTES]
-            + ["mxc_transpose2d<%s>" % t for t in BYTES])
+            + ["mxc_scatter_value<%s>" % t for t in BYTES])
 
 
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):

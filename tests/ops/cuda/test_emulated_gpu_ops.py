@@ -3,8 +3,8 @@
 spec that mxc.ops.cuda.launch_spec builds for the operator's CPU kernel call is executed
 launch by launch (with its workspace and its device-side index check) by g++-compiled kernels
 (tests/ops/cuda/_emu.py Launcher), and the results are compared with numpy references or with
-mxc's CPU kernels. Kernels built on block reductions (prelu's gamma gradient, softmax rows)
-cannot be emulated; their index mapping is checked in numpy instead."""
+mxc's CPU kernels. Kernels built on block reductions (prelu's gamma gradient, softmax rows) run
+with a block's threads meeting as on a device (emu/mxc_emu_threads.h)."""
 import shutil
 
 import numpy as np
@@ -37,7 +37,9 @@ NAMES = {
                 "mxc_softmax_cols<true, double, double, long long>",
                 "mxc_softmax_cols<false, float, float, int>",
                 "mxc_softmax_grad<false, double, float, int>",
-                "mxc_softmax_grad<true, float, float, long long>"],
+                "mxc_softmax_grad<true, float, float, long long>",
+                "mxc_softmax_rows<true, double, double, long long>",
+                "mxc_softmax_rows<false, float, float, int>"],
     "optimizer_ops": ["mxc_sgd_mom_update<float>", "mxc_mp_sgd_update<__half>",
                       "mxc_mp_sgd_mom_update<__half>", "mxc_mp_nag_mom_update<__half>",
                       "mxc_adamw_update<float>", "mxc_mp_adamw_update<__half>",
@@ -308,21 +310,11 @@ def test_rrelu_and_prelu(emu):
         dx, dg = np.zeros_like(x), np.zeros_like(gamma)
         spec = _spec("_backward_LeakyReLU", "activation", "bwd:prelu", [g, x, gamma], [dx, dg],
                      ia)
-        dx_launch, dg_launch = spec["launches"]
-        emu.run_spec({"launches": [dx_launch]}, [g, x, gamma], [dx, dg])
+        emu.run_spec(spec, [g, x, gamma], [dx, dg])    # dx, then a block per channel of gamma
         np.testing.assert_array_equal(dx, g * np.where(x > 0, 1, gb))
-        # the gamma gradient's block reduction cannot run here: check the elements each
-        # channel's block sums (mxc_prelu_gamma_grad's o = (j / inner) * channels * inner + c *
-        # inner + j % inner) against numpy's reduction over the broadcast axes
-        _, _, _, outer, channels, inner = [v for _, v in dg_launch["args"]]
-        contrib = (g * x * (x <= 0)).ravel()
-        got = []
-        for c in range(channels):
-            j = np.arange(outer * inner)
-            got.append(contrib[(j // inner) * channels * inner + c * inner + j % inner].sum())
         axes = tuple(a for a in range(x.ndim) if gb.shape[a] == 1)
-        want = (g * x * (x <= 0)).sum(axis=axes, keepdims=True).ravel()
-        np.testing.assert_allclose(got, want, rtol=1e-12)
+        want = (g * x * (x <= 0)).sum(axis=axes, keepdims=True).reshape(gshape)
+        np.testing.assert_allclose(dg, want, rtol=1e-12)
 
 
 # ---- softmax with use_length and an output dtype --------------------------------------------------
@@ -347,19 +339,22 @@ def test_softmax_length_and_dtype(emu):
     assert spec["name"] == "mxc_softmax_cols<false, float, double, int>"
     emu.run_spec(spec, [x, lens], [y], grid=2, block=2)
     np.testing.assert_allclose(y, _softmax_ref(x, lens, 1, 2.0, False), rtol=1e-6, atol=1e-7)
-    # log_softmax over float64 with int64 lengths and a cols launch on the last axis (inner 1)
-    xd = rng.randn(4, 6)
-    ld = np.array([6, 2, 0, 4], np.int64)
-    yd = np.zeros_like(xd)
-    launch = dict(S.launch_spec("softmax", {}, [xd, ld], [yd], family="softmax",
-                                kernel="softmax", iattr=(4, 6, 1, 1, 0, 1), fattr=(1.0,)))
-    assert launch["name"].startswith("mxc_softmax_rows<true, double, double, long long>")
-    launch["name"] = "mxc_softmax_cols<true, double, double, long long>"
-    a = launch["args"]
-    launch["args"] = a[:5] + [("i64", 1)] + a[5:]
-    emu.run_spec(launch, [xd, ld], [yd])
+    # log_softmax over float64 with int64 lengths on the last axis: a block per row
+    xd = rng.randn(4, 300)
+    ld = np.array([300, 2, 0, 257], np.int64)
+    yd = np.full_like(xd, 7.0)
+    spec = _spec("softmax", "softmax", "softmax", [xd, ld], [yd], (4, 300, 1, 1, 0, 1), (1.0,))
+    assert spec["name"] == "mxc_softmax_rows<true, double, double, long long>"
+    emu.run_spec(spec, [xd, ld], [yd])
     np.testing.assert_allclose(yd, _softmax_ref(xd, ld, 1, 1.0, True), rtol=1e-12, atol=1e-12)
     assert not yd[2].any()
+    # softmax of float32 rows longer than the block, with a temperature
+    xf = (rng.randn(3, 600) * 4).astype(np.float32)
+    yf = np.zeros_like(xf)
+    spec = _spec("softmax", "softmax", "softmax", [xf], [yf], (3, 600, 1, 0, 0, 0), (0.5,))
+    assert spec["name"] == "mxc_softmax_rows<false, float, float, int>"
+    emu.run_spec(spec, [xf], [yf], grid=2)
+    np.testing.assert_allclose(yf, _softmax_ref(xf, None, 1, 0.5, False), rtol=1e-5, atol=1e-9)
 
 
 def test_softmax_backward_with_length_and_dtype(emu):

@@ -2,8 +2,8 @@
 mxc/ops/cuda/elemwise.cu and broadcast.cu (with mxc's headers inlined by the loader, exactly
 the text NVRTC compiles) against an emulation of CUDA's built-ins (emu/cuda_fp16.h); a driver
 runs each kernel over an odd grid (grid-stride loops, vector bodies and their tails) and the
-results are compared with numpy and MXNet's rules. Kernels built on __syncthreads, shared
-memory or warp shuffles (reductions, softmax rows, transpose2d, sort) are not emulated."""
+results are compared with numpy and MXNet's rules. The kernels with block reductions run in
+their own families' tests (test_emulated_reduce.py, test_emulated_gpu_ops.py)."""
 import ctypes
 import shutil
 

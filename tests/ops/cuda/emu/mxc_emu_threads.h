@@ -187,6 +187,7 @@ template <class F> const char *run(unsigned grid, unsigned block, F f) {
 
 inline bool in_launch() {
   if (launch().active) return true;
+  launch().error[0] = 0;
   fail("a barrier or shuffle outside an emulated launch (mxc_emu::run)");
   return false;
 }
