@@ -97,10 +97,7 @@ template <class T>
 __global__ void mxc_clip(const T *x, T *y, i64 n, double lo, double hi) {
   typedef typename acc<T>::type A;
   const A l = load(from_double<T>(lo)), h = load(from_double<T>(hi));
-  MXC_LOOP(i, n) {
-    const A v = load(x[i]);
-    y[i] = store<T>(v < l ? l : (v > h ? h : v));
-  }
+  MXC_LOOP(i, n) y[i] = clip_value<T>(load(x[i]), l, h);
 }
 
 // _backward_clip: dx = dy where lo <= x <= hi, else 0

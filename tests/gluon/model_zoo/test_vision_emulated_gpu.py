@@ -1,6 +1,6 @@
 """Model-zoo training steps on an emulated GPU equal the CPU's: on the fake CUDA driver every
 kernel mxc launches is its CUDA C compiled by g++ and run serially, every cuBLAS GEMM is
-computed in numpy as cuBLAS defines it (tests/gluon/model_zoo/_emulated_gpu.py), so a whole
+computed in numpy as cuBLAS defines it (tests/ops/cuda/_emulated_gpu.py), so a whole
 step (forward, SoftmaxCrossEntropyLoss, backward, SGD momentum; im2col convolution, BatchNorm,
 pooling, ReLU, Dense, the loss kernels, the update) runs through mxc's GPU dispatch with real
 numbers and is compared with the same step on the CPU from the same parameters. A first child
@@ -19,7 +19,8 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 
 RECORD = '''
     import json
-    from tests.gluon.model_zoo import _emulated_gpu, _zoo_step
+    from tests.gluon.model_zoo import _zoo_step
+    from tests.ops.cuda import _emulated_gpu
     # the step as COMPARE runs it, from given parameters: their set_data copies are launched
     # too (a backward that writes every gradient in place launches no copy of its own)
     _, _, start = _zoo_step.step(%(name)r, mx.cpu(), dropout=False, size=64)
@@ -30,7 +31,8 @@ RECORD = '''
 
 COMPARE = '''
     import json
-    from tests.gluon.model_zoo import _emulated_gpu, _zoo_step
+    from tests.gluon.model_zoo import _zoo_step
+    from tests.ops.cuda import _emulated_gpu
     _emulated_gpu.install(json.loads(%(names)r), %(workdir)r)
     lc, pc, start = _zoo_step.step(%(name)r, mx.cpu(), dropout=False, size=64)
     lg, pg, _ = _zoo_step.step(%(name)r, mx.gpu(0), params=start, dropout=False, size=64)

@@ -102,4 +102,10 @@ template <class Op> MXC_DEV __nv_bfloat16 apply2(Op, __nv_bfloat16 a, __nv_bfloa
 }
 template <class Op, class I> MXC_DEV I apply2(Op, I a, I b) { return Op::template i<I>(a, b); }
 
+// clip's arithmetic on one value (mxc_clip and the fused chains): the bounds already cast to
+// the dtype, compared in the accumulation type A; nan passes through (MXNet's clip)
+template <class T, class A> MXC_DEV T clip_value(A v, A l, A h) {
+  return store<T>(v < l ? l : (v > h ? h : v));
+}
+
 }  // namespace mxc

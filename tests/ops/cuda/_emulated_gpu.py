@@ -45,35 +45,59 @@ template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
 """
 
 
+GENERATED = "<generated>"     # names' entry for generated kernels (fusion.py): {name: source}
+
+
 def record(step):
-    """{family: [name expressions]} of the kernels step() launches (run with no-op kernels)."""
+    """{family: [name expressions]} of the kernels step() launches (run with no-op kernels),
+    and under GENERATED the generated kernels' sources by name."""
     from mxc.ops import _gpu
     from mxc.ops.cuda import loader
     lib = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
     noop = ctypes.cast(lib.fake_noop, ctypes.c_void_p).value
-    names = {}
-    saved = loader.kernel, _gpu._push_cupy, _gpu._push_check
+    names, generated = {}, {}
+    saved = loader.kernel, loader.generated_kernel, _gpu._push_cupy, _gpu._push_check
 
     def kernel(family, name, device_id=0):
         names.setdefault(family, set()).add(name)
         return noop
-    loader.kernel = kernel
+
+    def generated_kernel(name, text, device_id=0):
+        generated[name] = text
+        return noop
+    loader.kernel, loader.generated_kernel = kernel, generated_kernel
     _gpu._push_cupy = _gpu._push_check = lambda *a: None
     try:
         step()
         import mxc
         mxc.nd.waitall()
     finally:
-        loader.kernel, _gpu._push_cupy, _gpu._push_check = saved
-    return {f: sorted(v) for f, v in names.items()}
+        loader.kernel, loader.generated_kernel, _gpu._push_cupy, _gpu._push_check = saved
+    out = {f: sorted(v) for f, v in names.items()}
+    if generated:
+        out[GENERATED] = generated
+    return out
+
+
+def _wrapper(cname, name):
+    """The fake driver's kernel `cname`: `name` over the launch's grid and block, 0 or
+    CUDA_ERROR_LAUNCH_FAILED (719) with the reason on stderr."""
+    return ('extern "C" int %s(void **a) { const char *e = mxc_emu::run((unsigned)mxc_emu_stat(9), '
+            '(unsigned)mxc_emu_stat(10), [&] { mxc_emu_packed(%s, a); }); '
+            'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); return e ? 719 : 0; }'
+            % (cname, name, name))
 
 
 def install(names, workdir):
     """Compile the kernels `names` ({family: [name expressions]}) with g++ and make mxc launch
-    them (loader.kernel), and run cuBLAS GEMMs in numpy (mxc.ops._gpu._push_cupy)."""
+    them (loader.kernel, loader.generated_kernel), and run cuBLAS GEMMs in numpy
+    (mxc.ops._gpu._push_cupy)."""
     from mxc.ops.cuda import loader
     srcs, wrappers, addr_of, seen = [], [], {}, set()
+    generated = names.get(GENERATED, {})
     for family, exprs in sorted(names.items()):
+        if family == GENERATED:
+            continue
         # one text: each family's .cu with mxc's headers inlined once (the first to include
         # them), so the families' shared headers are not defined twice
         path = os.path.join(os.path.dirname(loader.__file__), family + ".cu")
@@ -82,11 +106,14 @@ def install(names, workdir):
         for e in exprs:
             c = "k%d" % len(addr_of)
             addr_of[(family, e)] = c
-            wrappers.append('extern "C" int %s(void **a) { const char *e = mxc_emu::run('
-                            '(unsigned)mxc_emu_stat(9), (unsigned)mxc_emu_stat(10), '
-                            '[&] { mxc_emu_packed(%s, a); }); '
-                            'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); '
-                            'return e ? 719 : 0; }' % (c, e, e))
+            wrappers.append(_wrapper(c, e))
+    for name, text in sorted(generated.items()):
+        # extern "C" kernels with unique names: appended to the same text, the headers the
+        # families already brought skipped
+        srcs.append(loader.inline_text(text, GENERATED, seen))
+        c = "k%d" % len(addr_of)
+        addr_of[(GENERATED, name)] = c
+        wrappers.append(_wrapper(c, name))
     from tests.ops.cuda._emu import compile_emulation
     cpp, so = os.path.join(workdir, "emu_gpu.cpp"), os.path.join(workdir, "emu_gpu.so")
     with open(cpp, "w") as f:
@@ -99,7 +126,10 @@ def install(names, workdir):
 
     def kernel(family, name, device_id=0):
         return fns[(family, name)]       # a kernel not recorded in phase 1: KeyError
-    loader.kernel = kernel
+
+    def generated_kernel(name, text, device_id=0):
+        return fns[(GENERATED, name)]
+    loader.kernel, loader.generated_kernel = kernel, generated_kernel
     _install_gemm()
     return emu
 
