@@ -5,6 +5,11 @@ The ``test_rerun_*`` files re-run the registry-driven operator tests and the NDA
 the default context gpu(0) (every ``mx.nd.array``/``zeros`` they make lands on the GPU) and
 compare with the same numpy references the CPU run uses. A test whose operator has no GPU
 kernel yet is reported as skipped naming the operator, so the summary counts what runs on GPU.
+
+MXC_TEST_EMULATED_GPU=DIR runs them without a GPU on the emulated one
+(tests/ops/cuda/_emulated_gpu.py: the fake driver, every kernel compiled by g++ on first use
+and kept in DIR, GEMMs in numpy), to find what would fail before a GPU is lent; nothing that
+needs CuPy, NVRTC or cuDNN themselves can pass there.
 """
 import os
 
@@ -13,6 +18,12 @@ import pytest
 import mxc as mx
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+if os.environ.get("MXC_TEST_EMULATED_GPU"):
+    from tests.ops.cuda import _emulated_gpu
+    _cache = os.path.abspath(os.environ["MXC_TEST_EMULATED_GPU"])
+    os.environ["MXC_LIBCUDA"] = _emulated_gpu.fake_driver(_cache)
+    _emulated_gpu.install(_cache)
 
 
 def _reason():

@@ -275,7 +275,9 @@ def test_autograd_max_backward_from_argmax_equals_mxnet(case, argmax_calls):
     with mx.autograd.record():
         y = mx.nd.Pooling(xm, pool_type="max", **kw)
     y.backward(mx.nd.array(head))
-    assert argmax_calls
+    # the CPU's gradient scatters from the forward's argmax; a GPU's backward finds the
+    # windows' argmax itself (the same first-maximum rule)
+    assert bool(argmax_calls) == (mx.context.current_context().device_type == "cpu")
     np.testing.assert_array_equal(y.asnumpy(), out)
     np.testing.assert_array_equal(xm.grad.asnumpy(), grad)
 

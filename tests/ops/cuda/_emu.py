@@ -22,13 +22,24 @@ def shared_include():
     raise FileNotFoundError("kernels/hd_math.h is neither in csrc/ nor shipped with mxc")
 
 
-def compile_emulation(cpp, so):
-    """g++ builds C++ file `cpp` (kernel sources + extern "C" wrappers) with the emulation
-    header into the shared library `so`. -U_FORTIFY_SOURCE: the fortified longjmp refuses the
-    jumps between a block's thread stacks (emu/mxc_emu_threads.h)."""
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-U_FORTIFY_SOURCE",
-                    "-I" + os.path.join(HERE, "emu"), "-I" + shared_include(),
-                    str(cpp), "-o", str(so)], check=True)
+def emulation_command():
+    """g++ building kernel sources + extern "C" wrappers with the emulation header into a
+    shared library (the source and -o OUT follow). -U_FORTIFY_SOURCE: the fortified longjmp
+    refuses the jumps between a block's thread stacks (emu/mxc_emu_threads.h)."""
+    return ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-U_FORTIFY_SOURCE",
+            "-I" + os.path.join(HERE, "emu"), "-I" + shared_include()]
+
+
+def emulation_fingerprint():
+    """A hash of the emulation headers (not part of a kernel's text: a library cached by its
+    text must be rebuilt when they change)."""
+    import hashlib
+    h = hashlib.sha1()
+    d = os.path.join(HERE, "emu")
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name), "rb") as f:
+            h.update(name.encode() + f.read())
+    return h.hexdigest()[:16]
 
 
 def build(tmp_path_factory, name, text):
@@ -36,7 +47,7 @@ def build(tmp_path_factory, name, text):
     d = tmp_path_factory.mktemp("emu" + name)
     src, so = d / (name + ".cpp"), d / (name + ".so")
     src.write_text(text)
-    compile_emulation(src, so)
+    subprocess.run(emulation_command() + [str(src), "-o", str(so)], check=True)
     return ctypes.CDLL(str(so))
 
 

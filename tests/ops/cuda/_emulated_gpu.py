@@ -1,27 +1,41 @@
-"""An emulated GPU for a child process on the fake CUDA driver (tests/_core/fake_libcuda.py):
-every kernel mxc launches is its CUDA C source compiled by g++ against the emulation header
-(tests/ops/cuda/emu, as the per-operator emulation tests), run serially over the launch's
-grid and block by the fake's cuLaunchKernel, with the fake's tagged device addresses turned
-back into host addresses; every cuBLAS GEMM runs in numpy exactly as cuBLAS defines it
-(column-major, strided-batched, on the operands' memory). So a whole network's GPU step runs
-through mxc's dispatch, launch specs, engine and storage, and computes real numbers.
+"""An emulated GPU on the fake CUDA driver (tests/_core/fake_libcuda.py): every kernel mxc
+launches is its CUDA C source compiled by g++ against the emulation header (tests/ops/cuda/emu,
+as the per-operator emulation tests) on its first launch, and run over the launch's grid and
+block by the fake's cuLaunchKernel, with the fake's tagged device addresses turned back into
+host addresses; every cuBLAS GEMM runs in numpy exactly as cuBLAS defines it (column-major,
+strided-batched, on the operands' memory), and the device-side index checks in numpy. So a
+whole network's GPU step runs through mxc's dispatch, launch specs, engine and storage, and
+computes real numbers.
 
 A block's threads meet at __syncthreads and warp shuffles as on a device
 (tests/ops/cuda/emu/mxc_emu_threads.h), so block reductions (softmax rows, sums) run too; a
 kernel that deadlocks or meets wrongly prints why and fails its launch (CUDA_ERROR_LAUNCH_FAILED,
 reported at the next sync).
 
-    names = record(step)                 # phase 1: the kernels a step launches (no-op kernels)
-    install(names, workdir)              # phase 2: compile them, route the launches to them
+    os.environ["MXC_LIBCUDA"] = fake_driver(cache)   # before mxc first opens the driver
+    install(cache)                                   # route kernels, GEMMs and checks here
+
+Each kernel is one small library (~0.3 s of g++), kept in `cache` under the hash of its text,
+so later processes (and the next run) load it at once.
 """
 import ctypes
+import hashlib
 import os
+import subprocess
 import sys
+import threading
 import types
 
 import numpy as np
+import pytest
 
 TAG = 1 << 62
+
+
+@pytest.fixture(scope="session")
+def emu_cache(tmp_path_factory):
+    """One kernel cache for the emulated-GPU tests of a run (child processes share it)."""
+    return str(tmp_path_factory.mktemp("emulated-gpu"))
 
 _PRELUDE = r"""
 #include <utility>
@@ -45,93 +59,67 @@ template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
 """
 
 
-GENERATED = "<generated>"     # names' entry for generated kernels (fusion.py): {name: source}
-
-
-def record(step):
-    """{family: [name expressions]} of the kernels step() launches (run with no-op kernels),
-    and under GENERATED the generated kernels' sources by name."""
-    from mxc.ops import _gpu
-    from mxc.ops.cuda import loader
-    lib = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
-    noop = ctypes.cast(lib.fake_noop, ctypes.c_void_p).value
-    names, generated = {}, {}
-    saved = loader.kernel, loader.generated_kernel, _gpu._push_cupy, _gpu._push_check
-
-    def kernel(family, name, device_id=0):
-        names.setdefault(family, set()).add(name)
-        return noop
-
-    def generated_kernel(name, text, device_id=0):
-        generated[name] = text
-        return noop
-    loader.kernel, loader.generated_kernel = kernel, generated_kernel
-    _gpu._push_cupy = _gpu._push_check = lambda *a: None
-    try:
-        step()
-        import mxc
-        mxc.nd.waitall()
-    finally:
-        loader.kernel, loader.generated_kernel, _gpu._push_cupy, _gpu._push_check = saved
-    out = {f: sorted(v) for f, v in names.items()}
-    if generated:
-        out[GENERATED] = generated
-    return out
-
-
-def _wrapper(cname, name):
-    """The fake driver's kernel `cname`: `name` over the launch's grid and block, 0 or
+def _wrapper(name):
+    """The fake driver's kernel mxc_emu_kernel: `name` over the launch's grid and block, 0 or
     CUDA_ERROR_LAUNCH_FAILED (719) with the reason on stderr."""
-    return ('extern "C" int %s(void **a) { const char *e = mxc_emu::run((unsigned)mxc_emu_stat(9), '
-            '(unsigned)mxc_emu_stat(10), [&] { mxc_emu_packed(%s, a); }); '
+    return ('extern "C" int mxc_emu_kernel(void **a) { const char *e = mxc_emu::run('
+            '(unsigned)mxc_emu_stat(9), (unsigned)mxc_emu_stat(10), '
+            '[&] { mxc_emu_packed(%s, a); }); '
             'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); return e ? 719 : 0; }'
-            % (cname, name, name))
+            % (name, name))
 
 
-def install(names, workdir):
-    """Compile the kernels `names` ({family: [name expressions]}) with g++ and make mxc launch
-    them (loader.kernel, loader.generated_kernel), and run cuBLAS GEMMs in numpy
-    (mxc.ops._gpu._push_cupy)."""
+def fake_driver(cache):
+    """The fake libcuda built (once) in `cache`; its path."""
+    from tests._core.fake_libcuda import SOURCE
+    return _built(cache, SOURCE, "c", ["gcc", "-O1", "-shared", "-fPIC"])
+
+
+def _built(cache, text, ext, cmd):
+    """The library `cmd` builds from `text`, kept in `cache` by the hash of both."""
+    os.makedirs(cache, exist_ok=True)
+    key = hashlib.sha1((" ".join(cmd) + "\0" + text).encode()).hexdigest()[:20]
+    so = os.path.join(cache, key + ".so")
+    if not os.path.exists(so):
+        src = os.path.join(cache, "%s.%d.%s" % (key, os.getpid(), ext))
+        with open(src, "w") as f:
+            f.write(text)
+        tmp = src + ".so"
+        subprocess.run(cmd + [src, "-o", tmp], check=True)
+        os.replace(tmp, so)            # another process may have built it too: same bytes
+        os.remove(src)
+    return so
+
+
+def install(cache):
+    """Make mxc launch g++-compiled kernels (loader.kernel, loader.generated_kernel), each
+    built on its first use, run cuBLAS GEMMs in numpy (mxc.ops._gpu._push_cupy) and the
+    device-side checks in numpy (_gpu._push_check)."""
     from mxc.ops.cuda import loader
-    srcs, wrappers, addr_of, seen = [], [], {}, set()
-    generated = names.get(GENERATED, {})
-    for family, exprs in sorted(names.items()):
-        if family == GENERATED:
-            continue
-        # one text: each family's .cu with mxc's headers inlined once (the first to include
-        # them), so the families' shared headers are not defined twice
-        path = os.path.join(os.path.dirname(loader.__file__), family + ".cu")
-        with open(path, encoding="utf-8") as f:
-            srcs.append(loader.inline_text(f.read(), path, seen))
-        for e in exprs:
-            c = "k%d" % len(addr_of)
-            addr_of[(family, e)] = c
-            wrappers.append(_wrapper(c, e))
-    for name, text in sorted(generated.items()):
-        # extern "C" kernels with unique names: appended to the same text, the headers the
-        # families already brought skipped
-        srcs.append(loader.inline_text(text, GENERATED, seen))
-        c = "k%d" % len(addr_of)
-        addr_of[(GENERATED, name)] = c
-        wrappers.append(_wrapper(c, name))
-    from tests.ops.cuda._emu import compile_emulation
-    cpp, so = os.path.join(workdir, "emu_gpu.cpp"), os.path.join(workdir, "emu_gpu.so")
-    with open(cpp, "w") as f:
-        f.write("\n".join(srcs) + _PRELUDE + "\n".join(wrappers))
-    compile_emulation(cpp, so)
-    emu = ctypes.CDLL(so)
+    from tests.ops.cuda._emu import emulation_command, emulation_fingerprint
+    head = "// emulation headers %s\n" % emulation_fingerprint()
     fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
-    emu.mxc_emu_set_stat(ctypes.cast(fake.fake_stat, ctypes.c_void_p))
-    fns = {k: ctypes.cast(getattr(emu, c), ctypes.c_void_p).value for k, c in addr_of.items()}
+    stat = ctypes.cast(fake.fake_stat, ctypes.c_void_p)
+    fns, libs, lock = {}, [], threading.Lock()
+
+    def compiled(key, text, name):
+        with lock:
+            if key not in fns:
+                lib = ctypes.CDLL(_built(cache, head + text + _PRELUDE + _wrapper(name),
+                                         "cpp", emulation_command()))
+                lib.mxc_emu_set_stat(stat)
+                libs.append(lib)
+                fns[key] = ctypes.cast(lib.mxc_emu_kernel, ctypes.c_void_p).value
+            return fns[key]
 
     def kernel(family, name, device_id=0):
-        return fns[(family, name)]       # a kernel not recorded in phase 1: KeyError
+        return compiled((family, name), loader.source(family), name)
 
     def generated_kernel(name, text, device_id=0):
-        return fns[(GENERATED, name)]
+        return compiled(("<generated>", name), loader.inline_text(text), name)
     loader.kernel, loader.generated_kernel = kernel, generated_kernel
     _install_gemm()
-    return emu
+    _install_check()
 
 
 class _HostArray(np.ndarray):
@@ -197,4 +185,21 @@ def _install_gemm():
         engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
                     device=dev)
     _gpu._push_cupy = push_cupy
-    _gpu._push_check = lambda check, opname, inputs, outputs, dev: None
+
+
+def _install_check():
+    from mxc._core import cuda, engine
+    from mxc.base import MXNetError
+    from mxc.ops import _gpu
+
+    def push_check(check, opname, inputs, outputs, dev):
+        if cuda.capturing(dev):
+            raise cuda.CaptureUnsafe(f"{opname}: its index check is read back on the host")
+
+        def op():
+            message = check(np, [_host_view(a) for a in inputs])
+            if message:
+                raise MXNetError(message)
+        engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
+                    device=dev)
+    _gpu._push_check = push_check
