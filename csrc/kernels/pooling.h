@@ -109,11 +109,13 @@ static inline double mxc_pool_powp(double v, int p) {
 
 /* ---- 2x2 stride 2 max pooling, float32, one pair of input rows eight windows at a time --------
  * Where the CPU has AVX2 (else the scalar loops do everything). Each helper returns how many of
- * the row's `ow` windows it did; the scalar loops do the rest. The rules are the scalar loops':
- * the maximum starts at the window's first element and a strictly greater one moves it on
- * (_mm256_max_ps(v, m) is exactly v > m ? v : m, so NaN after the first element never wins and
- * -0.0 / 0.0 ties keep the first); the argmax is the plane index of that element, -1 where the
- * maximum is NaN. Within each 128-bit half the shuffles pair windows 0,1,4,5 (low half) and
+ * the row's `ow` windows it did; the scalar loops do the rest. The rules are the scalar loops'
+ * and MXNet's (src/operator/nn/pool.h): the maximum starts at the lowest finite value and a
+ * strictly greater element moves it on (_mm256_max_ps(v, m) is exactly v > m ? v : m, so NaN
+ * never wins, a window of -inf and NaN gives the lowest value, -0.0 / 0.0 ties keep the
+ * first); the argmax is the plane index of the element that last moved it, or where none did,
+ * of the first element equal to the lowest value (-1 if none: the comparing backward's rule).
+ * Within each 128-bit half the shuffles pair windows 0,1,4,5 (low half) and
  * 2,3,6,7 (high half); the lane offsets follow that order, and a 64-bit permute puts results
  * back in window order before they are stored. */
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -132,25 +134,37 @@ MXC_POOL_AVX2 static int64_t mxc_pool_2x2_fwdi_avx2(const float *r0, const float
   const __m256 one = _mm256_castsi256_ps(_mm256_set1_epi32(1));
   const __m256 down = _mm256_castsi256_ps(_mm256_set1_epi32(w32));
   const __m256 diag = _mm256_castsi256_ps(_mm256_set1_epi32(w32 + 1));
-  const __m256 none = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  const __m256 none = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), zero = _mm256_setzero_ps();
+  const __m256 low = _mm256_set1_ps(-FLT_MAX);
   int64_t j;
   for (j = 0; j + 8 <= ow; j += 8) {
-    __m256 a, b, c, d, m, gt, e;
+    __m256 a, b, c, d, m, gt, e, eq, unset;
     __m256i idx;
     mxc_pool_pairs8_f32(r0 + 2 * j, &a, &b);
     mxc_pool_pairs8_f32(r1 + 2 * j, &c, &d);
-    gt = _mm256_cmp_ps(b, a, _CMP_GT_OQ);
-    m = _mm256_max_ps(b, a);
-    e = _mm256_and_ps(gt, one);
+    gt = _mm256_cmp_ps(a, low, _CMP_GT_OQ);       /* e: the offset in the window, or -1 */
+    m = _mm256_max_ps(a, low);
+    e = _mm256_blendv_ps(none, zero, gt);
+    gt = _mm256_cmp_ps(b, m, _CMP_GT_OQ);
+    m = _mm256_max_ps(b, m);
+    e = _mm256_blendv_ps(e, one, gt);
     gt = _mm256_cmp_ps(c, m, _CMP_GT_OQ);
     m = _mm256_max_ps(c, m);
     e = _mm256_blendv_ps(e, down, gt);
     gt = _mm256_cmp_ps(d, m, _CMP_GT_OQ);
     m = _mm256_max_ps(d, m);
     e = _mm256_blendv_ps(e, diag, gt);
+    /* nothing above the lowest value: the first element equal to it */
+    eq = _mm256_blendv_ps(none, diag, _mm256_cmp_ps(d, low, _CMP_EQ_OQ));
+    eq = _mm256_blendv_ps(eq, down, _mm256_cmp_ps(c, low, _CMP_EQ_OQ));
+    eq = _mm256_blendv_ps(eq, one, _mm256_cmp_ps(b, low, _CMP_EQ_OQ));
+    eq = _mm256_blendv_ps(eq, zero, _mm256_cmp_ps(a, low, _CMP_EQ_OQ));
+    e = _mm256_blendv_ps(e, eq, _mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_castps_si256(e), _mm256_set1_epi32(-1))));
+    unset = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_castps_si256(e), _mm256_set1_epi32(-1)));
     idx = _mm256_add_epi32(_mm256_castps_si256(e),
                            _mm256_add_epi32(_mm256_set1_epi32(at + (int32_t)(2 * j)), lane));
-    e = _mm256_blendv_ps(none, _mm256_castsi256_ps(idx), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
+    e = _mm256_blendv_ps(_mm256_castsi256_ps(idx), none, unset);
     _mm256_storeu_ps(yr + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8)));
     _mm256_storeu_ps((float *)(void *)(ir + j),
                      _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
@@ -160,12 +174,13 @@ MXC_POOL_AVX2 static int64_t mxc_pool_2x2_fwdi_avx2(const float *r0, const float
 
 MXC_POOL_AVX2 static int64_t mxc_pool_2x2_fwd_avx2(const float *r0, const float *r1, float *yr,
                                                    int64_t ow) {
+  const __m256 low = _mm256_set1_ps(-FLT_MAX);
   int64_t j;
   for (j = 0; j + 8 <= ow; j += 8) {
     __m256 a, b, c, d, m;
     mxc_pool_pairs8_f32(r0 + 2 * j, &a, &b);
     mxc_pool_pairs8_f32(r1 + 2 * j, &c, &d);
-    m = _mm256_max_ps(d, _mm256_max_ps(c, _mm256_max_ps(b, a)));
+    m = _mm256_max_ps(d, _mm256_max_ps(c, _mm256_max_ps(b, _mm256_max_ps(a, low))));
     _mm256_storeu_ps(yr + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xD8)));
   }
   return j;
@@ -269,7 +284,9 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
         const T *r0 = xb + 2 * i * iw, *r1 = r0 + iw;                                               \
         T *yr = yb + i * ow;                                                                        \
         for (j = mxc_pool_2x2_fwd_row_##SUF(r0, r1, yr, ow); j < ow; j++) {                         \
-          A m = LD(r0[2 * j]), v = LD(r0[2 * j + 1]);                                               \
+          A m = LOWEST, v = LD(r0[2 * j]);                                                          \
+          m = v > m ? v : m;                                                                        \
+          v = LD(r0[2 * j + 1]);                                                                    \
           m = v > m ? v : m;                                                                        \
           v = LD(r1[2 * j]);                                                                        \
           m = v > m ? v : m;                                                                        \
@@ -322,7 +339,7 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * g->isz
 }                                                                                                   \
                                                                                                     \
 /* 2x2 stride-2 tiled windows with the argmax: eight windows at a time in the row helper, the       \
- * rest here (as the forward: from the first element, strictly greater moves on). Its own           \
+ * rest here (as the forward: from the lowest value, strictly greater moves on). Its own            \
  * kernel: a call inside mxc_pool_flat_fwdi's plane loop cost its 3x3 loops 10% (values of g        \
  * reloaded around the call). */                                                                    \
 static void mxc_pool_2x2_fwdi_##SUF(const T *x, T *y, int32_t *ix, const mxc_pool_geom *g,          \
@@ -342,18 +359,21 @@ MXC_PRAGMA(omp parallel for num_threads(nt) schedule(static) if (planes * isz > 
       int32_t at = (int32_t)(2 * i * iw); /* the window's first element */                          \
       j = mxc_pool_2x2_fwdi_row_##SUF(r0, r1, yr, ir, ow, at, w32);                                 \
       for (at += (int32_t)(2 * j); j < ow; j++, at += 2) {                                          \
-        A m = LD(r0[2 * j]), v = LD(r0[2 * j + 1]);                                                 \
-        int32_t e = at;                                                                             \
-        e = v > m ? at + 1 : e;                                                                     \
-        m = v > m ? v : m;                                                                          \
-        v = LD(r1[2 * j]);                                                                          \
-        e = v > m ? at + w32 : e;                                                                   \
-        m = v > m ? v : m;                                                                          \
-        v = LD(r1[2 * j + 1]);                                                                      \
-        e = v > m ? at + w32 + 1 : e;                                                               \
-        m = v > m ? v : m;                                                                          \
+        const A a = LD(r0[2 * j]), b = LD(r0[2 * j + 1]), c = LD(r1[2 * j]), d = LD(r1[2 * j + 1]); \
+        A m = LOWEST;                                                                               \
+        int32_t e = -1;                                                                             \
+        e = a > m ? at : e;                                                                         \
+        m = a > m ? a : m;                                                                          \
+        e = b > m ? at + 1 : e;                                                                     \
+        m = b > m ? b : m;                                                                          \
+        e = c > m ? at + w32 : e;                                                                   \
+        m = c > m ? c : m;                                                                          \
+        e = d > m ? at + w32 + 1 : e;                                                               \
+        m = d > m ? d : m;                                                                          \
+        if (e < 0) /* nothing above the lowest value: the first element equal to it */            \
+          e = a == m ? at : b == m ? at + 1 : c == m ? at + w32 : d == m ? at + w32 + 1 : -1;       \
         yr[j] = ST(m);                                                                              \
-        ir[j] = m == m ? e : -1; /* a NaN first element matches nothing */                          \
+        ir[j] = e;                                                                                  \
       }                                                                                             \
     }                                                                                               \
   }                                                                                                 \

@@ -42,6 +42,11 @@ def instantiations():
 
 
 # ---- elemwise ---------------------------------------------------------------------------------
+def _is_float(dtype):
+    dt = np.dtype(dtype)
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     y = outputs[0]
     n, c = nelem(y), ctype(y.dtype)
@@ -65,6 +70,11 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
         return launch("broadcast", "mxc_bcast_binary<mxc::op_%s, %s>" % (op, c), n,
                        [("in", 0), ("in", 1), ("out", 0), ("i64", n),
                         i64s(len(shp), *(pad(shp, 1) + pad(sa) + pad(sb)))])
+    if kernel == "scalar:power" and _is_float(y.dtype) and np.dtype(y.dtype).type(fattr.scalar) == 2:
+        # x ** 2 is x * x, bit for bit as on the CPU (elemwise_binary.h MXC_POWER_SQUARE), where
+        # CUDA's pow may be off by an ulp or two
+        return launch("elemwise", "mxc_binary<mxc::op_mul, %s>" % c, n,
+                       [("in", 0), ("in", 0), ("out", 0), ("i64", n)], per_thread=vec(y.dtype))
     if kind in ("scalar", "rscalar"):
         return launch("elemwise", "mxc_scalar<mxc::op_%s, %s>" % (op, c), n,
                        [("in", 0), ("out", 0), ("i64", n),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include "mxc_emu_threads.h"
 extern "C" {
 #include "kernels/half.h"
@@ -21,13 +22,21 @@ struct alignas(16) uint4 { unsigned x, y, z, w; };
 
 struct __half {
   uint16_t bits;
-  // CUDA's __half converts explicitly to the float types (code a constant condition skips
-  // must still compile)
+  __half() = default;
+  // CUDA's __half converts from the float and integer types, and explicitly to them (used here
+  // only in code a constant condition skips, such as convert's integer branch; a double rounds
+  // through float)
+  __half(float f) : bits(mxc_float_to_half(f)) {}
+  __half(double d) : bits(mxc_float_to_half((float)d)) {}
+  template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+  __half(I i) : bits(mxc_float_to_half((float)i)) {}
   explicit operator float() const { return mxc_half_to_float(bits); }
   explicit operator double() const { return mxc_half_to_float(bits); }
+  template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+  explicit operator I() const { return (I)mxc_half_to_float(bits); }
 };
 inline float __half2float(__half h) { return mxc_half_to_float(h.bits); }
-inline __half __float2half_rn(float f) { return __half{mxc_float_to_half(f)}; }
+inline __half __float2half_rn(float f) { return __half(f); }
 
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
