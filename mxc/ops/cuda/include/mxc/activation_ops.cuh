@@ -28,6 +28,22 @@ template <class A> MXC_DEV A act_bwd(int t, A g, A y, A x) {
     }
   }
 }
+// gelu and its derivative as the CPU's (csrc/kernels/activation.h): float x/2 erfc(-x/sqrt2) in
+// double, rounded once (1 + erff(x/sqrt2) loses every digit in the negative tail); double the
+// erf form
+MXC_DEV float gelu_fwd(float x) {
+  return (float)(0.5 * (double)x * erfc(-(double)x * 0.7071067811865476));
+}
+MXC_DEV double gelu_fwd(double x) { return 0.5 * x * (1.0 + erf(x * 0.7071067811865476)); }
+MXC_DEV float gelu_bwd(float g, float x) {
+  const double xd = x;
+  return (float)((double)g * (0.5 * erfc(-xd * 0.7071067811865476) +
+                              xd * 0.3989422804014327 * exp(-0.5 * xd * xd)));
+}
+MXC_DEV double gelu_bwd(double g, double x) {
+  return g * (0.5 * (1.0 + erf(x * 0.7071067811865476)) +
+              x * 0.3989422804014327 * exp(-0.5 * x * x));
+}
 // LeakyReLU act_type codes: 0 leaky, 1 elu, 2 selu, 3 gelu (erf form), 4 prelu, 5 rrelu
 MXC_DEV double kSeluAlpha() { return 1.6732632423543772848170429916717; }
 MXC_DEV double kSeluLambda() { return 1.0507009873554804934193349852946; }
@@ -35,7 +51,7 @@ template <class A> MXC_DEV A leaky_fwd(int t, A x, A slope) {
   switch (t) {
     case 1: return x > (A)0 ? x : slope * expm1(x);
     case 2: return (A)kSeluLambda() * (x > (A)0 ? x : (A)kSeluAlpha() * expm1(x));
-    case 3: return (A)0.5 * x * ((A)1 + erf(x * (A)0.7071067811865476));
+    case 3: return gelu_fwd(x);
     default: return x > (A)0 ? x : slope * x;
   }
 }
@@ -46,11 +62,7 @@ template <class A> MXC_DEV A leaky_bwd(int t, A g, A x, A y, A slope) {
     case 1: return x > (A)0 ? g : g * (y + slope);
     // MXNet 1.9.1's selu' from the output: L * (A + y) for y <= 0 (as the CPU kernel)
     case 2: return x > (A)0 ? g * (A)kSeluLambda() : g * ((A)kSeluLambda() * ((A)kSeluAlpha() + y));
-    case 3: {
-      const A cdf = (A)0.5 * ((A)1 + erf(x * (A)0.7071067811865476));
-      const A pdf = exp((A)-0.5 * x * x) * (A)0.3989422804014327;
-      return g * (cdf + x * pdf);
-    }
+    case 3: return gelu_bwd(g, x);
     default: return x > (A)0 ? g : g * slope;
   }
 }
