@@ -118,6 +118,7 @@ _EMULATED_JOB = '''
                                                        kernel(family, name, device_id))
     ex.main(["--epochs", "2", "--gpu", "--workdir", %(workdir)r])
     print("families", " ".join(sorted(families)))
+    print("graph launches", lib.fake_stat(15))
 '''
 
 
@@ -126,17 +127,27 @@ def test_train_digits_gluon_on_an_emulated_gpu(fake_lib, emu_cache, tmp_path):  
     # the README's main job with --gpu, on the fake driver with every kernel it launches
     # compiled from its CUDA C by g++ (block reductions included: the metric's argmax, the
     # loss) and the GEMMs in numpy (tests/ops/cuda/_emulated_gpu.py): two epochs reach the
-    # example's own bar, and the exported model re-imported on the GPU scores the same
+    # example's own bar, and the exported model re-imported on the GPU scores the same; then
+    # again with its static graph's steps captured as CUDA graphs and replayed
+    # (MXNET_ENABLE_CUDA_GRAPHS=1): the same accuracies to the last digit
     pytest.importorskip("sklearn", reason="the digits examples read scikit-learn's bundled data")
     if shutil.which("g++") is None:
         pytest.skip("g++ is needed to compile the kernels")
-    out = run(_EMULATED_JOB % dict(examples=EXAMPLES, cache=emu_cache, workdir=str(tmp_path)),
-              fake_lib)
-    assert "training on gpu(0)" in out and "train_digits_gluon OK" in out, out[-2000:]
+    runs = []
+    for graphs in ("0", "1"):
+        out = run(_EMULATED_JOB % dict(examples=EXAMPLES, cache=emu_cache,
+                                       workdir=str(tmp_path / graphs)),
+                  fake_lib, MXNET_ENABLE_CUDA_GRAPHS=graphs)
+        assert "training on gpu(0)" in out and "train_digits_gluon OK" in out, out[-2000:]
+        runs.append(out)
     # convolution, BatchNorm, pooling, dropout, the loss, adam, the metric's argmax
-    families = out.split("families ")[1].split()
+    families = runs[0].split("families ")[1].split()
     assert {"convolution", "normalization", "pooling", "random", "softmax", "optimizer_ops",
             "reduce"} <= set(families), families
-    accs = [float(line.split("held-out accuracy ")[1].split(",")[0])
-            for line in out.splitlines() if line.startswith("epoch ")]
+    epochs = [[line.rsplit(",", 1)[0] for line in out.splitlines() if line.startswith("epoch ")]
+              for out in runs]
+    accs = [float(line.split("held-out accuracy ")[1]) for line in epochs[0]]
     assert len(accs) == 2 and accs[-1] >= 0.97, accs
+    assert epochs[1] == epochs[0]
+    launches = [int(out.split("graph launches ")[1].split()[0]) for out in runs]
+    assert launches[0] == 0 and launches[1] > 50, launches

@@ -37,9 +37,12 @@ static long long n_graph_launch, n_captured, n_instantiate, n_graph_freed, last_
 
 /* ---- CUDA graph capture state (one capture at a time is all mxc opens per device) ---- */
 #define MAXNODES 512
-#define MAXARGS 8
-struct fake_node { void *f; int nargs; void *params[MAXARGS]; unsigned char args[MAXARGS][16];
-                   unsigned long long dst, src; size_t n; };   /* f NULL: a DtoD copy */
+#define MAXARGS 24
+#define ARGBYTES 512
+struct fake_node { void *f; int nargs; void *params[MAXARGS]; unsigned char args[MAXARGS][ARGBYTES];
+                   unsigned gx, bx;                             /* the launch's grid and block */
+                   void (*host)(void *); void *harg;            /* a host function node */
+                   unsigned long long dst, src; size_t n; };   /* f and host NULL: a DtoD copy */
 struct fake_graph { int n; struct fake_node node[MAXNODES]; };
 static void *cap_stream;           /* the stream in capture, or NULL */
 static int cap_invalid;
@@ -108,7 +111,7 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
         na = param_sizes(f, sz);
         if (na < 0 || cap_graph->n >= MAXNODES) return cap_refuse();
         nd = &cap_graph->node[cap_graph->n++];
-        nd->f = f; nd->nargs = na;
+        nd->f = f; nd->nargs = na; nd->gx = gx; nd->bx = bx;
         for (k = 0; k < na; k++) { memcpy(nd->args[k], params[k], sz[k]); nd->params[k] = nd->args[k]; }
         __atomic_add_fetch(&n_captured, 1, 0);
         return 0;
@@ -202,7 +205,9 @@ CUresult cuGraphLaunch(void *exec, void *s) {
     last_stream = s;
     for (i = 0; i < e->n; i++) {
         struct fake_node *nd = &e->node[i];
+        if (nd->host) { nd->host(nd->harg); continue; }
         if (nd->f == NULL) { memcpy(HOST(nd->dst), HOST(nd->src), nd->n); continue; }
+        last_grid[0] = nd->gx; last_block[0] = nd->bx;
         rc = ((fake_kernel)nd->f)(nd->params);
         if (rc) { sticky = rc; break; }
     }
@@ -271,8 +276,34 @@ int fake_fill_f32(void **p) {     /* (float *out, float value, int64 n) */
 
 /* the argument sizes of each fake kernel (the real driver knows them from the cubin): a capture
    copies the arguments, as cuLaunchKernel does */
+/* kernels made elsewhere (the tests' emulated GPU) register their argument sizes; a host
+   function queued while a stream is in capture becomes a node of its graph */
+#define MAXREG 8192
+static struct { void *f; int n; int sz[MAXARGS]; } reg[MAXREG];
+static int nreg;
+int fake_register_kernel(void *f, int n, const int *sz) {
+    int k, i;
+    if (n > MAXARGS || nreg >= MAXREG) return -1;
+    for (k = 0; k < n; k++) if (sz[k] > ARGBYTES) return -1;
+    i = __atomic_fetch_add(&nreg, 1, 0);
+    reg[i].f = f; reg[i].n = n;
+    memcpy(reg[i].sz, sz, sizeof(int) * (size_t)n);
+    return 0;
+}
+int fake_capture_host(void (*fn)(void *), void *arg) {
+    struct fake_node *nd;
+    if (cap_stream == NULL) return -1;
+    if (cap_invalid) return 901;
+    if (cap_graph->n >= MAXNODES) return cap_refuse();
+    nd = &cap_graph->node[cap_graph->n++];
+    nd->host = fn; nd->harg = arg; nd->f = NULL;
+    __atomic_add_fetch(&n_captured, 1, 0);
+    return 0;
+}
 static int param_sizes(void *f, int *sz) {
     int i;
+    for (i = 0; i < nreg; i++)
+        if (reg[i].f == f) { memcpy(sz, reg[i].sz, sizeof(int) * (size_t)reg[i].n); return reg[i].n; }
     if (f == (void *)fake_add_f32) { for (i = 0; i < 4; i++) sz[i] = 8; return 4; }
     if (f == (void *)fake_scale_f32) { sz[0] = 8; sz[1] = 8; sz[2] = 4; sz[3] = 8; return 4; }
     if (f == (void *)fake_fill_f32) { sz[0] = 8; sz[1] = 4; sz[2] = 8; return 3; }

@@ -19,11 +19,29 @@ import mxc as mx
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-if os.environ.get("MXC_TEST_EMULATED_GPU"):
+_EMULATED = bool(os.environ.get("MXC_TEST_EMULATED_GPU"))
+if _EMULATED:
     from tests.ops.cuda import _emulated_gpu
     _cache = os.path.abspath(os.environ["MXC_TEST_EMULATED_GPU"])
     os.environ["MXC_LIBCUDA"] = _emulated_gpu.fake_driver(_cache)
     _emulated_gpu.install(_cache)
+
+# what the emulated GPU cannot stand in for (file, or file::test): skipped there with the reason
+_REAL_GPU_ONLY = {
+    "test_rtc.py": "mx.rtc loads NVRTC's modules into the driver",
+    "test_profiler_gpu.py": "device timing",
+    "test_runtime.py::test_chain_of_launches_is_ordered_and_read_back": "CuPy's own kernels",
+    "test_runtime.py::test_gpu_results_reach_cpu_operators_in_order": "CuPy's own kernels",
+    "test_runtime.py::test_inputs_on_other_devices_are_refused": "CuPy's own kernels",
+    "test_runtime.py::test_waitall_waits_for_the_gpu": "CuPy's own kernels",
+    "test_runtime.py::test_operator_without_gpu_kernel_names_it": "a child process on the driver",
+    "test_runtime.py::test_illegal_address_names_the_operator_at_the_wait": "a faulting kernel",
+    "test_runtime.py::test_pinned_memory_is_page_locked": "CuPy's runtime API",
+    "test_runtime.py::test_dlpack_with_cupy_zero_copy": "CuPy's arrays",
+    "test_rerun_ndarray.py::test_dlpack_with_torch": "PyTorch's CUDA",
+    "test_rerun_ndarray.py::test_push_returns_before_work_is_done":
+        "asynchrony (the fake driver runs a kernel inside its launch)",
+}
 
 
 def _reason():
@@ -42,6 +60,13 @@ collect_ignore_glob = ["test_rerun_*.py"] if _reason() is not None else []
 def pytest_collection_modifyitems(config, items):
     why = _reason()
     if why is None:
+        if _EMULATED:
+            for item in items:
+                name = os.path.basename(str(item.fspath))
+                reason = (_REAL_GPU_ONLY.get(name)
+                          or _REAL_GPU_ONLY.get(name + "::" + item.name.split("[")[0]))
+                if reason:
+                    item.add_marker(pytest.mark.skip(reason=f"emulated GPU: {reason}"))
         return
     mark = pytest.mark.skip(reason=f"tests/gpu: {why}")
     for item in items:

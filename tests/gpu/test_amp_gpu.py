@@ -103,7 +103,11 @@ def test_multi_precision_updates_on_the_gpu(opt, kw):
                 loss = loss_fn(net(d), lab)
             loss.backward()
             tr.step(len(x))
-        res.append([p.data().asnumpy() for p in net.collect_params().values()])
+        # Adam's step is about lr * sign(gradient) whatever its size: the first convolution's
+        # bias, whose gradient BatchNorm makes rounding noise (1e-4 against 0.6 for its weight),
+        # moves by +-lr per step in directions no two devices share; it is left out for Adam
+        res.append([p.data().asnumpy() for p in net.collect_params().values()
+                    if not (opt == "adam" and p is net[0].bias)])
         # (BatchNorm keeps float32 parameters under cast, as MXNet's)
         assert net[0].weight.data().dtype == np.float16
     for g, c in zip(res[1], res[0]):

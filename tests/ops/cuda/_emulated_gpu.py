@@ -56,17 +56,24 @@ static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
 template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
   mxc_emu_call(f, a, std::index_sequence_for<P...>{});
 }
+template <class... P> static int mxc_emu_param_sizes(void (*)(P...), int *sz) {
+  int i = 0;
+  ((sz[i++] = (int)sizeof(typename std::remove_reference<P>::type)), ...);
+  return i;
+}
 """
 
 
 def _wrapper(name):
     """The fake driver's kernel mxc_emu_kernel: `name` over the launch's grid and block, 0 or
-    CUDA_ERROR_LAUNCH_FAILED (719) with the reason on stderr."""
+    CUDA_ERROR_LAUNCH_FAILED (719) with the reason on stderr; and mxc_emu_sizes, its arguments'
+    sizes (a stream capture copies them)."""
     return ('extern "C" int mxc_emu_kernel(void **a) { const char *e = mxc_emu::run('
             '(unsigned)mxc_emu_stat(9), (unsigned)mxc_emu_stat(10), '
             '[&] { mxc_emu_packed(%s, a); }); '
-            'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); return e ? 719 : 0; }'
-            % (name, name))
+            'if (e) fprintf(stderr, "emulated %s: %%s\\n", e); return e ? 719 : 0; }\n'
+            'extern "C" int mxc_emu_sizes(int *sz) { return mxc_emu_param_sizes(%s, sz); }'
+            % (name, name, name))
 
 
 def fake_driver(cache):
@@ -109,7 +116,11 @@ def install(cache):
                                          "cpp", emulation_command()))
                 lib.mxc_emu_set_stat(stat)
                 libs.append(lib)
-                fns[key] = ctypes.cast(lib.mxc_emu_kernel, ctypes.c_void_p).value
+                fn = ctypes.cast(lib.mxc_emu_kernel, ctypes.c_void_p).value
+                sizes = (ctypes.c_int * 64)()
+                # (a kernel the fake cannot copy the arguments of refuses stream capture)
+                fake.fake_register_kernel(ctypes.c_void_p(fn), lib.mxc_emu_sizes(sizes), sizes)
+                fns[key] = fn
             return fns[key]
 
     def kernel(family, name, device_id=0):
@@ -146,8 +157,11 @@ def _at(addr, rows, cols, ld, dtype):
     return np.lib.stride_tricks.as_strided(base, shape=(rows, cols), strides=(es, ld * es))
 
 
+_KEEP = []      # host-node callbacks: alive while a graph may replay them
+
+
 def _install_gemm():
-    from mxc._core import engine
+    from mxc._core import cuda, engine
     from mxc.ops import _gpu
     from mxc.ops.cuda import dot
     dtypes = {}
@@ -179,9 +193,23 @@ def _install_gemm():
     cp.cuda.device.get_cublas_handle = lambda: 0
     sys.modules.update({"cupy": cp, "cupy.cuda": cp.cuda, "cupy.cuda.device": cp.cuda.device})
 
+    fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
+    hostfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
     def push_cupy(run, opname, inputs, outputs, dev):
-        def op():
+        def gemm(_=None):
             run([_host_view(a) for a in inputs], [_host_view(a) for a in outputs])
+        capture = cuda.capturing(dev)
+
+        def op():
+            if not capture:
+                return gemm()
+            # queued while the stream is captured: cuBLAS's kernels would be graph nodes, so
+            # the numpy GEMM is one too (a host node, run by every replay)
+            cb = hostfn(gemm)
+            _KEEP.append(cb)
+            if fake.fake_capture_host(cb, None) != 0:
+                raise RuntimeError(f"{opname}: the fake driver did not take the GEMM node")
         engine.push(op, [a._chunk for a in inputs], [a._chunk for a in outputs], name=opname,
                     device=dev)
     _gpu._push_cupy = push_cupy
