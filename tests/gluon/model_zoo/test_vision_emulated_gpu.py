@@ -1,5 +1,5 @@
 """Model-zoo training steps on an emulated GPU equal the CPU's: on the fake CUDA driver every
-kernel mxc launches is its CUDA C compiled by g++ and run serially, every cuBLAS GEMM is
+kernel mxc launches is its CUDA C compiled by g++ and run on the CPU, every cuBLAS GEMM is
 computed in numpy as cuBLAS defines it (tests/ops/cuda/_emulated_gpu.py), so a whole
 step (forward, SoftmaxCrossEntropyLoss, backward, SGD momentum; im2col convolution, BatchNorm,
 pooling, ReLU, Dense, the loss kernels, the update) runs through mxc's GPU dispatch with real
