@@ -5,8 +5,8 @@ those of the registry's elemwise kernels (``registry.kernel_names``): adding a u
 operator to ops/elemwise.py and its math to csrc/kernels/unary_math.h is all it takes."""
 import numpy as np
 
-from ._launch import (BYTES_T, DTYPES, CTYPE, ctype, i64s, pad, nelem, launch, vec, bcast_strides,
-                      collapse)
+from ._launch import (BYTES_T, DTYPES, CTYPE, TRAIN_FLOATS, ctype, i64s, pad, nelem, launch, vec,
+                      bcast_strides, collapse)
 
 
 def ops_of(kind):
@@ -42,11 +42,6 @@ def instantiations():
 
 
 # ---- elemwise ---------------------------------------------------------------------------------
-def _is_float(dtype):
-    dt = np.dtype(dtype)
-    return dt.kind == "f" or dt.name == "bfloat16"
-
-
 def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
     y = outputs[0]
     n, c = nelem(y), ctype(y.dtype)
@@ -70,7 +65,8 @@ def build(opname, kernel, attrs, inputs, outputs, iattr, fattr):
         return launch("broadcast", "mxc_bcast_binary<mxc::op_%s, %s>" % (op, c), n,
                        [("in", 0), ("in", 1), ("out", 0), ("i64", n),
                         i64s(len(shp), *(pad(shp, 1) + pad(sa) + pad(sb)))])
-    if kernel == "scalar:power" and _is_float(y.dtype) and np.dtype(y.dtype).type(fattr.scalar) == 2:
+    if (kernel == "scalar:power" and np.dtype(y.dtype).name in TRAIN_FLOATS
+            and np.dtype(y.dtype).type(fattr.scalar) == 2):
         # x ** 2 is x * x, bit for bit as on the CPU (elemwise_binary.h MXC_POWER_SQUARE), where
         # CUDA's pow may be off by an ulp or two
         return launch("elemwise", "mxc_binary<mxc::op_mul, %s>" % c, n,

@@ -2,6 +2,7 @@
 compiles) and g++ building that text against emu/cuda_fp16.h into a library to call. They use
 the mxc under test (installed or built in place), so its shipped .cu files and headers."""
 import ctypes
+import hashlib
 import os
 import re
 import subprocess
@@ -33,7 +34,6 @@ def emulation_command():
 def emulation_fingerprint():
     """A hash of the emulation headers (not part of a kernel's text: a library cached by its
     text must be rebuilt when they change)."""
-    import hashlib
     h = hashlib.sha1()
     d = os.path.join(HERE, "emu")
     for name in sorted(os.listdir(d)):
@@ -58,11 +58,18 @@ def build(tmp_path_factory, name, text):
 # from the template instance, so the launch's (kind, value) list is passed exactly as the
 # device launcher packs it. A wrapper returns NULL, or what went wrong (a deadlock, say).
 PACKED = r"""
+#include <cstdint>
 #include <utility>
 #include <type_traits>
+template <class P> static P mxc_emu_untag(P v) {   // the fake driver's device addresses
+  if constexpr (std::is_pointer<P>::value)
+    return (P)((uintptr_t)v & ~((uintptr_t)1 << 62));
+  else
+    return v;
+}
 template <class... P, std::size_t... I>
 static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
-  f(*(typename std::remove_reference<P>::type *)a[I]...);
+  f(mxc_emu_untag(*(typename std::remove_reference<P>::type *)a[I])...);
 }
 template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
   mxc_emu_call(f, a, std::index_sequence_for<P...>{});

@@ -29,6 +29,8 @@ import types
 import numpy as np
 import pytest
 
+from tests.ops.cuda._emu import PACKED, emulation_command, emulation_fingerprint
+
 TAG = 1 << 62
 
 
@@ -37,25 +39,11 @@ def emu_cache(tmp_path_factory):
     """One kernel cache for the emulated-GPU tests of a run (child processes share it)."""
     return str(tmp_path_factory.mktemp("emulated-gpu"))
 
-_PRELUDE = r"""
-#include <utility>
-#include <type_traits>
-#include <cstdint>
+# PACKED (the launch's argument array unpacked, device addresses untagged), the fake driver's
+# counters (grid and block of the launch) and the argument sizes a stream capture copies
+_PRELUDE = PACKED + r"""
 static long long (*mxc_emu_stat)(int);
 extern "C" void mxc_emu_set_stat(void *f) { mxc_emu_stat = (long long (*)(int))f; }
-template <class P> static P mxc_emu_untag(P v) {
-  if constexpr (std::is_pointer<P>::value)
-    return (P)((uintptr_t)v & ~((uintptr_t)1 << 62));
-  else
-    return v;
-}
-template <class... P, std::size_t... I>
-static void mxc_emu_call(void (*f)(P...), void **a, std::index_sequence<I...>) {
-  f(mxc_emu_untag(*(typename std::remove_reference<P>::type *)a[I])...);
-}
-template <class... P> static void mxc_emu_packed(void (*f)(P...), void **a) {
-  mxc_emu_call(f, a, std::index_sequence_for<P...>{});
-}
 template <class... P> static int mxc_emu_param_sizes(void (*)(P...), int *sz) {
   int i = 0;
   ((sz[i++] = (int)sizeof(typename std::remove_reference<P>::type)), ...);
@@ -103,7 +91,6 @@ def install(cache):
     built on its first use, run cuBLAS GEMMs in numpy (mxc.ops._gpu._push_cupy) and the
     device-side checks in numpy (_gpu._push_check)."""
     from mxc.ops.cuda import loader
-    from tests.ops.cuda._emu import emulation_command, emulation_fingerprint
     head = "// emulation headers %s\n" % emulation_fingerprint()
     fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
     stat = ctypes.cast(fake.fake_stat, ctypes.c_void_p)
@@ -129,7 +116,7 @@ def install(cache):
     def generated_kernel(name, text, device_id=0):
         return compiled(("<generated>", name), loader.inline_text(text), name)
     loader.kernel, loader.generated_kernel = kernel, generated_kernel
-    _install_gemm()
+    _install_gemm(fake)
     _install_check()
 
 
@@ -160,7 +147,7 @@ def _at(addr, rows, cols, ld, dtype):
 _KEEP = []      # host-node callbacks: alive while a graph may replay them
 
 
-def _install_gemm():
+def _install_gemm(fake):
     from mxc._core import cuda, engine
     from mxc.ops import _gpu
     from mxc.ops.cuda import dot
@@ -193,7 +180,6 @@ def _install_gemm():
     cp.cuda.device.get_cublas_handle = lambda: 0
     sys.modules.update({"cupy": cp, "cupy.cuda": cp.cuda, "cupy.cuda.device": cp.cuda.device})
 
-    fake = ctypes.CDLL(os.environ["MXC_LIBCUDA"])
     hostfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
     def push_cupy(run, opname, inputs, outputs, dev):

@@ -11,6 +11,8 @@ import shutil
 import numpy as np
 import pytest
 
+from mxc.ops.cuda._launch import instantiations
+
 from ._emu import Launcher, build, cuda_loader, run_spec
 from ._gpucall import kernel_calls
 
@@ -81,11 +83,6 @@ _NP = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.
        "argmax": np.argmax, "argmin": np.argmin}
 
 
-def _names():
-    from mxc.ops.cuda.reduce import instantiations
-    return sorted(instantiations())
-
-
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
     names = set()
@@ -94,7 +91,8 @@ def emu(tmp_path_factory):
         out = np.zeros(_reduced(shape, kw), dt)
         for spec in _specs(op, x, out, keepdims=True, **kw):
             names.update(l["name"] for l in spec.get("launches", [spec]))
-    names.update(n for n in _names() if n.startswith(("mxc_all_finite", "mxc_finite_init")))
+    names.update(n for n in instantiations("reduce")
+                 if n.startswith(("mxc_all_finite", "mxc_finite_init")))
     return Launcher(tmp_path_factory, "reduce", {"reduce": sorted(names)})
 
 
