@@ -93,14 +93,15 @@ typedef struct {
  * gcc drops _Pragma inside macro expansions */
 MXC_VEC_BEGIN
 /* ---- forward -------------------------------------------------------------------------------- */
-MXC_ACT_DEFINE(fwd_softrelu, 1, (a > 20.0f ? a : log1pf(mxc_expf(a))),
-               (a > 20.0 ? a : log1p(exp(a))), 1)
+MXC_ACT_DEFINE(fwd_softrelu, 1, (a > 20.0f ? a : mxc_log1pf(mxc_expf(a))),
+               (a > 20.0 ? a : log1p(exp(a))), 1, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(fwd_xelu, 1, (a > 0.0f ? a : a * s), (a > 0.0 ? a : a * s), 0, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(fwd_xelu_arr, 2, (a > 0.0f ? a : a * b), (a > 0.0 ? a : a * b), 0)
-MXC_ACT_DEFINE(fwd_elu, 1, (a > 0.0f ? a : s * expm1f(a)), (a > 0.0 ? a : s * expm1(a)), 1)
+MXC_ACT_DEFINE(fwd_elu, 1, (a > 0.0f ? a : s * mxc_expm1f(a)), (a > 0.0 ? a : s * expm1(a)), 1,
+               MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(fwd_selu, 1,
-               ((float)MXC_ACT_SELU_L * (a > 0.0f ? a : (float)MXC_ACT_SELU_A * expm1f(a))),
-               (MXC_ACT_SELU_L * (a > 0.0 ? a : MXC_ACT_SELU_A * expm1(a))), 1)
+               ((float)MXC_ACT_SELU_L * (a > 0.0f ? a : (float)MXC_ACT_SELU_A * mxc_expm1f(a))),
+               (MXC_ACT_SELU_L * (a > 0.0 ? a : MXC_ACT_SELU_A * expm1(a))), 1, MXC_SIMD_CLONES)
 /* float32 gelu: x/2 * erfc(-x/sqrt2), the same function, with the vectorising erfc in double
  * (elemwise_common.h): within 2.25 ulps of it, where MXNet's 1 + erff(x/sqrt2) loses every digit
  * in the negative tail; float64 keeps libm's erf */
@@ -112,7 +113,7 @@ MXC_ACT_DEFINE(bwd_relu, 2, (a * (b > 0.0f ? 1.0f : (b != b ? b : 0.0f))),
                (a * (b > 0.0 ? 1.0 : (b != b ? b : 0.0))), 0, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(bwd_sigmoid, 2, (a * b * (1.0f - b)), (a * b * (1.0 - b)), 0, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(bwd_tanh, 2, (a * (1.0f - b * b)), (a * (1.0 - b * b)), 0)
-MXC_ACT_DEFINE(bwd_softrelu, 2, (a * -expm1f(-b)), (a * -expm1(-b)), 1)
+MXC_ACT_DEFINE(bwd_softrelu, 2, (a * -mxc_expm1f(-b)), (a * -expm1(-b)), 1, MXC_SIMD_CLONES)
 MXC_ACT_DEFINE(bwd_softsign, 2, (a / ((1.0f + fabsf(b)) * (1.0f + fabsf(b)))),
                (a / ((1.0 + fabs(b)) * (1.0 + fabs(b)))), 0)
 MXC_ACT_DEFINE(bwd_xelu, 2, (a * (b > 0.0f ? 1.0f : s)), (a * (b > 0.0 ? 1.0 : s)), 0,

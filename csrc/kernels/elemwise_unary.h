@@ -2,7 +2,8 @@
  *
  * Semantics follow MXNet 1.9.1 (src/operator/mshadow_op.h, checked with the real library):
  * - float16 and float32 compute in float32 with the libm `f` functions, float64 in double;
- *   float32 exp and sigmoid use mxc_expf (elemwise_common.h: vectorises, within 1 ulp of expf).
+ *   float32 exp and sigmoid use mxc_expf (elemwise_common.h: vectorises, within 1 ulp of expf);
+ *   tanh, erf, expm1 and the logs vectorised versions in double from the same file.
  * - integer inputs: ops that MXNet evaluates through floating point (exp, sqrt, sigmoid, ...)
  *   compute in double (reciprocal, degrees, radians: float, as MXNet's math::id) and convert back
  *   with MXNet's x86 cast (so int32 sqrt(-1) is INT32_MIN, int8 exp(5) is -108). Ops that are
@@ -23,6 +24,11 @@
 #define MXC_UM_EXPF(a) mxc_expf(a)
 #define MXC_UM_TANHF(a) mxc_tanhf(a)
 #define MXC_UM_ERFF(a) ((float)mxc_erf_d((double)(a)))
+#define MXC_UM_EXPM1F(a) mxc_expm1f(a)
+#define MXC_UM_LOGF(a) mxc_logf(a)
+#define MXC_UM_LOG2F(a) mxc_log2f(a)
+#define MXC_UM_LOG10F(a) mxc_log10f(a)
+#define MXC_UM_LOG1PF(a) mxc_log1pf(a)
 #define MXC_UM_LGAMMAF(a) mxc_lgammaf(a)
 #define MXC_UM_LGAMMA(a) mxc_lgammad(a)
 #define MXC_UM_ITO(a, v) MXC_ITO(a, v)

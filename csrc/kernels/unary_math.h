@@ -15,8 +15,9 @@
  *   reciprocal, degrees, radians).
  *
  * What differs between the devices is named by hooks that the including file defines:
- * MXC_UM_EXPF(a) / MXC_UM_TANHF(a) / MXC_UM_ERFF(a) (float exp, tanh and erf: the CPU's
- * vectorisable mxc_expf, mxc_tanhf and mxc_erf_d in double, expf, tanhf and erff on the GPU),
+ * MXC_UM_EXPF(a) / MXC_UM_TANHF(a) / MXC_UM_ERFF(a) / MXC_UM_EXPM1F(a) / MXC_UM_LOGF(a) /
+ * MXC_UM_LOG2F(a) / MXC_UM_LOG10F(a) / MXC_UM_LOG1PF(a) (float exp, tanh, erf, expm1 and the
+ * logs: the CPU's vectorisable versions in elemwise_common.h, libdevice's on the GPU),
  * MXC_UM_LGAMMAF / MXC_UM_LGAMMA (the CPU's thread-safe lgamma_r), MXC_UM_ITO(a, double v)
  * (v cast to a's integer type with MXNet's semantics).
  *
@@ -95,11 +96,11 @@ MXC_HD double mxc_hd_erfinv(double y) {
   X(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1, D, 0)                                            \
   X(cbrt, cbrtf(a), cbrt(a), 1, D, 0)                                                          \
   X(exp, MXC_UM_EXPF(a), exp(a), 2, D, 0)                                                      \
-  X(expm1, expm1f(a), expm1(a), 1, D, 0)                                                       \
-  X(log, logf(a), log(a), 1, D, 0)                                                             \
-  X(log10, log10f(a), log10(a), 1, D, 0)                                                       \
-  X(log2, log2f(a), log2(a), 1, D, 0)                                                          \
-  X(log1p, log1pf(a), log1p(a), 1, D, 0)                                                       \
+  X(expm1, MXC_UM_EXPM1F(a), expm1(a), 2, D, 0)                                                \
+  X(log, MXC_UM_LOGF(a), log(a), 2, D, 0)                                                      \
+  X(log10, MXC_UM_LOG10F(a), log10(a), 2, D, 0)                                                \
+  X(log2, MXC_UM_LOG2F(a), log2(a), 2, D, 0)                                                   \
+  X(log1p, MXC_UM_LOG1PF(a), log1p(a), 2, D, 0)                                                \
   X(sin, sinf(a), sin(a), 1, D, 0)                                                             \
   X(cos, cosf(a), cos(a), 1, D, 0)                                                             \
   X(tan, tanf(a), tan(a), 1, D, 0)                                                             \

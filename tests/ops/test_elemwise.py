@@ -120,6 +120,56 @@ def test_erf_float32_within_two_ulps():
     assert sp[0] == 1 and sp[1] == -1 and sp[2] == 0 and np.signbit(sp[2]) and np.isnan(sp[3])
 
 
+def _every_exponent(rng, lo_bits, hi_bits, n):
+    """n float32 whose bit patterns are uniform in [lo_bits, hi_bits): every exponent alike,
+    subnormals included"""
+    return rng.integers(lo_bits, hi_bits, size=n, dtype=np.uint64).astype(np.uint32).view(
+        np.float32)
+
+
+LOG_FAMILY = {"log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+              "expm1": np.expm1}
+
+
+@pytest.mark.parametrize("name", sorted(LOG_FAMILY))
+def test_log_family_float32_nearest(name, rng):
+    """float32 log, log2, log10, log1p and expm1 run on vectorising versions in double
+    (csrc/kernels/elemwise_common.h): within 0.5 ulp plus 1e-3 of the exact value (the nearest
+    float but within ~1e-12 of a tie) over every exponent, near their switches (1 for the logs,
+    1e-4 for log1p, 1e-3 for expm1) and at exact powers; the ends as libm's"""
+    ref = LOG_FAMILY[name]
+    pos = _every_exponent(rng, 1, 0x7F800000, 200_000)
+    near = np.concatenate([np.float32(1) + np.arange(-3000, 3000, dtype=np.float32) * 2**-23,
+                           np.geomspace(1e-6, 2e-3, 4000, dtype=np.float32)])
+    x = np.concatenate([pos, near, -near])
+    if name in ("log1p", "expm1"):
+        x = np.concatenate([x, -_every_exponent(rng, 1, 0x3F800000, 100_000)])  # (-1, 0)
+    if name == "expm1":
+        x = x[np.abs(x) < 88]
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+    keep = np.isfinite(want)
+    x, want = x[keep], want[keep]
+    got = getattr(mx.nd, name)(mx.nd.array(x)).asnumpy().astype(np.float64)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 0.501, (ulps.max(), x[np.argmax(ulps)])
+    if name in ("log", "log2", "log10"):
+        k = np.arange(-149, 128)
+        p2 = np.ldexp(np.float32(1), k).astype(np.float32)
+        got2 = getattr(mx.nd, name)(mx.nd.array(p2)).asnumpy()
+        assert np.array_equal(got2, ref(p2.astype(np.float64)).astype(np.float32))
+    one = {"log": 0.0, "log2": 0.0, "log10": 0.0, "log1p": -1.0, "expm1": None}[name]
+    sp = np.array([np.inf, -np.inf, 0.0, -0.0, np.nan, -2.0, 1e-30, -1e-30], np.float32)
+    got = getattr(mx.nd, name)(mx.nd.array(sp)).asnumpy()
+    with np.errstate(all="ignore"):
+        want = ref(sp.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+    assert np.array_equal(np.signbit(got[2:4]), np.signbit(want[2:4]))
+    if one is not None:   # the pole and below it
+        got = getattr(mx.nd, name)(mx.nd.array([one, one - 0.5])).asnumpy()
+        assert got[0] == -np.inf and np.isnan(got[1])
+
+
 @pytest.mark.parametrize("name", sorted(BINARY))
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
 def test_binary_forward(name, dtype, rng):

@@ -27,7 +27,11 @@ OPS = {
     "mul": (2, lambda a, b, out: np.multiply(a, b, out=out)),
     "relu": (1, lambda a, out: np.maximum(a, 0, out=out)),
     "exp": (1, lambda a, out: np.exp(a, out=out)),
+    "log": (1, lambda a, out: np.log(a, out=out)),
+    "log1p": (1, lambda a, out: np.log1p(a, out=out)),
+    "expm1": (1, lambda a, out: np.expm1(a, out=out)),
 }
+POSITIVE = ("log", "log1p")   # run on |x| + 0.01: a nan per other element is not the usual work
 
 
 def best_times(fns, rounds=6, reps=4):
@@ -56,6 +60,9 @@ def torch_impls(threads):
         "mul": lambda a, b, out: torch.mul(a, b, out=out),
         "relu": lambda a, out: torch.clamp_min(a, 0, out=out),
         "exp": lambda a, out: torch.exp(a, out=out),
+        "log": lambda a, out: torch.log(a, out=out),
+        "log1p": lambda a, out: torch.log1p(a, out=out),
+        "expm1": lambda a, out: torch.expm1(a, out=out),
     }, torch
 
 
@@ -71,9 +78,10 @@ def main():
     for n in sizes:
         a = rng.standard_normal(n, dtype=np.float32)
         b = rng.standard_normal(n, dtype=np.float32)
+        pos = np.abs(a) + np.float32(0.01)
         out = np.empty_like(a)
         for op, (nin, npfn) in OPS.items():
-            ins = [a, b][:nin]
+            ins = [pos] if op in POSITIVE else [a, b][:nin]
             nbytes = (nin + 1) * 4 * n
             k = KERNELS["binary:" + op if nin == 2 else "unary:" + op][key]
             figures = {
