@@ -112,8 +112,8 @@ def random_uniform_arrays(*shapes, **kwargs):
     dtype = kwargs.pop("dtype", default_dtype())
     if kwargs:
         raise TypeError(f"random_uniform_arrays: unknown arguments {sorted(kwargs)}")
-    arrays = [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
-    return arrays[0] if len(arrays) == 1 else arrays
+    # always a list, one shape too (as MXNet: unlike random_arrays, which unwraps one)
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
 
 
 def random_sample(population, k):

@@ -221,3 +221,14 @@ def test_check_symbolic_backward_binds_grad_stypes():
     with pytest.raises(AssertionError):
         mx.test_utils.check_symbolic_backward(sym, [x], [head], [want + 1],
                                               grad_stypes={"data": "row_sparse"})
+
+
+def test_random_uniform_arrays_is_a_list_for_one_shape_too():
+    """as MXNet's: MXNet's own tests index [0] into it (random_arrays unwraps one shape)"""
+    from mxc.test_utils import random_arrays, random_uniform_arrays
+    one = random_uniform_arrays((2, 3), low=-0.5, high=0.5)
+    assert isinstance(one, list) and len(one) == 1 and one[0].shape == (2, 3)
+    assert (one[0] >= -0.5).all() and (one[0] < 0.5).all()
+    two = random_uniform_arrays((2,), (4, 1))
+    assert [a.shape for a in two] == [(2,), (4, 1)]
+    assert random_arrays((2, 3)).shape == (2, 3)

@@ -13,7 +13,7 @@ import numpy as _np
 
 from .dot import FLOATS
 from .params import Param
-from ._partial_shape import probe_partial
+from ._partial_shape import complete, probe_partial
 from .activation import folded_relu
 from .registry import OpDef, register, kernel_forward
 
@@ -154,6 +154,22 @@ def _conv_infer(a, shapes, dtypes):
     return [out], [dtypes[0]]
 
 
+def _conv_infer_back(a, in_s, outs):
+    """data's unknown dimensions from the output, as MXNet's ConvolutionShape fills them: the
+    batch always, a spatial size where its stride is 1 (out + dilated kernel - 1 - 2 pad)."""
+    d, o = in_s[0], outs[0]
+    nsp, k, st, dl, pd = geometry("Convolution", a)
+    if d is None or complete(d) or o is None or len(d) != nsp + 2 or len(o) != nsp + 2:
+        return None
+    d = list(d)
+    if d[0] == 0:
+        d[0] = o[0]
+    for i in range(nsp):
+        if d[2 + i] == 0 and o[2 + i] > 0 and st[i] == 1:
+            d[2 + i] = o[2 + i] + (k[i] - 1) * dl[i] - 2 * pd[i]
+    return [tuple(d)] + [None] * (len(in_s) - 1)
+
+
 def _conv_infer_inputs(a, shapes):
     shapes = list(shapes)
     if shapes and shapes[0] is not None and len(shapes[0]) >= 2:
@@ -216,7 +232,7 @@ def _conv_grad(F, a, inputs, outputs, out_grads):
 register(OpDef("Convolution", aliases=("_npx_convolution",),
                inputs=("data", "weight", "bias"), input_names=_bias_inputs,
                params=_CONV_PARAMS, infer=_conv_infer, infer_inputs=_conv_infer_inputs,
-               infer_partial=probe_partial(_conv_infer),
+               infer_back=_conv_infer_back, infer_partial=probe_partial(_conv_infer),
                forward=_conv_forward_of("conv:forward", "Convolution", _conv_view("Convolution")),
                grad=_conv_grad, resources=("temp_space",),
                doc="N-D convolution (cross-correlation) of (N, C, *spatial) data with weight "

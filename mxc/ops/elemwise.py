@@ -154,6 +154,14 @@ register(OpDef("_copy", aliases=("identity",), infer=unary_infer,
                                       floats=()),
                grad=lambda F, a, i, o, g: [g[0]], inplace=((0, 0),),
                fast=("elemwise", "unary:copy", 1), doc="A copy of the input."))
+_lhs_copy = kernel_forward("elemwise", "unary:copy", name="_identity_with_attr_like_rhs", ints=(),
+                           floats=())
+register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
+               infer=same_shape("_identity_with_attr_like_rhs"),
+               forward=lambda a, i, o: _lhs_copy(a, i[:1], o),
+               grad=lambda F, a, i, o, g: [g[0], F.zeros_like(i[1])], inplace=((0, 0),),
+               doc="A copy of lhs that must have rhs's shape and dtype: a shape constraint for "
+                   "inference (both ways), as MXNet's internal operator."))
 register(OpDef("_copyto", infer=unary_infer,
                forward=kernel_forward("elemwise", "unary:copy", name="_copyto"),
                grad=lambda F, a, i, o, g: [g[0]], fast=("elemwise", "unary:copy", 1),

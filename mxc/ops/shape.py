@@ -390,17 +390,18 @@ def _concat_infer_back(attrs, in_s, outs):
                 tuple(s[j] if j == ax else merged[j] or s[j] for j in range(len(s)))
                 for s in in_s]
     ax = attrs["dim"] % len(o)
-    in_s = [tuple(0 if j == ax else x for j, x in enumerate(o)) if s is None else s
-            for s in in_s]
+    if any(s is not None and len(s) != len(o) for s in in_s):
+        return None
+    # unknown dimensions off the axis are the output's
+    in_s = [tuple(0 if j == ax else x for j, x in enumerate(o)) if s is None else
+            tuple(x if j == ax or x else o[j] for j, x in enumerate(s)) for s in in_s]
+    filled = [s if complete(s) else None for s in in_s]
     unknown = [i for i, s in enumerate(in_s) if not complete(s)]
-    if not unknown or len(unknown) > 2 or any(len(in_s[i]) != len(o) for i in unknown):
-        return None
-    if any(in_s[i][j] == 0 for i in unknown for j in range(len(o)) if j != ax):
-        return None
+    if not unknown or len(unknown) > 2:
+        return filled
     rest = o[ax] - sum(s[ax] for i, s in enumerate(in_s) if i not in unknown)
     if rest < 0 or rest % len(unknown):
-        return None
-    filled = [None] * len(in_s)
+        return filled
     for i in unknown:
         filled[i] = tuple(rest // len(unknown) if j == ax else x for j, x in enumerate(in_s[i]))
     return filled

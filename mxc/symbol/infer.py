@@ -191,7 +191,11 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                             if (s is None or all(x > 0 for x in f)) and S.get(k) != f:
                                 S[k] = f
                                 changed = True
-                if op.name in _SAME_SHAPE or op.fast_kind == 2:
+                # fast binary kernels share one shape, but for the broadcast operators, whose
+                # inputs' shapes an unknown one cannot be told from (MXNet's broadcast shape
+                # function waits for both)
+                if op.name in _SAME_SHAPE or (op.fast_kind == 2
+                                              and not op.name.startswith("broadcast_")):
                     ref = next((s for s in in_s if _complete(s)), None)
                     if ref is None and node.num_outputs() == 1:
                         o = S.get((id(node), 0))
@@ -231,7 +235,12 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                     except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError):
                         filled = None
                     for k, f, s in zip(keys, filled or (), in_now):
-                        if f is not None and _complete(f) and not _complete(s) and S.get(k) != f:
+                        if f is None or _complete(s):
+                            continue
+                        f = tuple(int(x) for x in f)
+                        # a whole shape, or more of the dimensions that are known already
+                        if _complete(f) or (s is not None and len(s) == len(f) and f != s and all(
+                                x in (0, y) for x, y in zip(s, f))):
                             S[k] = f
                             changed = True
                 in_s = [S.get(k) for k in keys]
@@ -260,7 +269,6 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                     for i, d in enumerate(got):
                         D[(id(node), i)] = d
                     changed = True
-                    continue
                     continue
                 dt = node.parsed.get("dtype") if node.op.name != "Custom" else None
                 if dt is None and node.op.name != "Custom":     # norm's out_dtype

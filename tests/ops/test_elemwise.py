@@ -416,3 +416,20 @@ def test_gamma_gradient_at_the_poles_is_mxnets():
         y = mx.nd.gammaln(x)
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [np.inf, np.inf, 0.42278433], rtol=1e-5)
+
+
+def test_identity_with_attr_like_rhs_copies_lhs_and_constrains_shape():
+    """MXNet's internal shape constraint: lhs's values, rhs's shape and dtype, gradient to lhs
+    only (rhs gets zeros)"""
+    x = mx.nd.array([[1.0, -2.0, 3.0]])
+    y = mx.nd.array([[7.0, 8.0, 9.0]])
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        z = mx.nd._identity_with_attr_like_rhs(x, y)
+    z.backward(mx.nd.array([[0.5, 1.5, 2.5]]))
+    np.testing.assert_array_equal(z.asnumpy(), [[1, -2, 3]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0.5, 1.5, 2.5]])
+    np.testing.assert_array_equal(y.grad.asnumpy(), [[0, 0, 0]])
+    with pytest.raises(MXNetError):
+        mx.nd._internal._identity_with_attr_like_rhs(x, mx.nd.zeros((3, 1)))

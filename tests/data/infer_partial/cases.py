@@ -36,6 +36,21 @@ def build(mx):
         "where_partial": (where(), {"x": (2, 3)}),
         "where_cond": (where(), {"c": (2, 3)}),
         "elemwise_back": (V("a") + V("b"), {"a": (2, 3)}),
+        # an operator's output known from a later one: Convolution fills data's batch and (at
+        # stride 1) its spatial sizes, Concat the dimensions off its axis
+        "conv_back_stride1": (mx.sym.Convolution(V("x"), kernel=(3, 3), num_filter=4, pad=(1, 1),
+                                                 name="c") + V("y"),
+                              {"x": (0, 3, 0, 0), "y": (5, 4, 16, 16)}),
+        "conv_back_stride2": (mx.sym.Convolution(V("x"), kernel=(3, 3), num_filter=4,
+                                                 stride=(2, 1), name="c") + V("y"),
+                              {"x": (0, 3, 0, 0), "y": (5, 4, 7, 6)}),
+        "concat_back_off_axis": (V("d") + cat(), {"a": (0, 10), "b": (0, 5), "d": (2, 0)}),
+        # broadcast operators learn nothing about an unknown input from the other one
+        "broadcast_unknown": (mx.sym.broadcast_add(V("w"), V("s")), {"s": (1,)}),
+        "identity_like_rhs": (mx.sym.FullyConnected(
+            V("x"), weight=mx.sym._internal._identity_with_attr_like_rhs(
+                mx.sym.broadcast_add(V("w"), V("s")), V("w")), num_hidden=11, no_bias=True,
+            name="fc"), {"x": (7, 100), "s": (1,)}),
     }
     np_shape = {
         "np_fc_unknown_batch": (fc(), {"x": (-1, 20)}),
