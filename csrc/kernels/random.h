@@ -18,7 +18,7 @@
  *   fixed-consumption kernels (uniform, normal, exponential, randint, dropout, bernoulli,
  *   multinomial): ceil(n / 4) for 32-bit element types, ceil(n / 2) for 64-bit ones
  *   (float64, int64); rejection samplers (gamma, poisson, negative binomial, generalized
- *   negative binomial): n; shuffle: ceil(rows / 2).
+ *   negative binomial): n; shuffle: ceil(rows / 2); unique_zipfian: rows.
  *
  * Distribution parameters: scalars in fattr[0..1] when the kernel has no inputs (_random_*),
  * else one or two parameter tensors (_sample_*: each output element i uses parameter element
@@ -671,6 +671,65 @@ static int mxc_k_shuffle(mxc_opcall *c) {
   return 0;
 }
 
+/* ---- unique_zipfian: MXNet's _sample_unique_zipfian. Row i of out[0] (B, S) takes S distinct
+ * classes from the approximately log-uniform distribution over [0, range_max) (value =
+ * lround(exp(u log range_max)) - 1, u uniform in [0, 1), as MXNet), drawing until S are
+ * distinct, the draws counted in out[1][i] (both int64). Row i walks the rejection stream of
+ * block base + i, so a row's draws do not depend on the threads. iattr[2] = range_max >= S
+ * (checked by the caller). Distinct values are tracked in an open-addressing set of 2^k >= 2S
+ * slots per thread. */
+typedef struct {
+  int64_t *y, *tries;
+  int64_t S, range_max;
+  uint64_t key, base;
+  int failed;
+} mxc_uzctx;
+
+static void mxc_uz_body(void *p, int64_t lo, int64_t hi) {
+  mxc_uzctx *u = (mxc_uzctx *)p;
+  uint64_t cap = 2;
+  while (cap < 2 * (uint64_t)u->S) cap <<= 1;
+  int64_t *set = (int64_t *)malloc(cap * sizeof(int64_t));
+  if (set == NULL) {
+    u->failed = 1;      /* a plain store: any thread may set it, only 0 -> 1 */
+    return;
+  }
+  const double log_range = log((double)u->range_max);
+  for (int64_t i = lo; i < hi; ++i) {
+    for (uint64_t k = 0; k < cap; ++k) set[k] = -1;
+    mxc_rstream s;
+    mxc_rs_init(&s, u->key, u->base + (uint64_t)i);
+    int64_t *row = u->y + i * u->S, n = 0, tries = 0;
+    while (n < u->S) {
+      const int64_t v = (int64_t)lround(exp(mxc_rs_uniform(&s) * log_range)) - 1;
+      ++tries;
+      uint64_t h = ((uint64_t)v * 0x9E3779B97F4A7C15ull) & (cap - 1);
+      while (set[h] != -1 && set[h] != v) h = (h + 1) & (cap - 1);
+      if (set[h] == -1) {
+        set[h] = v;
+        row[n++] = v;
+      }
+    }
+    u->tries[i] = tries;
+  }
+  free(set);
+}
+
+static int mxc_k_unique_zipfian(mxc_opcall *c) {
+  if (c->nout != 2 || c->niattr < 3 || c->out[0].ndim != 2)
+    return mxc_fail(c, "unique_zipfian kernel: needs two outputs, key, counter and range_max");
+  mxc_uzctx u = {(int64_t *)c->out[0].data, (int64_t *)c->out[1].data, c->out[0].shape[1],
+                 c->iattr[2], (uint64_t)c->iattr[0], (uint64_t)c->iattr[1], 0};
+  if (u.S > u.range_max || u.range_max < 1)
+    return mxc_fail(c, "unique_zipfian kernel: more samples than classes");
+  if (u.S == 0) {
+    memset(u.tries, 0, (size_t)c->out[1].size * sizeof(int64_t));
+    return 0;
+  }
+  mxc_parallel_range(c->out[0].shape[0], c->nthreads, 2, mxc_uz_body, &u);
+  return u.failed ? mxc_fail(c, "unique_zipfian kernel: out of memory") : 0;
+}
+
 /* ---- Dropout ------------------------------------------------------------------------------
  * As MXNet 1.9.1's CPU kernel: keep = (uniform <= pkeep), mask = keep * (1.0f / pkeep) (float),
  * out = x * mask. pkeep = 1 - p is fattr[0] (a float32 value); pkeep = 0 gives 0 * inf = nan,
@@ -781,6 +840,7 @@ static const mxc_kentry mxc_random_table[] = {
     MXC_RF("dropout", MXC_FLOAT16, mxc_k_dropout_f16) MXC_RF("dropout", MXC_FLOAT32, mxc_k_dropout_f32)
     MXC_RF("dropout", MXC_FLOAT64, mxc_k_dropout_f64)
     MXC_RF("philox", MXC_INT32, mxc_k_philox_raw)
+    MXC_RF("unique_zipfian", MXC_INT64, mxc_k_unique_zipfian)
     {NULL, 0, 0, NULL}};
 
 #endif

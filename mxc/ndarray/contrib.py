@@ -3,15 +3,17 @@
 The ``_contrib_<name>`` operators of the registry appear here as ``<name>`` (as MXNet's generated
 contrib namespace), next to the Python functions MXNet writes in ``mxnet/ndarray/contrib.py``:
 ``isinf``, ``isfinite`` and ``isnan`` (elementwise, 1.0 where true, in the input's dtype)."""
+import math as _math
 import sys as _sys
 
 import numpy as _np
 
+from ..context import current_context as _current_context
 from ..ops import registry as _registry
 from .control_flow import foreach, while_loop, cond  # noqa: F401
 
 __all__ = ["foreach", "while_loop", "cond", "isinf", "isfinite", "isnan", "adamw_update",
-           "mp_adamw_update", "multi_adamw_update", "multi_mp_adamw_update"]
+           "mp_adamw_update", "multi_adamw_update", "multi_mp_adamw_update", "rand_zipfian"]
 
 
 def _nd():
@@ -33,6 +35,31 @@ def isfinite(data):
 def isnan(data):
     """1 where `data` is NaN, else 0."""
     return data != data
+
+
+def zipfian_candidates(F, true_classes, num_sampled, range_max, **uniform_kwargs):
+    """MXNet's rand_zipfian written once for both fronts (F = mx.nd or mx.sym): num_sampled
+    classes of [0, range_max) drawn with replacement as floor(exp(u) - 1), u uniform in
+    [0, log(range_max + 1)), so P(c) = log((c + 2) / (c + 1)) / log(range_max + 1); with the
+    expected counts of the true and the sampled classes under it (int64, float64, float64)."""
+    log_range = _math.log(range_max + 1)
+    rand = F.random.uniform(0, log_range, shape=(num_sampled,), dtype="float64",
+                            **uniform_kwargs)
+    sampled = (rand.exp() - 1).astype("int64") % range_max
+
+    def expected(classes):
+        c = classes.astype("float64")
+        return ((c + 2.0) / (c + 1.0)).log() / log_range * num_sampled
+    return sampled, expected(true_classes), expected(sampled)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Candidates for sampled softmax, approximately log-uniform (Zipfian) over
+    [0, range_max): see zipfian_candidates. Returns (sampled classes, expected count of each
+    true class, expected count of each sampled class) on `ctx` (default: the current one)."""
+    ctx = _current_context() if ctx is None else ctx
+    return zipfian_candidates(_nd(), true_classes.as_in_context(ctx), num_sampled, range_max,
+                              ctx=ctx)
 
 
 # ---- AdamW: MXNet's Python wrappers take rescale_grad as a number or an NDArray; the operators

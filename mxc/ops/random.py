@@ -357,3 +357,30 @@ register(OpDef("_shuffle", aliases=("shuffle", "_npi_shuffle"), inputs=("data",)
                forward=_rng_forward("shuffle", "_shuffle", _shuffle_blocks),
                grad=lambda F, a, i, o, g: [None], resources=("random",),
                doc="The rows of data (along axis 0) in a random order."))
+
+
+# ---- unique Zipfian candidates (sampled softmax: GluonNLP's LogUniformCandidateSampler) -------
+def _uz_infer(a, shapes, dtypes):
+    name = "_sample_unique_zipfian"
+    shape = tuple(a["shape"])
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"{name}: shape must be 2-D (batch_size, num_sampled), got {shape}")
+    if a["range_max"] < 1:
+        raise ValueError(f"{name}: range_max must be >= 1, got {a['range_max']}")
+    if shape[1] > a["range_max"]:
+        raise ValueError(f"{name}: Number of samples cannot exceed the number of possible classes "
+                         f"(num_sampled={shape[1]}, range_max={a['range_max']})")
+    return [shape, (shape[0],)], [np.dtype(np.int64)] * 2
+
+
+register(OpDef("_sample_unique_zipfian", inputs=(), num_outputs=2,
+               params=(Param("range_max", int, required=True), Param("shape", "shape", ()),
+                       Param("ctx", str, "")),
+               infer=_uz_infer,
+               forward=_rng_forward("unique_zipfian", "_sample_unique_zipfian",
+                                    lambda a, i, o: o[0].shape[0], ints=("range_max",)),
+               grad=lambda F, a, i, o, g: [], resources=("random",),
+               doc="Per row of shape (batch_size, num_sampled): num_sampled distinct classes of "
+                   "[0, range_max), each draw round(exp(u log(range_max))) - 1 for u uniform in "
+                   "[0, 1) (approximately log-uniform), and how many draws that took (both "
+                   "int64), as MXNet's operator."))

@@ -15,6 +15,7 @@ from . import recorded as _recorded  # noqa: F401  (mx.autograd.get_symbol)
 from . import register as _register
 from . import control_flow as _control_flow
 from ..attribute import AttrScope  # noqa: F401
+from ..ndarray.contrib import zipfian_candidates as _zipfian_candidates
 from ..name import NameManager, Prefix  # noqa: F401
 
 _register.populate(globals())
@@ -37,6 +38,15 @@ contrib = _namespace("contrib", prefix="_contrib_")
 contrib.foreach = _control_flow.foreach
 contrib.while_loop = _control_flow.while_loop
 contrib.cond = _control_flow.cond
+
+
+def _rand_zipfian(true_classes, num_sampled, range_max):
+    return _zipfian_candidates(_sys.modules[__name__], true_classes, num_sampled, range_max)
+
+
+_rand_zipfian.__name__ = "rand_zipfian"
+_rand_zipfian.__doc__ = "mx.nd.contrib.rand_zipfian's graph (mxc.ndarray.contrib.zipfian_candidates)."
+contrib.rand_zipfian = _rand_zipfian
 linalg = _namespace("linalg", prefix="_linalg_")
 image = _namespace("image", prefix="_image_")
 from . import sparse  # noqa: E402,F401  the mx.sym.sparse namespace

@@ -121,6 +121,8 @@ def extra_cases():
         "_random_negative_binomial": (dict(shape, k=3, p=0.4), []),
         "_random_generalized_negative_binomial": (dict(shape, mu=2, alpha=0.5), []),
         "_random_randint": (dict(shape, low=0, high=9), []),
+        "_sample_unique_zipfian": ({"range_max": 50, "shape": (3, 6)}, []),
+        "_identity_with_attr_like_rhs": ({}, [u((2, 3)), u((2, 3))]),
         "_contrib_dequantize": ({"out_type": "float32"},
                                 [rng.randint(0, 256, (3, 4)).astype(np.uint8),
                                  np.array([-1.0], np.float32), np.array([2.0], np.float32)]),

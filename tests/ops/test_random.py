@@ -2,6 +2,7 @@
 thread count), distribution moments and goodness of fit on 1e5 samples, MXNet's shape/dtype
 rules for _random_*, _random_*_like, _sample_*, multinomial and shuffle, and errors that name
 the operator. Statistical bounds are ~6 standard errors under fixed seeds (no flakiness)."""
+import json
 import math
 import os
 import subprocess
@@ -347,3 +348,62 @@ def test_every_random_name_is_covered():
     assert registry.get("_backward_sample_multinomial") is not None
     assert mx.nd._npi_random_randint(0, 3, shape=(4,)).dtype == np.int32
     assert mx.nd.uniform(shape=(2,)).shape == (2,) and mx.nd.normal(shape=(2,)).shape == (2,)
+
+
+def _zipf_draw_probs(range_max):
+    """P(v) of one draw round(exp(u log R)) - 1, u uniform in [0, 1): exp(u log R) in
+    [v + 0.5, v + 1.5), cut to [1, R)"""
+    v = np.arange(range_max, dtype=np.float64)
+    lo = np.maximum(v + 0.5, 1.0)
+    hi = np.minimum(v + 1.5, range_max)
+    return (np.log(hi) - np.log(lo)) / np.log(range_max)
+
+
+def test_sample_unique_zipfian_rows_distinct_counted_and_distributed():
+    op = mx.nd._sample_unique_zipfian
+    # MXNet's own check (test_random.py): 8192 distinct of 793472 take 14500-17000 draws
+    classes, tries = op(793472, shape=(4, 8192))
+    assert classes.dtype == np.int64 and tries.dtype == np.int64 and tries.shape == (4,)
+    c = classes.asnumpy()
+    for row, n in zip(c, tries.asnumpy()):
+        assert np.unique(row).size == 8192 and row.min() >= 0 and row.max() < 793472
+        assert 14500 < n < 17000
+    # the first class of each row is one plain draw
+    first = op(range_max=10, shape=(40000, 1))[0].asnumpy()[:, 0]
+    want = _zipf_draw_probs(10) * first.size
+    got = np.bincount(first, minlength=10)
+    assert np.all(np.abs(got - want) < 5 * np.sqrt(want) + 1), (got, want)
+    # every class, when all are asked for; the same numbers for the same seed
+    mx.random.seed(11)
+    full, n = op(range_max=6, shape=(3, 6))
+    assert (np.sort(full.asnumpy(), axis=1) == np.arange(6)).all() and (n.asnumpy() >= 6).all()
+    mx.random.seed(11)
+    again, n2 = op(range_max=6, shape=(3, 6))
+    assert np.array_equal(full.asnumpy(), again.asnumpy())
+    assert np.array_equal(n.asnumpy(), n2.asnumpy())
+    with pytest.raises(mx.base.MXNetError, match="cannot exceed"):
+        op(range_max=5, shape=(2, 6))
+    with pytest.raises(mx.base.MXNetError, match="2-D"):
+        mx.nd._sample_unique_zipfian(range_max=5, shape=(6,))
+
+
+def test_rand_zipfian_nd_and_sym():
+    range_max, n = 20, 60000
+    p = np.log((np.arange(range_max) + 2.0) / (np.arange(range_max) + 1.0)) / np.log(range_max + 1)
+    true = mx.nd.array([0, 3, 19], dtype="int32")
+    mx.random.seed(5)
+    s, et, es = mx.nd.contrib.rand_zipfian(true, n, range_max)
+    assert (s.dtype, et.dtype, es.dtype) == (np.int64, np.float64, np.float64)
+    sv = s.asnumpy()
+    got = np.bincount(sv, minlength=range_max)
+    assert np.all(np.abs(got - p * n) < 5 * np.sqrt(p * n)), (got, p * n)
+    np.testing.assert_allclose(et.asnumpy(), p[[0, 3, 19]] * n, rtol=1e-12)
+    np.testing.assert_allclose(es.asnumpy(), p[sv] * n, rtol=1e-12)
+    # the graph draws the same numbers for the same seed
+    out = mx.sym.Group(mx.sym.contrib.rand_zipfian(mx.sym.var("t"), n, range_max))
+    assert [nd["op"] for nd in json.loads(out.tojson())["nodes"]].count("_random_uniform") == 1
+    ex = out.bind(mx.cpu(), {"t": true})
+    mx.random.seed(5)
+    ex.forward()
+    for a, b in zip(ex.outputs, (s, et, es)):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
