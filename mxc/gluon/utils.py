@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from .. import ndarray
+from .._core import atomic_write as _atomic
 from ..util import is_np_shape
 from ..symbol import Symbol
 
@@ -104,9 +105,44 @@ def replace_file(src, dst):
                       "Please retry the download.") from e
 
 
+def _body_chunks(url, verify_ssl):
+    """The body of a 200 response to `url`, in chunks: through requests (MXNet's own dependency)
+    where it is installed, else the standard library's urllib."""
+    try:
+        import requests
+    except ImportError:
+        requests = None
+    if requests is not None:
+        r = requests.get(url, stream=True, verify=verify_ssl)
+        if r.status_code != 200:
+            raise RuntimeError(f"Failed downloading url {url} (HTTP {r.status_code})")
+        return (c for c in r.iter_content(chunk_size=1 << 16) if c)
+    import ssl
+    import urllib.request
+    context = None if verify_ssl else ssl._create_unverified_context()
+    resp = urllib.request.urlopen(url, context=context, timeout=60)   # raises on 4xx/5xx
+    if resp.status != 200:
+        resp.close()
+        raise RuntimeError(f"Failed downloading url {url} (HTTP {resp.status})")
+
+    def chunks():
+        with resp:
+            while True:
+                c = resp.read(1 << 16)
+                if not c:
+                    return
+                yield c
+    return chunks()
+
+
 def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
-    """Return the local file for `url`. mxc does not download: an existing file (with a matching
-    hash when `sha1_hash` is given) is returned; otherwise a clear error says where to put it."""
+    """Download `url` to `path` (a file, or a directory to put the URL's file name in; default
+    the current directory) and return the file's path, as MXNet's. An existing file is kept
+    unless `overwrite`, or `sha1_hash` is given and does not match. The body is written to a
+    temporary name beside the target and renamed over it when complete, so readers and other
+    processes downloading the same file never see a part. A failed attempt (connection error,
+    status other than 200) is retried, `retries` attempts in all; a downloaded file whose SHA-1 is not
+    `sha1_hash` raises UserWarning (as MXNet)."""
     if path is None:
         fname = url.split("/")[-1]
         if not fname:
@@ -117,14 +153,27 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
         fname = os.path.join(path, url.split("/")[-1]) if os.path.isdir(path) else path
     if retries < 0:
         raise ValueError(f"Number of retries should be at least 0, currently it's {retries}")
+    if not verify_ssl:
+        warnings.warn("Unverified HTTPS request is being made (verify_ssl=False). "
+                      "Adding certificate verification is strongly advised.")
     if not overwrite and os.path.exists(fname) and (not sha1_hash or check_sha1(fname, sha1_hash)):
         return fname
-    why = "does not exist" if not os.path.exists(fname) else (
-        "has a different SHA-1 than expected" if sha1_hash and not overwrite else
-        "would be overwritten (overwrite=True)")
-    raise RuntimeError(f"mxc does not download files: {fname} {why}. Fetch {url} yourself and "
-                       f"place it at {os.path.abspath(fname)}"
-                       + (f" (expected SHA-1 {sha1_hash})" if sha1_hash else ""))
+    os.makedirs(os.path.dirname(os.path.abspath(fname)), exist_ok=True)
+    for left in range(max(1, retries) - 1, -1, -1):     # `retries` attempts in all, as MXNet
+        try:
+            print(f"Downloading {fname} from {url}...")
+            _atomic.write_bytes(fname, _body_chunks(url, verify_ssl))
+            break
+        except Exception as e:      # noqa: BLE001  any failure of an attempt is retried
+            if left == 0:
+                raise
+            print(f"download failed due to {e!r}, retrying, {left} attempt"
+                  f"{'s' if left > 1 else ''} left")
+    if sha1_hash and not check_sha1(fname, sha1_hash):
+        raise UserWarning(f"File {fname} is downloaded but the content hash does not match. The "
+                          "repo may be outdated or download may be incomplete. If the "
+                          '"repo_url" is overridden, consider switching to the default repo.')
+    return fname
 
 
 def _get_repo_url():

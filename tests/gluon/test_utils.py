@@ -1,6 +1,7 @@
 """gluon.utils: split_data, split_and_load, clip_global_norm, check_sha1, download, helpers."""
 import collections
 import hashlib
+import os
 import warnings
 
 import numpy as np
@@ -53,20 +54,105 @@ def test_clip_global_norm(rng):
         utils.clip_global_norm([mx.nd.array([np.inf, 1.0])], 1.0)
 
 
-def test_check_sha1_and_download(tmp_path):
-    f = tmp_path / "blob.bin"
-    f.write_bytes(b"mxc" * 1000)
+class _Served:
+    """Files served over HTTP from 127.0.0.1 on a thread; `hits` counts GETs by path, and
+    `fail_first` paths answer 503 that many times first"""
+
+    def __init__(self, root):
+        import functools
+        import http.server
+        import threading
+        served = self
+        self.hits, self.fail_first = {}, {}
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):
+                served.hits[self.path] = served.hits.get(self.path, 0) + 1
+                if served.fail_first.get(self.path, 0) > 0:
+                    served.fail_first[self.path] -= 1
+                    self.send_error(503)
+                    return
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def served(tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    s = _Served(root)
+    s.root = root
+    yield s
+    s.close()
+
+
+def test_check_sha1():
+    import tempfile
+    with tempfile.NamedTemporaryFile(delete=False) as f:
+        f.write(b"mxc" * 1000)
     digest = hashlib.sha1(b"mxc" * 1000).hexdigest()
-    assert utils.check_sha1(str(f), digest)
-    assert not utils.check_sha1(str(f), "0" * 40)
-    # an existing file with the right hash is returned, nothing is fetched
-    assert utils.download("https://example.com/blob.bin", path=str(f), sha1_hash=digest) == str(f)
-    assert utils.download("https://example.com/blob.bin", path=str(tmp_path)) == str(f)
-    with pytest.raises(RuntimeError, match="mxc does not download files: .*missing.bin does not "
-                                           "exist.*https://example.com/missing.bin"):
-        utils.download("https://example.com/missing.bin", path=str(tmp_path))
-    with pytest.raises(RuntimeError, match="different SHA-1"):
-        utils.download("https://example.com/blob.bin", path=str(f), sha1_hash="0" * 40)
+    assert utils.check_sha1(f.name, digest)
+    assert not utils.check_sha1(f.name, "0" * 40)
+    os.unlink(f.name)
+
+
+@pytest.mark.parametrize("through", ["requests", "urllib"])
+def test_download_from_a_server(served, tmp_path, monkeypatch, through):
+    """as MXNet's download: to a file or into a directory, an existing file kept unless the hash
+    differs or overwrite, retries, a hash mismatch raised after the download, nothing but the
+    file left beside it; through requests where it is installed, else urllib"""
+    import sys
+    if through == "urllib":
+        monkeypatch.setitem(sys.modules, "requests", None)       # import requests fails
+    else:
+        pytest.importorskip("requests")
+    body = os.urandom(200_000)
+    (served.root / "blob.bin").write_bytes(body)
+    digest = hashlib.sha1(body).hexdigest()
+    out = tmp_path / "out"
+    got = utils.download(served.url + "blob.bin", path=str(out / "a.bin"), sha1_hash=digest)
+    assert got == str(out / "a.bin") and (out / "a.bin").read_bytes() == body
+    assert os.listdir(out) == ["a.bin"]               # the temporary was renamed, none is left
+    # kept: same hash, or no hash given; fetched again: another hash on disk, or overwrite
+    assert utils.download(served.url + "blob.bin", path=str(out / "a.bin"), sha1_hash=digest)
+    assert utils.download(served.url + "blob.bin", path=str(out / "a.bin"))
+    assert served.hits["/blob.bin"] == 1
+    (out / "a.bin").write_bytes(b"stale")
+    utils.download(served.url + "blob.bin", path=str(out / "a.bin"), sha1_hash=digest)
+    utils.download(served.url + "blob.bin", path=str(out / "a.bin"), overwrite=True)
+    assert served.hits["/blob.bin"] == 3 and (out / "a.bin").read_bytes() == body
+    # into a directory under the URL's name; 2 failures then success within retries=3
+    served.fail_first["/blob.bin"] = 2
+    assert utils.download(served.url + "blob.bin", path=str(out), retries=3) == str(
+        out / "blob.bin")
+    assert served.hits["/blob.bin"] == 6 and (out / "blob.bin").read_bytes() == body
+    # retries=2: two attempts, both refused; the old file stays as it was
+    served.fail_first["/blob.bin"] = 2
+    with pytest.raises(Exception):
+        utils.download(served.url + "blob.bin", path=str(out / "a.bin"), overwrite=True,
+                       retries=2)
+    assert served.hits["/blob.bin"] == 8 and (out / "a.bin").read_bytes() == body
+    with pytest.raises(Exception):
+        utils.download(served.url + "missing.bin", path=str(out), retries=1)
+    assert not (out / "missing.bin").exists()
+    with pytest.raises(UserWarning, match="content hash does not match"):
+        utils.download(served.url + "blob.bin", path=str(out / "c.bin"), sha1_hash="0" * 40)
+    with pytest.warns(UserWarning, match="Unverified HTTPS request"):
+        utils.download(served.url + "blob.bin", path=str(out / "d.bin"), verify_ssl=False)
+    assert sorted(os.listdir(out)) == ["a.bin", "blob.bin", "c.bin", "d.bin"]
+    with pytest.raises(ValueError, match="retries"):
+        utils.download(served.url + "blob.bin", path=str(out), retries=-1)
 
 
 def test_indent_brief_print_and_shape_is_known():

@@ -1,22 +1,24 @@
 """Where pretrained model files live (``mx.gluon.model_zoo.model_store``).
 
-mxc never downloads: a pretrained model loads from ``<root>/<name>-<hash8>.params``, the file
-name MXNet 1.9.1's model store uses (so a directory MXNet filled, ``~/.mxnet/models`` by
-default, works as it is). ``MXNET_GLUON_REPO`` may name a LOCAL directory (or ``file://`` URL)
-laid out as MXNet's repository (``gluon/models/<name>-<hash8>.zip``); the archive is then
-unpacked into ``root``. Anything else raises an MXNetError that says which file to put where.
+A pretrained model loads from ``<root>/<name>-<hash8>.params``, the file name MXNet 1.9.1's
+model store uses (so a directory MXNet filled, ``~/.mxnet/models`` by default, works as it is).
+A missing file (or one whose SHA-1 is not the published one) is fetched as MXNet does, from
+``gluon/models/<name>-<hash8>.zip`` of the repository ``MXNET_GLUON_REPO`` names: a URL
+(MXNet's repository by default) or a local directory / ``file://`` URL laid out the same way.
+When that fails an MXNetError says which file to put where.
 """
 
 __all__ = ['get_model_file', 'purge']
 
 import hashlib
 import os
-import shutil
-import tempfile
+import warnings
 import zipfile
 
 from ... import base
+from ..._core import atomic_write as _atomic
 from ...base import MXNetError
+from ..utils import download, _get_repo_file_url
 
 # SHA-1 of every published model file, by model name (as MXNet 1.9.1's store).
 _model_sha1 = {
@@ -74,28 +76,28 @@ def _sha1_of(path):
     return digest.hexdigest()
 
 
-def _local_repo():
-    """The local directory MXNET_GLUON_REPO points to, or None (URLs are not fetched)."""
+def _repo_archive(file_name, root):
+    """The model's zip in the repository MXNET_GLUON_REPO names (MXNet's when unset): a local
+    directory or file:// URL is read in place; an http(s) one is downloaded into `root`.
+    (path, downloaded?)."""
     repo = os.environ.get('MXNET_GLUON_REPO', '')
     if repo.startswith('file://'):
         repo = repo[len('file://'):]
     if repo and os.path.isdir(repo):
-        return repo
-    return None
+        return os.path.join(repo, 'gluon', 'models', file_name + '.zip'), False
+    url = _get_repo_file_url('gluon/models', file_name + '.zip')
+    return download(url, path=os.path.join(root, file_name + '.zip'), overwrite=True), True
 
 
-def _unpack_from_repo(repo, file_name, root, file_path, expected):
-    archive = os.path.join(repo, 'gluon', 'models', file_name + '.zip')
-    if not os.path.exists(archive):
-        return None
-    os.makedirs(root, exist_ok=True)
-    tmp_dir = tempfile.mkdtemp(dir=root)
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(tmp_dir)
-        os.replace(os.path.join(tmp_dir, file_name + '.params'), file_path)
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
+def _unpack(archive, file_name, file_path, expected):
+    """``file_name``.params out of the zip (that member only: no path of the archive is
+    trusted) to ``file_path``, written whole or not at all; its SHA-1 checked."""
+    member = file_name + '.params'
+    with zipfile.ZipFile(archive) as zf:
+        if member not in zf.namelist():
+            raise MXNetError('Archive %s does not hold %s' % (archive, member))
+        with zf.open(member) as src:
+            _atomic.write_bytes(file_path, iter(lambda: src.read(1 << 20), b''))
     if _sha1_of(file_path) != expected:
         os.remove(file_path)
         raise MXNetError('Archive %s holds a parameter file whose SHA-1 is not %s'
@@ -104,32 +106,39 @@ def _unpack_from_repo(repo, file_name, root, file_path, expected):
 
 
 def get_model_file(name, root=_DEFAULT_ROOT):
-    """Path of the pretrained parameter file of model ``name`` under ``root``.
-
-    The file must already be there (or in a local MXNET_GLUON_REPO); its SHA-1 is checked.
-    Raises MXNetError naming the expected path otherwise (mxc does not download)."""
+    """Path of the pretrained parameter file of model ``name`` under ``root``, fetched as
+    MXNet does when it is not there or its SHA-1 is not the published one: the archive
+    ``gluon/models/<name>-<hash8>.zip`` of the repository MXNET_GLUON_REPO names (a local
+    directory, or a URL; MXNet's repository by default) is unpacked into ``root``. An MXNetError
+    says which file to put where when that fails (no network, say)."""
     file_name = '{}-{}'.format(name, short_hash(name))
     root = os.path.expanduser(root)
     file_path = os.path.join(root, file_name + '.params')
     expected = _model_sha1[name]
     if os.path.exists(file_path):
-        actual = _sha1_of(file_path)
-        if actual == expected:
+        if _sha1_of(file_path) == expected:
             return file_path
+        warnings.warn('Mismatch in the content of model file %s detected. Downloading again.'
+                      % file_path)
+    os.makedirs(root, exist_ok=True)
+    try:
+        archive, downloaded = _repo_archive(file_name, root)
+    except Exception as e:      # noqa: BLE001  a download failure of any kind
         raise MXNetError(
-            'Pretrained model file %s has the wrong content (SHA-1 %s, expected %s); '
-            'replace it with the original %s.params of the MXNet model store.'
-            % (file_path, actual, expected, file_name))
-    repo = _local_repo()
-    if repo is not None:
-        found = _unpack_from_repo(repo, file_name, root, file_path, expected)
-        if found is not None:
-            return found
-    raise MXNetError(
-        'Pretrained weights for %r are not available offline: mxc does not download model '
-        'files. Put %s.params (SHA-1 %s, from the MXNet model store, e.g. a copy of the '
-        '~/.mxnet/models directory MXNet filled) at %s, or pass root= naming the directory '
-        'that holds it.' % (name, file_name, expected, file_path))
+            'Pretrained weights for %r could not be fetched (%s). Put %s.params (SHA-1 %s, from '
+            'the MXNet model store, e.g. a copy of the ~/.mxnet/models directory MXNet filled) '
+            'at %s, pass root= naming the directory that holds it, or set MXNET_GLUON_REPO to '
+            'a repository that has gluon/models/%s.zip.'
+            % (name, e, file_name, expected, file_path, file_name)) from None
+    if not os.path.exists(archive):
+        raise MXNetError('Pretrained weights for %r: %s is not in the repository %s; put %s.params '
+                         '(SHA-1 %s) at %s' % (name, archive, os.environ.get('MXNET_GLUON_REPO'),
+                                               file_name, expected, file_path))
+    try:
+        return _unpack(archive, file_name, file_path, expected)
+    finally:
+        if downloaded:
+            os.remove(archive)
 
 
 def purge(root=_DEFAULT_ROOT):

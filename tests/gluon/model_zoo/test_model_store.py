@@ -1,5 +1,6 @@
-"""mxc.gluon.model_zoo.model_store: pretrained weights load from a local root (no network);
-a missing or altered file gives a clear error naming the path."""
+"""mxc.gluon.model_zoo.model_store: pretrained weights load from a local root, or are fetched
+from the repository MXNET_GLUON_REPO names (a directory, or a URL: here a server on 127.0.0.1);
+what cannot be fetched gives a clear error naming the path."""
 import hashlib
 import os
 import zipfile
@@ -22,9 +23,9 @@ def test_short_hash_and_unknown():
 def test_pretrained_missing_file_names_the_path(tmp_path):
     with pytest.raises(MXNetError) as err:
         get_model("squeezenet1.1", pretrained=True, root=str(tmp_path))
-    msg = str(err.value)
+    msg = str(err.value)     # the tests' repository refuses connections (tests/conftest.py)
     assert os.path.join(str(tmp_path), "squeezenet1.1-33ba0f93.params") in msg
-    assert "download" in msg
+    assert "could not be fetched" in msg and "gluon/models/squeezenet1.1-33ba0f93.zip" in msg
 
 
 def _fake_store(monkeypatch, tmp_path, name):
@@ -52,8 +53,9 @@ def test_pretrained_loads_from_root(monkeypatch, tmp_path):
 def test_pretrained_wrong_content(monkeypatch, tmp_path):
     monkeypatch.setitem(model_store._model_sha1, "alexnet", "0" * 40)
     (tmp_path / "alexnet-00000000.params").write_bytes(b"not the file")
-    with pytest.raises(MXNetError, match="wrong content"):
-        model_store.get_model_file("alexnet", root=str(tmp_path))
+    with pytest.warns(UserWarning, match="Mismatch in the content"):
+        with pytest.raises(MXNetError, match="could not be fetched"):
+            model_store.get_model_file("alexnet", root=str(tmp_path))
 
 
 def test_local_repo_archive(monkeypatch, tmp_path):
@@ -70,3 +72,41 @@ def test_local_repo_archive(monkeypatch, tmp_path):
     assert os.path.exists(path)
     model_store.purge(str(root))
     assert not os.listdir(root)
+
+
+def test_repo_over_http_and_archive_checks(monkeypatch, tmp_path):
+    """the archive is downloaded from an http repository (MXNet's layout), only its .params
+    member unpacked, checked and the archive removed; a stale file is fetched again"""
+    import functools
+    import http.server
+    import threading
+    src, tmp_file, sha1 = _fake_store(monkeypatch, tmp_path, "mobilenet0.75")
+    fname = "mobilenet0.75-%s" % sha1[:8]
+    www = tmp_path / "www"
+    (www / "gluon" / "models").mkdir(parents=True)
+    with zipfile.ZipFile(www / "gluon" / "models" / (fname + ".zip"), "w") as zf:
+        zf.write(tmp_file, fname + ".params")
+        zf.writestr("../outside.txt", "never extracted")
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(www)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:%d" % httpd.server_address[1])
+        root = tmp_path / "cache"
+        net = get_model("mobilenet0.75", pretrained=True, root=str(root))
+        x = mx.nd.ones((1, 3, 32, 32))
+        np.testing.assert_allclose(net(x).asnumpy(), src(x).asnumpy(), rtol=1e-5, atol=1e-6)
+        assert os.listdir(root) == [fname + ".params"]
+        assert not (tmp_path / "outside.txt").exists()
+        (root / (fname + ".params")).write_bytes(b"stale")
+        with pytest.warns(UserWarning, match="Mismatch"):
+            path = model_store.get_model_file("mobilenet0.75", root=str(root))
+        assert hashlib.sha1(open(path, "rb").read()).hexdigest() == sha1
+        monkeypatch.setitem(model_store._model_sha1, "mobilenet0.75", sha1[:8] + "0" * 32)
+        (root / (fname + ".params")).unlink()
+        with pytest.raises(MXNetError, match="SHA-1 is not"):
+            model_store.get_model_file("mobilenet0.75", root=str(root))
+        assert os.listdir(root) == []
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,15 +1,18 @@
 """WikiText-2 and WikiText-103 (Merity et al. 2016) for word-level language models, read from
-the tokenised files already under `root` (wiki.train.tokens, wiki.valid.tokens,
-wiki.test.tokens; mxc never downloads). Each line's tokens are followed by '<eos>'; the token
+the tokenised files under `root` (wiki.train.tokens, wiki.valid.tokens, wiki.test.tokens; when
+missing, MXNet's archive of them is downloaded and its files unpacked there, as MXNet does).
+Each line's tokens are followed by '<eos>'; the token
 stream is cut into rows of `seq_len` (data) and the same stream shifted by one (label); a
 trailing part shorter than `seq_len` is dropped, as MXNet 1.9.1 does."""
 import os
+import zipfile
 
 import numpy as np
 
 from ...data import dataset
-from ...data.vision.datasets import _missing
+from ...data.vision.datasets import _fetch
 from .... import base, ndarray as nd
+from ...._core import atomic_write as _atomic
 
 __all__ = ["WikiText2", "WikiText103"]
 
@@ -47,7 +50,21 @@ class _WikiText(dataset._DownloadedDataset):
 
     def _get_data(self):
         name = _SEGMENT_FILES[self._segment]
-        _missing(type(self).__name__, self._root, [name], self._source)
+        if not os.path.isfile(os.path.join(self._root, name)):
+            (archive,) = self._sha1
+            _fetch(self, [archive], [name])
+            # every file of the archive into root by its base name (no path of the archive
+            # is used), each written whole
+            with zipfile.ZipFile(os.path.join(self._root, archive)) as zf:
+                for member in zf.infolist():
+                    base_name = os.path.basename(member.filename)
+                    if base_name and not member.is_dir():
+                        with zf.open(member) as src:
+                            _atomic.write_bytes(os.path.join(self._root, base_name),
+                                                iter(lambda: src.read(1 << 20), b""))
+            if not os.path.isfile(os.path.join(self._root, name)):
+                raise FileNotFoundError("%s: %s does not hold %s"
+                                        % (type(self).__name__, archive, name))
         with open(os.path.join(self._root, name), "r", encoding="utf8") as fin:
             content = fin.read()
         text = _contrib_text()
@@ -79,6 +96,9 @@ class WikiText2(_WikiText):
     seq_len : int, default 35
     """
 
+    _namespace = "wikitext-2"
+    _sha1 = {"wikitext-2-v1.zip": "3c914d17d80b1459be871a5039ac23e752a53cbe"}
+
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "wikitext-2"),
                  segment="train", vocab=None, seq_len=35):
         super().__init__(root, segment, vocab, seq_len)
@@ -86,6 +106,9 @@ class WikiText2(_WikiText):
 
 class WikiText103(_WikiText):
     """WikiText-103, same files and samples as WikiText2."""
+
+    _namespace = "wikitext-103"
+    _sha1 = {"wikitext-103-v1.zip": "0aec09a7537b58d4bb65362fee27650eeaba625a"}
 
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "wikitext-103"),
                  segment="train", vocab=None, seq_len=35):

@@ -1,7 +1,8 @@
 """Image datasets (MXNet 1.9.1's gluon.data.vision.datasets): MNIST, FashionMNIST, CIFAR10,
-CIFAR100 read from the standard files already under `root` (mxc never downloads: a missing file
-raises FileNotFoundError naming it, the root and where to get it), ImageRecordDataset,
-ImageFolderDataset and ImageListDataset."""
+CIFAR100 read from the standard files under `root`, which are downloaded as MXNet does when
+missing (from ``gluon/dataset/<namespace>/`` of the repository MXNET_GLUON_REPO names, their
+SHA-1 checked; when that fails FileNotFoundError names the files, the root and where to get
+them), ImageRecordDataset, ImageFolderDataset and ImageListDataset."""
 import gzip
 import os
 import struct
@@ -10,18 +11,28 @@ import warnings
 import numpy as np
 
 from .. import dataset
+from ...utils import download, _get_repo_file_url
 from .... import base, image, ndarray as nd, recordio
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset", "ImageListDataset"]
 
 
-def _missing(cls, root, names, source):
-    missing = [n for n in names if not os.path.isfile(os.path.join(root, n))]
-    if missing:
+def _fetch(ds, names, wanted=None):
+    """Download `names` (files of MXNet's repository for the data set, with their SHA-1) into
+    the data set's root, for the files `wanted` (default: the same); FileNotFoundError naming
+    them and where to get them if that fails."""
+    try:
+        for n in names:
+            download(_get_repo_file_url("gluon/dataset/" + ds._namespace, n), path=ds._root,
+                     sha1_hash=ds._sha1[n])
+    except Exception as e:      # noqa: BLE001  a download failure of any kind
+        what = ", ".join(wanted or names)
+        via = "" if wanted is None else f" and {', '.join(names)} holding them"
         raise FileNotFoundError(
-            f"{cls}: {', '.join(missing)} not found in {root}. mxc does not download data sets; "
-            f"put the standard files ({source}) in that folder, or pass root= where they are.")
+            f"{type(ds).__name__}: {what} not found in {ds._root}{via} could not be downloaded "
+            f"({e}); put the standard files ({ds._source}) in that folder, or pass root= where "
+            f"they are.") from None
 
 
 class MNIST(dataset._DownloadedDataset):
@@ -29,6 +40,11 @@ class MNIST(dataset._DownloadedDataset):
     ``(uint8 NDArray (28, 28, 1), int32 label)``."""
 
     _source = "http://yann.lecun.com/exdb/mnist/"
+    _namespace = "mnist"
+    _sha1 = {"train-images-idx3-ubyte.gz": "6c95f4b05d2bf285e1bfb0e7960c31bd3b3f8a7d",
+             "train-labels-idx1-ubyte.gz": "2a80914081dc54586dbdf242f9805a6b8d2a15fc",
+             "t10k-images-idx3-ubyte.gz": "c3a25af1f52dad7f726cce8cacb138654b760d48",
+             "t10k-labels-idx1-ubyte.gz": "763e7fa3757d93b0cdec073cef058b2004252c17"}
 
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "mnist"),
                  train=True, transform=None):
@@ -37,7 +53,6 @@ class MNIST(dataset._DownloadedDataset):
         self._train_label = "train-labels-idx1-ubyte.gz"
         self._test_data = "t10k-images-idx3-ubyte.gz"
         self._test_label = "t10k-labels-idx1-ubyte.gz"
-        self._namespace = "mnist"
         super().__init__(root, transform)
 
     def _find(self, name):
@@ -55,8 +70,8 @@ class MNIST(dataset._DownloadedDataset):
             (self._test_data, self._test_label)
         paths = [self._find(n) for n in names]
         if None in paths:
-            _missing(type(self).__name__, self._root,
-                     [n for n, p in zip(names, paths) if p is None], self._source)
+            _fetch(self, [n for n, p in zip(names, paths) if p is None])
+            paths = [self._find(n) for n in names]
         data_file, label_file = paths
         with self._open(label_file) as fin:
             magic, n = struct.unpack(">II", fin.read(8))
@@ -80,11 +95,15 @@ class FashionMNIST(MNIST):
     """Fashion-MNIST (same files and layout as MNIST)."""
 
     _source = "https://github.com/zalandoresearch/fashion-mnist"
+    _namespace = "fashion-mnist"
+    _sha1 = {"train-images-idx3-ubyte.gz": "0cf37b0d40ed5169c6b3aba31069a9770ac9043d",
+             "train-labels-idx1-ubyte.gz": "236021d52f1e40852b06a4c3008d8de8aef1e40b",
+             "t10k-images-idx3-ubyte.gz": "626ed6a7c06dd17c0eec72fa3be1740f146a2863",
+             "t10k-labels-idx1-ubyte.gz": "17f9ab60e7257a1620f4ad76bbbaf857c3920701"}
 
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "fashion-mnist"),
                  train=True, transform=None):
         super().__init__(root, train, transform)
-        self._namespace = "fashion-mnist"
 
 
 class CIFAR10(dataset._DownloadedDataset):
@@ -93,13 +112,14 @@ class CIFAR10(dataset._DownloadedDataset):
 
     _archive = "cifar-10-binary.tar.gz"
     _source = "https://www.cs.toronto.edu/~kriz/cifar.html, binary version"
+    _namespace = "cifar10"
+    _sha1 = {"cifar-10-binary.tar.gz": "fab780a1e191a7eda0f345501ccd62d20f7ed891"}
 
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "cifar10"),
                  train=True, transform=None):
         self._train = train
         self._train_data = [f"data_batch_{i}.bin" for i in range(1, 6)]
         self._test_data = ["test_batch.bin"]
-        self._namespace = "cifar10"
         super().__init__(root, transform)
 
     def _read_batch(self, filename):
@@ -123,14 +143,17 @@ class CIFAR10(dataset._DownloadedDataset):
             return None
         paths = [find(n) for n in names]
         archive = os.path.join(self._root, self._archive)
-        if None in paths and os.path.isfile(archive):
+        if None in paths and not os.path.isfile(archive):
+            _fetch(self, [self._archive], [n for n, p in zip(names, paths) if p is None])
+        if None in paths:
             with tarfile.open(archive) as tar:
                 tar.extractall(self._root, filter="data") if hasattr(tarfile, "data_filter") \
                     else tar.extractall(self._root)
             paths = [find(n) for n in names]
         if None in paths:
-            _missing(type(self).__name__, self._root,
-                     [n for n, p in zip(names, paths) if p is None], self._source)
+            raise FileNotFoundError(
+                f"{type(self).__name__}: {archive} does not hold "
+                f"{', '.join(n for n, p in zip(names, paths) if p is None)}")
         return paths
 
     def _get_data(self):
@@ -146,6 +169,8 @@ class CIFAR100(CIFAR10):
     """CIFAR-100 from train.bin / test.bin in `root`; `fine_label` picks the 100-class label."""
 
     _archive = "cifar-100-binary.tar.gz"
+    _namespace = "cifar100"
+    _sha1 = {"cifar-100-binary.tar.gz": "a0bb982c76b83111308126cc779a992fa506b90b"}
 
     def __init__(self, root=os.path.join(base.data_dir(), "datasets", "cifar100"),
                  fine_label=False, train=True, transform=None):
@@ -153,7 +178,6 @@ class CIFAR100(CIFAR10):
         self._train_data = ["train.bin"]
         self._test_data = ["test.bin"]
         self._fine_label = fine_label
-        self._namespace = "cifar100"
         dataset._DownloadedDataset.__init__(self, root, transform)
 
     def _read_batch(self, filename):

@@ -42,12 +42,74 @@ def test_mnist_reads_idx_files(tmp_path, rng, cls):
 
 
 def test_missing_files_raise_a_clear_error(tmp_path):
+    """nothing there and the repository unreachable (tests/conftest.py): the files to get"""
     for cls, names in ((vision.MNIST, "train-images-idx3-ubyte.gz"),
                        (vision.CIFAR10, "data_batch_1.bin"), (vision.CIFAR100, "train.bin")):
         with pytest.raises(FileNotFoundError) as info:
             cls(root=str(tmp_path / cls.__name__))
         msg = str(info.value)
-        assert names in msg and cls.__name__ in msg and "does not download" in msg
+        assert names in msg and cls.__name__ in msg and "could not be downloaded" in msg
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """MXNet's repository layout served over HTTP from 127.0.0.1 (MXNET_GLUON_REPO)"""
+    import functools
+    import http.server
+    import threading
+    www = tmp_path / "www"
+    www.mkdir()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(www)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:%d/" % httpd.server_address[1])
+    yield www
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _sha1(path):
+    import hashlib
+    return hashlib.sha1(open(path, "rb").read()).hexdigest()
+
+
+@pytest.mark.parametrize("cls", [vision.MNIST, vision.FashionMNIST])
+def test_mnist_downloads_from_the_repository(tmp_path, rng, repo, monkeypatch, cls):
+    """each in its own namespace (gluon/dataset/<mnist|fashion-mnist>/), SHA-1 checked"""
+    src = repo / "gluon" / "dataset" / cls._namespace
+    src.mkdir(parents=True)
+    tr = rng.integers(0, 256, (4, 28, 28), dtype=np.uint8)
+    write_idx(str(src), "train", tr, np.arange(4))
+    monkeypatch.setattr(cls, "_sha1", {n: _sha1(src / n) for n in os.listdir(src)})
+    ds = cls(root=str(tmp_path / "root"))
+    assert len(ds) == 4
+    np.testing.assert_array_equal(ds[2][0].asnumpy()[:, :, 0], tr[2])
+    assert sorted(os.listdir(tmp_path / "root")) == ["train-images-idx3-ubyte.gz",
+                                                     "train-labels-idx1-ubyte.gz"]
+    # a file that is not the published one is refused
+    monkeypatch.setattr(cls, "_sha1", dict(cls._sha1, **{"train-labels-idx1-ubyte.gz": "0" * 40}))
+    with pytest.raises(FileNotFoundError, match="content hash does not match"):
+        cls(root=str(tmp_path / "other"))
+
+
+def test_cifar10_downloads_and_extracts_its_archive(tmp_path, rng, repo, monkeypatch):
+    import tarfile
+    imgs = rng.integers(0, 256, (3, 3, 32, 32), dtype=np.uint8)
+    batches = tmp_path / "cifar-10-batches-bin"
+    batches.mkdir()
+    for i, name in enumerate([f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]):
+        rows = np.concatenate([np.full((3, 1), i, np.uint8), imgs.reshape(3, -1)], axis=1)
+        (batches / name).write_bytes(rows.tobytes())
+    src = repo / "gluon" / "dataset" / "cifar10"
+    src.mkdir(parents=True)
+    with tarfile.open(src / "cifar-10-binary.tar.gz", "w:gz") as tar:
+        tar.add(batches, arcname="cifar-10-batches-bin")
+    monkeypatch.setattr(vision.CIFAR10, "_sha1",
+                        {"cifar-10-binary.tar.gz": _sha1(src / "cifar-10-binary.tar.gz")})
+    test = vision.CIFAR10(root=str(tmp_path / "root"), train=False)
+    assert len(test) == 3 and test[1][1] == 5
+    np.testing.assert_array_equal(test[1][0].asnumpy(), imgs[1].transpose(1, 2, 0))
+    assert len(vision.CIFAR10(root=str(tmp_path / "root"))) == 15
 
 
 def test_cifar10_and_cifar100_binary_batches(tmp_path, rng):
@@ -72,7 +134,9 @@ def test_cifar10_and_cifar100_binary_batches(tmp_path, rng):
     fine = vision.CIFAR100(root=str(c100), fine_label=True)
     assert coarse[5][1] == 4 and fine[5][1] == 55
     np.testing.assert_array_equal(fine[5][0].asnumpy(), imgs[5].transpose(1, 2, 0))
-    with pytest.raises(FileNotFoundError, match="test.bin"):
+    # test.bin missing: the archive is fetched (refused in the tests)
+    with pytest.raises(FileNotFoundError, match="test.bin not found in .* and "
+                                                "cifar-100-binary.tar.gz holding them could not"):
         vision.CIFAR100(root=str(c100), train=False)
 
 
