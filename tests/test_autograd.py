@@ -316,16 +316,20 @@ def test_prepared_gradient_skips_unneeded_input_and_keeps_needed_ones():
 
 @pytest.fixture
 def zero_fills(monkeypatch):
-    """The shapes of the arrays filled with a constant (zeros_like runs _full) while it runs."""
+    """The shapes of the arrays filled with a constant (the zeros_like operator, or _full) while
+    it runs."""
     from mxc.ops import registry
-    op = registry.get("_full")
     shapes = []
-    fwd = op.forward
 
-    def counted(a, inputs, outputs):
-        shapes.extend(o.shape for o in outputs)
-        fwd(a, inputs, outputs)
-    monkeypatch.setattr(op, "forward", counted)
+    def count(op):
+        fwd = op.forward
+
+        def counted(a, inputs, outputs):
+            shapes.extend(o.shape for o in outputs)
+            fwd(a, inputs, outputs)
+        monkeypatch.setattr(op, "forward", counted)
+    count(registry.get("_full"))
+    count(registry.get("zeros_like"))
     return shapes
 
 
@@ -536,3 +540,24 @@ def test_backward_refuses_a_gradient_through_an_operator_without_one():
         y = (mx.nd.BlockGrad(mx.nd.shuffle(x)) + x).sum()
     y.backward()
     assert x.grad.asnumpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_second_order_of_a_gradient_that_does_not_read_x_is_zero():
+    """radians' gradient is a constant times the head: its own gradient in x is zero (as MXNet,
+    whose _backward_radians reads x), not an error; zeros_like is the operator, recorded"""
+    x = mx.nd.array([0.5, -1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.radians(x)
+        g1 = mx.autograd.grad(heads=y, variables=x, head_grads=mx.nd.array([1.0, 2.0, 3.0]),
+                              create_graph=True, retain_graph=True)[0]
+        g2 = mx.autograd.grad(heads=g1, variables=x, head_grads=mx.nd.ones((3,)),
+                              create_graph=True, retain_graph=True)[0]
+    np.testing.assert_allclose(g1.asnumpy(), np.array([1.0, 2.0, 3.0]) * np.pi / 180, rtol=1e-6)
+    np.testing.assert_array_equal(g2.asnumpy(), [0, 0, 0])
+    with mx.autograd.record():
+        z = mx.nd.zeros_like(x) + x * 3
+    z.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3, 3, 3])
+    assert mx.nd.op.zeros_like is not mx.nd.zeros_like
+    assert mx.nd.op.relu(mx.nd.array([-1.0, 2.0])).asnumpy().tolist() == [0, 2]

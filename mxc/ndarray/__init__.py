@@ -15,6 +15,7 @@ _methods.attach(NDArray)
 install_operators()
 from . import random  # noqa: F401
 from . import _internal  # noqa: F401  (MXNet's mx.nd._internal: the underscore operators)
+from . import op  # noqa: F401  (MXNet's mx.nd.op: every operator under its own name)
 from . import contrib  # noqa: F401
 from . import linalg  # noqa: F401  (mx.nd.linalg.gemm2 ...)
 from . import image  # noqa: F401  (mx.nd.image.to_tensor ...)

@@ -704,16 +704,18 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
 
 # zeros_like/ones_like take dtype= and keep data's dtype: MXNet 1.9.1's operators accept the
 # argument and ignore it (GluonCV's CenterNet decoder passes it)
+# the operators themselves (mx.nd.op): recorded under autograd as MXNet's, so a gradient written
+# with them stays in the graph of `data`
 def zeros_like(data, dtype=None, **kwargs):
     out = _op_kwargs("zeros_like", kwargs)
     if data._sparse and out is None:
         from . import sparse
         return sparse.zeros(data.stype, data.shape, data.context, data._dtype)
-    return full(data.shape, 0.0, data.context, data._dtype, out=out)
+    return _nd().op.zeros_like(data, out=out)
 
 
 def ones_like(data, dtype=None, **kwargs):
-    return full(data.shape, 1.0, data.context, data._dtype, out=_op_kwargs("ones_like", kwargs))
+    return _nd().op.ones_like(data, out=_op_kwargs("ones_like", kwargs))
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):

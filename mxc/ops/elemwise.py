@@ -124,8 +124,10 @@ _UNARY = {
     "arcsinh": lambda F, x, y, g: g / F.sqrt(x * x + 1.0),
     "arccosh": lambda F, x, y, g: g / F.sqrt(x * x - 1.0),
     "arctanh": lambda F, x, y, g: g / (1.0 - x * x),
-    "degrees": lambda F, x, y, g: g * (180.0 / math.pi),
-    "radians": lambda F, x, y, g: g * (math.pi / 180.0),
+    # + zeros_like(x): the gradient stays in x's graph, so a second order is zero (as MXNet's
+    # _backward_degrees/_backward_radians, which read x), not "not in a computational graph"
+    "degrees": lambda F, x, y, g: g * (180.0 / math.pi) + F.zeros_like(x),
+    "radians": lambda F, x, y, g: g * (math.pi / 180.0) + F.zeros_like(x),
     "sigmoid": lambda F, x, y, g: F._backward_sigmoid(g, y),
     "relu": lambda F, x, y, g: F._backward_relu(g, y),
     "softsign": lambda F, x, y, g: g / F.square(F.abs(x) + 1.0),
