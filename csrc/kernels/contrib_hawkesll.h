@@ -60,148 +60,125 @@ static int mxc_hk_fail(mxc_opcall *c, int64_t bad) {
   return 0;
 }
 
-#define MXC_HK_FNS(tag, T_)                                                                      \
-  static void mxc_hk_fwd_body_##tag(void *p, int64_t lo, int64_t hi) {                          \
-    mxc_hk_ctx *u = (mxc_hk_ctx *)p;                                                             \
-    const T_ *mu = (const T_ *)u->in[0], *alpha = (const T_ *)u->in[1];                          \
-    const T_ *beta = (const T_ *)u->in[2], *state = (const T_ *)u->in[3];                        \
-    const T_ *lags = (const T_ *)u->in[4], *vlen = (const T_ *)u->in[6];                         \
-    const T_ *tmax = (const T_ *)u->in[7];                                                       \
-    const int32_t *marks = (const int32_t *)u->in[5];                                            \
-    T_ *ll_out = (T_ *)u->out[0], *st_out = (T_ *)u->out[1];                                     \
-    const int64_t K = u->K, T = u->T;                                                            \
-    T_ *last = (T_ *)malloc((size_t)(K ? K : 1) * sizeof(T_));                                   \
-    if (last == NULL) {                                                                          \
-      u->bad = -2;                                                                               \
-      return;                                                                                    \
-    }                                                                                            \
-    for (int64_t i = lo; i < hi; ++i) {                                                          \
-      const T_ *mu_ = mu + i * K, *lag_ = lags + i * T;                                          \
-      const int32_t *mark_ = marks + i * T;                                                      \
-      T_ *s_ = st_out + i * K;                                                                   \
-      T_ ll = 0, t = 0;                                                                          \
-      const double nv = (double)vlen[i];                                                         \
-      for (int64_t k = 0; k < K; ++k) {                                                          \
-        last[k] = 0;                                                                             \
-        s_[k] = state[i * K + k];                                                                \
-      }                                                                                          \
-      if (!(nv >= 0 && nv <= (double)T)) {                                                       \
-        u->bad = i;                                                                              \
-        continue;                                                                                \
-      }                                                                                          \
-      for (int64_t j = 0; j < (int64_t)ceil(nv); ++j) {                                          \
-        const int32_t ci = mark_[j];                                                             \
-        if (ci < 0 || ci >= K) {                                                                 \
-          u->bad = i;                                                                            \
-          break;                                                                                 \
-        }                                                                                        \
-        t += lag_[j];                                                                            \
-        const T_ d = t - last[ci], ed = MXC_HK_EXP_##T_(-beta[ci] * d);                         \
-        const T_ lda = mu_[ci] + alpha[ci] * beta[ci] * s_[ci] * ed;                            \
-        const T_ comp = mu_[ci] * d + alpha[ci] * s_[ci] * (1 - ed);                            \
-        ll += MXC_HK_LOG_##T_(lda) - comp;                                                       \
-        s_[ci] = 1 + s_[ci] * ed;                                                                \
-        last[ci] = t;                                                                            \
-      }                                                                                          \
-      for (int64_t k = 0; k < K; ++k) {   /* each mark's compensator up to max_time */           \
-        const T_ d = tmax[i] - last[k], ed = MXC_HK_EXP_##T_(-beta[k] * d);                      \
-        ll -= mu_[k] * d + alpha[k] * s_[k] * (1 - ed);                                          \
-        s_[k] = ed * s_[k];                                                                      \
-      }                                                                                          \
-      ll_out[i] = ll;                                                                            \
-    }                                                                                            \
-    free(last);                                                                                  \
-  }                                                                                              \
-  static int mxc_hk_forward_##tag(mxc_opcall *c) {                                               \
-    if (c->nin != 8 || c->nout != 2 || mxc_hk_check(c, 0, "forward")) return -1;                \
-    mxc_hk_ctx u;                                                                                \
-    memset(&u, 0, sizeof u);                                                                     \
-    for (int k = 0; k < 8; ++k) u.in[k] = c->in[k].data;                                         \
-    u.out[0] = c->out[0].data;                                                                   \
-    u.out[1] = c->out[1].data;                                                                   \
-    u.N = c->in[4].shape[0];                                                                     \
-    u.T = c->in[4].shape[1];                                                                     \
-    u.K = c->in[0].shape[1];                                                                     \
-    u.bad = -1;                                                                                  \
-    mxc_parallel_range(u.N, c->nthreads, 64, mxc_hk_fwd_body_##tag, &u);                         \
-    return mxc_hk_fail(c, u.bad);                                                                \
-  }                                                                                              \
-  static void mxc_hk_bwd_body_##tag(void *p, int64_t lo, int64_t hi) {                          \
-    mxc_hk_ctx *u = (mxc_hk_ctx *)p;                                                             \
-    const T_ *og = (const T_ *)u->in[0];                                                         \
-    const T_ *mu = (const T_ *)u->in[1], *alpha = (const T_ *)u->in[2];                          \
-    const T_ *beta = (const T_ *)u->in[3], *state = (const T_ *)u->in[4];                        \
-    const T_ *lags = (const T_ *)u->in[5], *vlen = (const T_ *)u->in[7];                         \
-    const T_ *tmax = (const T_ *)u->in[8];                                                       \
-    const int32_t *marks = (const int32_t *)u->in[6];                                            \
-    T_ *dmu = (T_ *)u->out[0];                                                                   \
-    const int64_t K = u->K, T = u->T;                                                            \
-    for (int64_t i = lo; i < hi; ++i) {                                                          \
-      T_ *w = (T_ *)u->work + i * 5 * K;                                                         \
-      T_ *last = w, *s_ = w + K, *ds_ = w + 2 * K, *ga = w + 3 * K, *gb = w + 4 * K;             \
-      T_ *gm = dmu + i * K, t = 0;                                                               \
-      const T_ *mu_ = mu + i * K, *lag_ = lags + i * T;                                          \
-      const int32_t *mark_ = marks + i * T;                                                      \
-      const double nv = (double)vlen[i];                                                         \
-      for (int64_t k = 0; k < K; ++k) {                                                          \
-        last[k] = ds_[k] = ga[k] = gb[k] = gm[k] = 0;                                            \
-        s_[k] = state[i * K + k];                                                                \
-      }                                                                                          \
-      if (!(nv >= 0 && nv <= (double)T)) {                                                       \
-        u->bad = i;                                                                              \
-        continue;                                                                                \
-      }                                                                                          \
-      for (int64_t j = 0; j < (int64_t)ceil(nv); ++j) {                                          \
-        const int32_t ci = mark_[j];                                                             \
-        if (ci < 0 || ci >= K) {                                                                 \
-          u->bad = i;                                                                            \
-          break;                                                                                 \
-        }                                                                                        \
-        t += lag_[j];                                                                            \
-        const T_ d = t - last[ci], ed = MXC_HK_EXP_##T_(-beta[ci] * d);                         \
-        const T_ lda = mu_[ci] + alpha[ci] * beta[ci] * s_[ci] * ed;                            \
-        gm[ci] += 1 / lda - d;                                                                   \
-        ga[ci] += beta[ci] * s_[ci] * ed / lda - s_[ci] * (1 - ed);                              \
-        gb[ci] += alpha[ci] * ed * (s_[ci] * (1 - beta[ci] * d) + beta[ci] * ds_[ci]) / lda -    \
-                  alpha[ci] * (ds_[ci] * (1 - ed) + s_[ci] * d * ed);                            \
-        ds_[ci] = ed * (-d * s_[ci] + ds_[ci]);                                                  \
-        s_[ci] = 1 + s_[ci] * ed;                                                                \
-        last[ci] = t;                                                                            \
-      }                                                                                          \
-      for (int64_t k = 0; k < K; ++k) {                                                          \
-        const T_ d = tmax[i] - last[k], ed = MXC_HK_EXP_##T_(-beta[k] * d);                      \
-        gm[k] = og[i] * (gm[k] - d);                                                             \
-        ga[k] = og[i] * (ga[k] - s_[k] * (1 - ed));                                              \
-        gb[k] = og[i] * (gb[k] - alpha[k] * (ds_[k] * (1 - ed) + s_[k] * d * ed));               \
-      }                                                                                          \
-    }                                                                                            \
-  }                                                                                              \
-  static int mxc_hk_backward_##tag(mxc_opcall *c) {                                              \
-    if (c->nin != 9 || c->nout != 3 || c->in[0].size != c->in[5].shape[0] ||                    \
-        mxc_hk_check(c, 1, "backward"))                                                          \
-      return -1;                                                                                 \
-    mxc_hk_ctx u;                                                                                \
-    memset(&u, 0, sizeof u);                                                                     \
-    for (int k = 0; k < 9; ++k) u.in[k] = c->in[k].data;                                         \
-    for (int k = 0; k < 3; ++k) u.out[k] = c->out[k].data;                                       \
-    u.N = c->in[5].shape[0];                                                                     \
-    u.T = c->in[5].shape[1];                                                                     \
-    u.K = c->in[1].shape[1];                                                                     \
-    u.bad = -1;                                                                                  \
-    u.work = malloc((size_t)(u.N * 5 * u.K + 1) * sizeof(T_));                                   \
-    if (u.work == NULL) return mxc_fail(c, "hawkesll backward kernel: out of memory");          \
-    mxc_parallel_range(u.N, c->nthreads, 64, mxc_hk_bwd_body_##tag, &u);                         \
-    T_ *da = (T_ *)u.out[1], *db = (T_ *)u.out[2];                                               \
-    for (int64_t k = 0; k < u.K; ++k) da[k] = db[k] = 0;                                         \
-    for (int64_t i = 0; i < u.N; ++i) {   /* the samples' alpha and beta terms, in order */      \
-      const T_ *w = (const T_ *)u.work + i * 5 * u.K;                                            \
-      for (int64_t k = 0; k < u.K; ++k) {                                                        \
-        da[k] += w[3 * u.K + k];                                                                 \
-        db[k] += w[4 * u.K + k];                                                                 \
-      }                                                                                          \
-    }                                                                                            \
-    free(u.work);                                                                                \
-    return mxc_hk_fail(c, u.bad);                                                                \
+/* The walk of sample i (inputs from in[first]): its log likelihood (returned) and the state
+ * at max_time in s_; when gm is not NULL also the gradient of og * log likelihood in mu (gm),
+ * alpha (ga) and beta (gb), the states' derivatives in beta kept in ds_ (MXNet's
+ * hawkesll_backward recurrences). last, s_, ds_, gm, ga, gb hold K values each. A mark outside
+ * [0, K) or a length outside [0, T] records the sample in u->bad. */
+#define MXC_HK_FNS(tag, T_)                                                                       \
+  static T_ mxc_hk_walk_##tag(mxc_hk_ctx *u, int first, int64_t i, T_ *last, T_ *s_, T_ *ds_,     \
+                              T_ *gm, T_ *ga, T_ *gb, T_ og) {                                    \
+    const T_ *mu = (const T_ *)u->in[first], *alpha = (const T_ *)u->in[first + 1];               \
+    const T_ *beta = (const T_ *)u->in[first + 2], *state = (const T_ *)u->in[first + 3];         \
+    const T_ *lags = (const T_ *)u->in[first + 4], *vlen = (const T_ *)u->in[first + 6];          \
+    const T_ *tmax = (const T_ *)u->in[first + 7];                                                \
+    const int32_t *mark_ = (const int32_t *)u->in[first + 5] + i * u->T;                          \
+    const int64_t K = u->K;                                                                       \
+    const T_ *mu_ = mu + i * K, *lag_ = lags + i * u->T;                                          \
+    const double nv = (double)vlen[i];                                                            \
+    T_ ll = 0, t = 0;                                                                             \
+    for (int64_t k = 0; k < K; ++k) {                                                             \
+      last[k] = 0;                                                                                \
+      s_[k] = state[i * K + k];                                                                   \
+      if (gm != NULL) ds_[k] = gm[k] = ga[k] = gb[k] = 0;                                         \
+    }                                                                                             \
+    if (!(nv >= 0 && nv <= (double)u->T)) {                                                       \
+      u->bad = i;      /* a plain store: any thread may record its sample */                      \
+      return 0;                                                                                   \
+    }                                                                                             \
+    for (int64_t j = 0; j < (int64_t)ceil(nv); ++j) {                                             \
+      const int32_t ci = mark_[j];                                                                \
+      if (ci < 0 || ci >= K) {                                                                    \
+        u->bad = i;                                                                               \
+        return 0;                                                                                 \
+      }                                                                                           \
+      t += lag_[j];                                                                               \
+      const T_ d = t - last[ci], ed = MXC_HK_EXP_##T_(-beta[ci] * d);                             \
+      const T_ lda = mu_[ci] + alpha[ci] * beta[ci] * s_[ci] * ed;                                \
+      if (gm != NULL) {                                                                           \
+        gm[ci] += 1 / lda - d;                                                                    \
+        ga[ci] += beta[ci] * s_[ci] * ed / lda - s_[ci] * (1 - ed);                               \
+        gb[ci] += alpha[ci] * ed * (s_[ci] * (1 - beta[ci] * d) + beta[ci] * ds_[ci]) / lda -     \
+                  alpha[ci] * (ds_[ci] * (1 - ed) + s_[ci] * d * ed);                             \
+        ds_[ci] = ed * (-d * s_[ci] + ds_[ci]);                                                   \
+      }                                                                                           \
+      ll += MXC_HK_LOG_##T_(lda) - (mu_[ci] * d + alpha[ci] * s_[ci] * (1 - ed));                 \
+      s_[ci] = 1 + s_[ci] * ed;                                                                   \
+      last[ci] = t;                                                                               \
+    }                                                                                             \
+    for (int64_t k = 0; k < K; ++k) {   /* each mark's compensator up to max_time */              \
+      const T_ d = tmax[i] - last[k], ed = MXC_HK_EXP_##T_(-beta[k] * d);                         \
+      if (gm != NULL) {                                                                           \
+        gm[k] = og * (gm[k] - d);                                                                 \
+        ga[k] = og * (ga[k] - s_[k] * (1 - ed));                                                  \
+        gb[k] = og * (gb[k] - alpha[k] * (ds_[k] * (1 - ed) + s_[k] * d * ed));                   \
+      }                                                                                           \
+      ll -= mu_[k] * d + alpha[k] * s_[k] * (1 - ed);                                             \
+      s_[k] = ed * s_[k];                                                                         \
+    }                                                                                             \
+    return ll;                                                                                    \
+  }                                                                                               \
+  static void mxc_hk_fwd_body_##tag(void *p, int64_t lo, int64_t hi) {                            \
+    mxc_hk_ctx *u = (mxc_hk_ctx *)p;                                                              \
+    T_ *last = (T_ *)malloc((size_t)(u->K ? u->K : 1) * sizeof(T_));                              \
+    if (last == NULL) {                                                                           \
+      u->bad = -2;                                                                                \
+      return;                                                                                     \
+    }                                                                                             \
+    for (int64_t i = lo; i < hi; ++i)                                                             \
+      ((T_ *)u->out[0])[i] = mxc_hk_walk_##tag(u, 0, i, last, (T_ *)u->out[1] + i * u->K, NULL,   \
+                                               NULL, NULL, NULL, 0);                              \
+    free(last);                                                                                   \
+  }                                                                                               \
+  static int mxc_hk_forward_##tag(mxc_opcall *c) {                                                \
+    if (c->nin != 8 || c->nout != 2 || mxc_hk_check(c, 0, "forward")) return -1;                  \
+    mxc_hk_ctx u;                                                                                 \
+    memset(&u, 0, sizeof u);                                                                      \
+    for (int k = 0; k < 8; ++k) u.in[k] = c->in[k].data;                                          \
+    u.out[0] = c->out[0].data;                                                                    \
+    u.out[1] = c->out[1].data;                                                                    \
+    u.N = c->in[4].shape[0];                                                                      \
+    u.T = c->in[4].shape[1];                                                                      \
+    u.K = c->in[0].shape[1];                                                                      \
+    u.bad = -1;                                                                                   \
+    mxc_parallel_range(u.N, c->nthreads, 64, mxc_hk_fwd_body_##tag, &u);                          \
+    return mxc_hk_fail(c, u.bad);                                                                 \
+  }                                                                                               \
+  static void mxc_hk_bwd_body_##tag(void *p, int64_t lo, int64_t hi) {                            \
+    mxc_hk_ctx *u = (mxc_hk_ctx *)p;                                                              \
+    const int64_t K = u->K;                                                                       \
+    for (int64_t i = lo; i < hi; ++i) {                                                           \
+      T_ *w = (T_ *)u->work + i * 5 * K;    /* last, state, its derivative, alpha/beta terms */   \
+      mxc_hk_walk_##tag(u, 1, i, w, w + K, w + 2 * K, (T_ *)u->out[0] + i * K, w + 3 * K,         \
+                        w + 4 * K, ((const T_ *)u->in[0])[i]);                                    \
+    }                                                                                             \
+  }                                                                                               \
+  static int mxc_hk_backward_##tag(mxc_opcall *c) {                                               \
+    if (c->nin != 9 || c->nout != 3 || mxc_hk_check(c, 1, "backward") ||                          \
+        c->in[0].size != c->in[5].shape[0])                                                       \
+      return c->err[0] ? -1 : mxc_fail(c, "hawkesll backward kernel: ograd must be (N,)");        \
+    mxc_hk_ctx u;                                                                                 \
+    memset(&u, 0, sizeof u);                                                                      \
+    for (int k = 0; k < 9; ++k) u.in[k] = c->in[k].data;                                          \
+    for (int k = 0; k < 3; ++k) u.out[k] = c->out[k].data;                                        \
+    u.N = c->in[5].shape[0];                                                                      \
+    u.T = c->in[5].shape[1];                                                                      \
+    u.K = c->in[1].shape[1];                                                                      \
+    u.bad = -1;                                                                                   \
+    u.work = malloc((size_t)(u.N * 5 * u.K + 1) * sizeof(T_));                                    \
+    if (u.work == NULL) return mxc_fail(c, "hawkesll backward kernel: out of memory");            \
+    mxc_parallel_range(u.N, c->nthreads, 64, mxc_hk_bwd_body_##tag, &u);                          \
+    T_ *da = (T_ *)u.out[1], *db = (T_ *)u.out[2];                                                \
+    for (int64_t k = 0; k < u.K; ++k) da[k] = db[k] = 0;                                          \
+    for (int64_t i = 0; i < u.N; ++i) {   /* the samples' alpha and beta terms, in order */       \
+      const T_ *w = (const T_ *)u.work + i * 5 * u.K;                                             \
+      for (int64_t k = 0; k < u.K; ++k) {                                                         \
+        da[k] += w[3 * u.K + k];                                                                  \
+        db[k] += w[4 * u.K + k];                                                                  \
+      }                                                                                           \
+    }                                                                                             \
+    free(u.work);                                                                                 \
+    return mxc_hk_fail(c, u.bad);                                                                 \
   }
 
 MXC_HK_FNS(f32, float)
