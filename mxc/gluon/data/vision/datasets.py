@@ -28,11 +28,11 @@ def _fetch(ds, names, wanted=None):
                      sha1_hash=ds._sha1[n])
     except Exception as e:      # noqa: BLE001  a download failure of any kind
         what = ", ".join(wanted or names)
-        via = "" if wanted is None else f" and {', '.join(names)} holding them"
+        via = "" if wanted is None else f" {', '.join(names)} holding them"
         raise FileNotFoundError(
-            f"{type(ds).__name__}: {what} not found in {ds._root}{via} could not be downloaded "
-            f"({e}); put the standard files ({ds._source}) in that folder, or pass root= where "
-            f"they are.") from None
+            f"{type(ds).__name__}: {what} not found in {ds._root}, and{via} could not be "
+            f"downloaded ({e}); put the standard files ({ds._source}) in that folder, or pass "
+            f"root= where they are.") from None
 
 
 class MNIST(dataset._DownloadedDataset):

@@ -27,7 +27,7 @@ def test_wikitext2_matches_mxnet():
 
 def test_wikitext_missing_file_and_segment(tmp_path):
     # the archive cannot be fetched from the tests' repository (tests/conftest.py)
-    with pytest.raises(FileNotFoundError, match="wiki.valid.tokens not found .* and "
+    with pytest.raises(FileNotFoundError, match="wiki.valid.tokens not found .*, and "
                                                 "wikitext-103-v1.zip holding them could not"):
         contrib.data.text.WikiText103(root=str(tmp_path), segment="validation")
     with pytest.raises(ValueError, match="segment"):

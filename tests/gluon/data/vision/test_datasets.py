@@ -135,7 +135,7 @@ def test_cifar10_and_cifar100_binary_batches(tmp_path, rng):
     assert coarse[5][1] == 4 and fine[5][1] == 55
     np.testing.assert_array_equal(fine[5][0].asnumpy(), imgs[5].transpose(1, 2, 0))
     # test.bin missing: the archive is fetched (refused in the tests)
-    with pytest.raises(FileNotFoundError, match="test.bin not found in .* and "
+    with pytest.raises(FileNotFoundError, match="test.bin not found in .*, and "
                                                 "cifar-100-binary.tar.gz holding them could not"):
         vision.CIFAR100(root=str(c100), train=False)
 
