@@ -3,7 +3,7 @@
  * Semantics follow MXNet 1.9.1 (src/operator/mshadow_op.h, checked with the real library):
  * - float16 and float32 compute in float32 with the libm `f` functions, float64 in double;
  *   float32 exp and sigmoid use mxc_expf (elemwise_common.h: vectorises, within 1 ulp of expf);
- *   tanh, erf, expm1 and the logs vectorised versions in double from the same file.
+ *   tanh, erf, expm1 and the logs use vectorising versions in double from the same file.
  * - integer inputs: ops that MXNet evaluates through floating point (exp, sqrt, sigmoid, ...)
  *   compute in double (reciprocal, degrees, radians: float, as MXNet's math::id) and convert back
  *   with MXNet's x86 cast (so int32 sqrt(-1) is INT32_MIN, int8 exp(5) is -108). Ops that are

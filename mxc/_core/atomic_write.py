@@ -106,3 +106,8 @@ def write_bytes(target, parts):
     except BaseException:
         discard(tmp)
         raise
+
+
+def write_from(target, f, chunk=1 << 20):
+    """Write what is left of the binary file object `f` to `target`, whole or not at all."""
+    write_bytes(target, iter(lambda: f.read(chunk), b""))

@@ -1,9 +1,10 @@
 """``mx.contrib``: MXNet 1.x's experimental namespaces: ``nd``/``ndarray`` and ``sym``/``symbol``
 (the ``_contrib_`` operators), ``amp`` (mixed precision), ``horovod`` (the horovod.mxnet-style
 facade over MPI), ``onnx`` (MXNet 1.9's ONNX names), ``tensorboard`` (metrics into TensorBoard
-files), ``io`` (DataLoaderIter: a Gluon DataLoader for Module), and the legacy ``autograd`` (pre-1.0 API), ``text`` (vocabularies, token embeddings from
-local files), ``svrg_optimization`` (SVRGModule, SVRGOptimizer) and ``quantization`` (INT8
-models: quantize_model, quantize_net).
+files), ``io`` (DataLoaderIter: a Gluon DataLoader for Module), and the legacy ``autograd``
+(pre-1.0 API), ``text`` (vocabularies, token embeddings from local files),
+``svrg_optimization`` (SVRGModule, SVRGOptimizer) and ``quantization`` (INT8 models:
+quantize_model, quantize_net).
 These load on first use: amp wraps operator lists (40 ms), horovod needs mpi4py, onnx the onnx
 package and tensorboard tensorboardX (when a writer is made)."""
 import importlib as _importlib

@@ -127,11 +127,7 @@ def _body_chunks(url, verify_ssl):
 
     def chunks():
         with resp:
-            while True:
-                c = resp.read(1 << 16)
-                if not c:
-                    return
-                yield c
+            yield from iter(lambda: resp.read(1 << 16), b"")
     return chunks()
 
 
@@ -141,8 +137,8 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
     unless `overwrite`, or `sha1_hash` is given and does not match. The body is written to a
     temporary name beside the target and renamed over it when complete, so readers and other
     processes downloading the same file never see a part. A failed attempt (connection error,
-    status other than 200) is retried, `retries` attempts in all; a downloaded file whose SHA-1 is not
-    `sha1_hash` raises UserWarning (as MXNet)."""
+    status other than 200) is retried, `retries` attempts in all; a downloaded file whose SHA-1
+    is not `sha1_hash` raises UserWarning (as MXNet)."""
     if path is None:
         fname = url.split("/")[-1]
         if not fname:

@@ -245,8 +245,15 @@ def make_function(op, name):
     return fn
 
 
+_MADE = {}      # (name, op) -> its function: mx.nd and mx.nd.op share them
+
+
 def populate(namespace):
-    """Put a function for every registered name into `namespace` (a module dict)."""
+    """Put a function for every registered name into `namespace` (a module dict), the same
+    function object for a name in every namespace that has it."""
     for name, op in registry.names().items():
         if name not in namespace:
-            namespace[name] = make_function(op, name)
+            fn = _MADE.get((name, op))
+            if fn is None:
+                fn = _MADE[(name, op)] = make_function(op, name)
+            namespace[name] = fn

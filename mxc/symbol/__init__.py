@@ -45,7 +45,8 @@ def _rand_zipfian(true_classes, num_sampled, range_max):
 
 
 _rand_zipfian.__name__ = "rand_zipfian"
-_rand_zipfian.__doc__ = "mx.nd.contrib.rand_zipfian's graph (mxc.ndarray.contrib.zipfian_candidates)."
+_rand_zipfian.__doc__ = ("mx.nd.contrib.rand_zipfian's graph "
+                         "(mxc.ndarray.contrib.zipfian_candidates).")
 contrib.rand_zipfian = _rand_zipfian
 linalg = _namespace("linalg", prefix="_linalg_")
 image = _namespace("image", prefix="_image_")

@@ -13,11 +13,14 @@ from .._core import resource
 from ..context import cpu
 from ..ndarray.register import run
 
-# binary operators whose inputs and output share one shape (MXNet's ElemwiseShape<2, 1>)
+# operators whose inputs and output share one shape (MXNet's ElemwiseShape<n, 1>); the broadcast
+# operators are not among them: an unknown input's shape cannot be told from the other one's
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_grad_add",
                "_power", "_maximum", "_minimum", "_hypot", "_mod", "_equal", "_not_equal",
                "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_logical_and",
-               "_logical_or", "_logical_xor", "add_n", "ElementWiseSum", "_identity_with_attr_like_rhs"}
+               "_logical_or", "_logical_xor", "add_n", "ElementWiseSum",
+               "_identity_with_attr_like_rhs", "_backward_tanh", "_backward_sigmoid",
+               "_backward_relu", "_backward_sqrt"}
 
 
 # one-input operators whose output has the input's shape
@@ -191,11 +194,7 @@ def infer_graph(sym, known_shapes, known_dtypes, default_dtype=None, strict=Fals
                             if (s is None or all(x > 0 for x in f)) and S.get(k) != f:
                                 S[k] = f
                                 changed = True
-                # fast binary kernels share one shape, but for the broadcast operators, whose
-                # inputs' shapes an unknown one cannot be told from (MXNet's broadcast shape
-                # function waits for both)
-                if op.name in _SAME_SHAPE or (op.fast_kind == 2
-                                              and not op.name.startswith("broadcast_")):
+                if op.name in _SAME_SHAPE:
                     ref = next((s for s in in_s if _complete(s)), None)
                     if ref is None and node.num_outputs() == 1:
                         o = S.get((id(node), 0))

@@ -303,7 +303,10 @@ int fake_capture_host(void (*fn)(void *), void *arg) {
 static int param_sizes(void *f, int *sz) {
     int i;
     for (i = 0; i < nreg; i++)
-        if (reg[i].f == f) { memcpy(sz, reg[i].sz, sizeof(int) * (size_t)reg[i].n); return reg[i].n; }
+        if (reg[i].f == f) {
+            memcpy(sz, reg[i].sz, sizeof(int) * (size_t)reg[i].n);
+            return reg[i].n;
+        }
     if (f == (void *)fake_add_f32) { for (i = 0; i < 4; i++) sz[i] = 8; return 4; }
     if (f == (void *)fake_scale_f32) { sz[0] = 8; sz[1] = 8; sz[2] = 4; sz[3] = 8; return 4; }
     if (f == (void *)fake_fill_f32) { sz[0] = 8; sz[1] = 4; sz[2] = 8; return 3; }

@@ -54,49 +54,6 @@ def test_clip_global_norm(rng):
         utils.clip_global_norm([mx.nd.array([np.inf, 1.0])], 1.0)
 
 
-class _Served:
-    """Files served over HTTP from 127.0.0.1 on a thread; `hits` counts GETs by path, and
-    `fail_first` paths answer 503 that many times first"""
-
-    def __init__(self, root):
-        import functools
-        import http.server
-        import threading
-        served = self
-        self.hits, self.fail_first = {}, {}
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def do_GET(self):
-                served.hits[self.path] = served.hits.get(self.path, 0) + 1
-                if served.fail_first.get(self.path, 0) > 0:
-                    served.fail_first[self.path] -= 1
-                    self.send_error(503)
-                    return
-                super().do_GET()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def served(tmp_path):
-    root = tmp_path / "www"
-    root.mkdir()
-    s = _Served(root)
-    s.root = root
-    yield s
-    s.close()
-
-
 def test_check_sha1():
     import tempfile
     with tempfile.NamedTemporaryFile(delete=False) as f:

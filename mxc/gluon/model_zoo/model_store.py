@@ -97,7 +97,7 @@ def _unpack(archive, file_name, file_path, expected):
         if member not in zf.namelist():
             raise MXNetError('Archive %s does not hold %s' % (archive, member))
         with zf.open(member) as src:
-            _atomic.write_bytes(file_path, iter(lambda: src.read(1 << 20), b''))
+            _atomic.write_from(file_path, src)
     if _sha1_of(file_path) != expected:
         os.remove(file_path)
         raise MXNetError('Archive %s holds a parameter file whose SHA-1 is not %s'

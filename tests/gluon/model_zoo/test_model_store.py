@@ -74,39 +74,28 @@ def test_local_repo_archive(monkeypatch, tmp_path):
     assert not os.listdir(root)
 
 
-def test_repo_over_http_and_archive_checks(monkeypatch, tmp_path):
+def test_repo_over_http_and_archive_checks(monkeypatch, tmp_path, served):
     """the archive is downloaded from an http repository (MXNet's layout), only its .params
     member unpacked, checked and the archive removed; a stale file is fetched again"""
-    import functools
-    import http.server
-    import threading
     src, tmp_file, sha1 = _fake_store(monkeypatch, tmp_path, "mobilenet0.75")
     fname = "mobilenet0.75-%s" % sha1[:8]
-    www = tmp_path / "www"
-    (www / "gluon" / "models").mkdir(parents=True)
-    with zipfile.ZipFile(www / "gluon" / "models" / (fname + ".zip"), "w") as zf:
+    (served.root / "gluon" / "models").mkdir(parents=True)
+    with zipfile.ZipFile(served.root / "gluon" / "models" / (fname + ".zip"), "w") as zf:
         zf.write(tmp_file, fname + ".params")
         zf.writestr("../outside.txt", "never extracted")
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
-        http.server.SimpleHTTPRequestHandler, directory=str(www)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:%d" % httpd.server_address[1])
-        root = tmp_path / "cache"
-        net = get_model("mobilenet0.75", pretrained=True, root=str(root))
-        x = mx.nd.ones((1, 3, 32, 32))
-        np.testing.assert_allclose(net(x).asnumpy(), src(x).asnumpy(), rtol=1e-5, atol=1e-6)
-        assert os.listdir(root) == [fname + ".params"]
-        assert not (tmp_path / "outside.txt").exists()
-        (root / (fname + ".params")).write_bytes(b"stale")
-        with pytest.warns(UserWarning, match="Mismatch"):
-            path = model_store.get_model_file("mobilenet0.75", root=str(root))
-        assert hashlib.sha1(open(path, "rb").read()).hexdigest() == sha1
-        monkeypatch.setitem(model_store._model_sha1, "mobilenet0.75", sha1[:8] + "0" * 32)
-        (root / (fname + ".params")).unlink()
-        with pytest.raises(MXNetError, match="SHA-1 is not"):
-            model_store.get_model_file("mobilenet0.75", root=str(root))
-        assert os.listdir(root) == []
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    monkeypatch.setenv("MXNET_GLUON_REPO", served.url.rstrip("/"))   # no slash: one is added
+    root = tmp_path / "cache"
+    net = get_model("mobilenet0.75", pretrained=True, root=str(root))
+    x = mx.nd.ones((1, 3, 32, 32))
+    np.testing.assert_allclose(net(x).asnumpy(), src(x).asnumpy(), rtol=1e-5, atol=1e-6)
+    assert os.listdir(root) == [fname + ".params"]
+    assert not (tmp_path / "outside.txt").exists()
+    (root / (fname + ".params")).write_bytes(b"stale")
+    with pytest.warns(UserWarning, match="Mismatch"):
+        path = model_store.get_model_file("mobilenet0.75", root=str(root))
+    assert hashlib.sha1(open(path, "rb").read()).hexdigest() == sha1
+    monkeypatch.setitem(model_store._model_sha1, "mobilenet0.75", sha1[:8] + "0" * 32)
+    (root / (fname + ".params")).unlink()
+    with pytest.raises(MXNetError, match="SHA-1 is not"):
+        model_store.get_model_file("mobilenet0.75", root=str(root))
+    assert os.listdir(root) == []

@@ -60,8 +60,7 @@ class _WikiText(dataset._DownloadedDataset):
                     base_name = os.path.basename(member.filename)
                     if base_name and not member.is_dir():
                         with zf.open(member) as src:
-                            _atomic.write_bytes(os.path.join(self._root, base_name),
-                                                iter(lambda: src.read(1 << 20), b""))
+                            _atomic.write_from(os.path.join(self._root, base_name), src)
             if not os.path.isfile(os.path.join(self._root, name)):
                 raise FileNotFoundError("%s: %s does not hold %s"
                                         % (type(self).__name__, archive, name))

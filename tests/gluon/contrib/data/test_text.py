@@ -34,39 +34,28 @@ def test_wikitext_missing_file_and_segment(tmp_path):
         contrib.data.text.WikiText2(root=str(tmp_path), segment="dev")
 
 
-def test_wikitext2_downloads_and_unpacks_its_archive(tmp_path, monkeypatch):
+def test_wikitext2_downloads_and_unpacks_its_archive(tmp_path, monkeypatch, served):
     """MXNet's archive from the repository (here served on 127.0.0.1): its files land in root
     under their base names, and read as the local file does"""
-    import functools
     import hashlib
-    import http.server
-    import threading
     import zipfile
-    src = tmp_path / "www" / "gluon" / "dataset" / "wikitext-2"
+    src = served.root / "gluon" / "dataset" / "wikitext-2"
     src.mkdir(parents=True)
     with zipfile.ZipFile(src / "wikitext-2-v1.zip", "w") as zf:
         zf.write(os.path.join(HERE, "wiki.test.tokens"), "wikitext-2/wiki.test.tokens")
         zf.writestr("../../escape.tokens", "not outside root")
     digest = hashlib.sha1((src / "wikitext-2-v1.zip").read_bytes()).hexdigest()
     monkeypatch.setattr(contrib.data.text.WikiText2, "_sha1", {"wikitext-2-v1.zip": digest})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
-        http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / "www")))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:%d/" % httpd.server_address[1])
-        root = tmp_path / "root"
-        wiki = contrib.data.text.WikiText2(root=str(root), segment="test", seq_len=4)
-        local = contrib.data.text.WikiText2(root=HERE, segment="test", seq_len=4)
-        assert wiki.vocabulary.idx_to_token == local.vocabulary.idx_to_token
-        np.testing.assert_array_equal(wiki[1][0].asnumpy(), local[1][0].asnumpy())
-        assert sorted(os.listdir(root)) == ["escape.tokens", "wiki.test.tokens",
-                                            "wikitext-2-v1.zip"]
-        assert not (tmp_path / "escape.tokens").exists()
-        with pytest.raises(FileNotFoundError, match="does not hold wiki.train.tokens"):
-            contrib.data.text.WikiText2(root=str(root), segment="train")
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    monkeypatch.setenv("MXNET_GLUON_REPO", served.url)
+    root = tmp_path / "root"
+    wiki = contrib.data.text.WikiText2(root=str(root), segment="test", seq_len=4)
+    local = contrib.data.text.WikiText2(root=HERE, segment="test", seq_len=4)
+    assert wiki.vocabulary.idx_to_token == local.vocabulary.idx_to_token
+    np.testing.assert_array_equal(wiki[1][0].asnumpy(), local[1][0].asnumpy())
+    assert sorted(os.listdir(root)) == ["escape.tokens", "wiki.test.tokens", "wikitext-2-v1.zip"]
+    assert not (tmp_path / "escape.tokens").exists()
+    with pytest.raises(FileNotFoundError, match="does not hold wiki.train.tokens"):
+        contrib.data.text.WikiText2(root=str(root), segment="train")
 
 
 def test_interval_sampler():

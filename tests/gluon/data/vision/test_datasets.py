@@ -52,20 +52,10 @@ def test_missing_files_raise_a_clear_error(tmp_path):
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
+def repo(served, monkeypatch):
     """MXNet's repository layout served over HTTP from 127.0.0.1 (MXNET_GLUON_REPO)"""
-    import functools
-    import http.server
-    import threading
-    www = tmp_path / "www"
-    www.mkdir()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
-        http.server.SimpleHTTPRequestHandler, directory=str(www)))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    monkeypatch.setenv("MXNET_GLUON_REPO", "http://127.0.0.1:%d/" % httpd.server_address[1])
-    yield www
-    httpd.shutdown()
-    httpd.server_close()
+    monkeypatch.setenv("MXNET_GLUON_REPO", served.url)
+    return served.root
 
 
 def _sha1(path):
